@@ -1,0 +1,335 @@
+// keel-bullet-bench — steps a Keel scene in Bullet 3.24, the peer that Keel's speed is
+// compared with (DESIGN §7, docs/performance.md).
+//
+//   keel-bullet-bench SCENE.json [--ticks N] [--sleep on|off] [--substeps K] [--floor-y Y]
+//
+// The scene is read with keel::protocol::load_scene_file, exactly as keel-sim reads it, and
+// rebuilt as a Bullet world: btDbvtBroadphase, btSequentialImpulseConstraintSolver (10
+// iterations, Bullet's default), boxes, spheres and capsules, a btCompoundShape for a body
+// with several colliders or an offset collider, fixed steps of 1/tick_rate with K substeps
+// (default 1). Each step is timed with std::chrono::steady_clock and the same timing line
+// as `keel-sim run --timing` is printed, plus how far bodies moved and how many ended up
+// below the floor.
+//
+// Matching Keel's contact rules where Bullet differs (see docs/performance.md):
+// - Bullet combines friction and restitution of two bodies by product; every Bullet body
+//   gets sqrt of its scene value, so two parts with friction 0.6 touch with 0.6 (in general
+//   the geometric mean). A body takes the friction and restitution of its first collider.
+// - Damping: Bullet's damping is a fraction per second (clamped to [0, 1]); the scene's 1/s
+//   coefficient is passed as is, which agrees to first order for small values.
+// - Trigger and disabled colliders are left out (Bullet has no per-child trigger).
+#include <keel/protocol/scene.h>
+#include <keel/sim/defs.h>
+
+#include <btBulletDynamicsCommon.h>
+
+#include <CLI/CLI.hpp>
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <memory>
+#include <numbers>
+#include <string>
+#include <vector>
+
+namespace {
+
+using keel::sim::BodyDef;
+using keel::sim::ColliderDef;
+using keel::sim::MotionType;
+using keel::sim::SceneDef;
+using keel::sim::ShapeType;
+
+#if defined(BT_USE_DOUBLE_PRECISION)
+constexpr const char* kPrecision = "float64";
+#else
+constexpr const char* kPrecision = "float32";
+#endif
+
+struct Options {
+  std::string scene;
+  uint64_t ticks = 600;
+  std::string sleep = "on";
+  int substeps = 1;
+  double floor_y = 0.0;
+};
+
+btVector3 to_bt(const keel::sim::Vec3& v) { return btVector3(v.x, v.y, v.z); }
+btQuaternion to_bt(const keel::sim::Quat& q) { return btQuaternion(q.x, q.y, q.z, q.w); }
+
+bool is_identity(const ColliderDef& c) {
+  return c.center.x == 0.0f && c.center.y == 0.0f && c.center.z == 0.0f && c.rotation.w == 1.0f &&
+         c.rotation.x == 0.0f && c.rotation.y == 0.0f && c.rotation.z == 0.0f;
+}
+
+double volume(const ColliderDef& c) {
+  constexpr double kPi = std::numbers::pi;
+  const double r = c.radius;
+  switch (c.shape) {
+    case ShapeType::Sphere: return 4.0 / 3.0 * kPi * r * r * r;
+    case ShapeType::Box: return 8.0 * c.half_extents.x * c.half_extents.y * c.half_extents.z;
+    case ShapeType::Capsule: return kPi * r * r * (2.0 * c.half_height) + 4.0 / 3.0 * kPi * r * r * r;
+  }
+  return 0.0;
+}
+
+/// One collider as a Bullet shape and its placement in the body frame.
+struct Part {
+  const ColliderDef* def;
+  btCollisionShape* shape;
+  btTransform local;
+  double mass;
+};
+
+/// A dynamic body's bookkeeping for the end-of-run report.
+struct Tracked {
+  btRigidBody* body;
+  btTransform com_to_origin;  // body frame (centre of mass) -> the scene's body origin
+  btVector3 start_origin;
+  std::vector<Part> parts;  // with `local` relative to the scene's body origin
+};
+
+class BulletScene {
+ public:
+  BulletScene(const SceneDef& scene, bool sleep_on)
+      : dispatcher_(&config_), world_(&dispatcher_, &broadphase_, &solver_, &config_) {
+    world_.setGravity(to_bt(scene.settings.gravity));
+    for (const BodyDef& def : scene.bodies) add_body(def, scene.settings.gravity, sleep_on);
+  }
+
+  ~BulletScene() {
+    for (auto& body : bodies_) world_.removeRigidBody(body.get());
+  }
+
+  BulletScene(const BulletScene&) = delete;
+  BulletScene& operator=(const BulletScene&) = delete;
+
+  void step(btScalar dt, int substeps) {
+    move_kinematic(dt);
+    world_.stepSimulation(dt, substeps, dt / static_cast<btScalar>(substeps));
+  }
+
+  const std::vector<Tracked>& dynamic_bodies() const { return tracked_; }
+
+  /// Contact points in all manifolds after the last step (how much work the scene is).
+  size_t contact_points() {
+    size_t n = 0;
+    for (int i = 0; i < dispatcher_.getNumManifolds(); ++i) {
+      n += static_cast<size_t>(dispatcher_.getManifoldByIndexInternal(i)->getNumContacts());
+    }
+    return n;
+  }
+
+ private:
+  btCollisionShape* make_shape(const ColliderDef& c) {
+    std::unique_ptr<btCollisionShape> shape;
+    switch (c.shape) {
+      case ShapeType::Sphere: shape = std::make_unique<btSphereShape>(c.radius); break;
+      case ShapeType::Box: shape = std::make_unique<btBoxShape>(to_bt(c.half_extents)); break;
+      case ShapeType::Capsule:  // along local Y; Bullet's height is the segment length
+        shape = std::make_unique<btCapsuleShape>(c.radius, 2.0f * c.half_height);
+        break;
+    }
+    shapes_.push_back(std::move(shape));
+    return shapes_.back().get();
+  }
+
+  void add_body(const BodyDef& def, const keel::sim::Vec3& gravity, bool sleep_on) {
+    std::vector<Part> parts;
+    for (const ColliderDef& c : def.colliders) {
+      if (!c.enabled || c.is_trigger) continue;
+      btTransform local(to_bt(c.rotation), to_bt(c.center));
+      parts.push_back({&c, make_shape(c), local, c.density * volume(c)});
+    }
+    if (parts.empty()) return;
+    const bool dynamic = def.motion == MotionType::Dynamic;
+    double total = 0.0;
+    for (const Part& p : parts) total += p.mass;
+    const double mass = !dynamic ? 0.0 : (def.mass > 0.0f ? double{def.mass} : total);
+    if (dynamic && total > 0.0) {  // an explicit mass is shared in proportion to volume x density
+      for (Part& p : parts) p.mass *= mass / total;
+    }
+
+    // The Bullet body's frame must be its centre of mass with principal inertia axes.
+    btCollisionShape* shape = nullptr;
+    btTransform principal = btTransform::getIdentity();
+    btVector3 inertia(0, 0, 0);
+    if (parts.size() == 1 && is_identity(*parts[0].def)) {
+      shape = parts[0].shape;
+      if (dynamic) shape->calculateLocalInertia(static_cast<btScalar>(mass), inertia);
+    } else {
+      auto probe = std::make_unique<btCompoundShape>();
+      std::vector<btScalar> masses;
+      for (const Part& p : parts) {
+        probe->addChildShape(p.local, p.shape);
+        masses.push_back(static_cast<btScalar>(p.mass));
+      }
+      if (dynamic) probe->calculatePrincipalAxisTransform(masses.data(), principal, inertia);
+      auto compound = std::make_unique<btCompoundShape>();
+      for (const Part& p : parts) compound->addChildShape(principal.inverse() * p.local, p.shape);
+      shape = compound.get();
+      shapes_.push_back(std::move(compound));
+    }
+    if (def.freeze_rotation) inertia.setZero();
+
+    const btTransform origin(to_bt(def.rotation), to_bt(def.position));
+    auto state = std::make_unique<btDefaultMotionState>(origin * principal);
+    btRigidBody::btRigidBodyConstructionInfo info(static_cast<btScalar>(mass), state.get(), shape, inertia);
+    const ColliderDef& first = *parts[0].def;
+    info.m_friction = std::sqrt(static_cast<btScalar>(first.friction));
+    info.m_restitution = std::sqrt(static_cast<btScalar>(first.restitution));
+    info.m_linearDamping = std::min<btScalar>(def.linear_damping, 1);
+    info.m_angularDamping = std::min<btScalar>(def.angular_damping, 1);
+    auto body = std::make_unique<btRigidBody>(info);
+    if (def.motion == MotionType::Kinematic) {
+      body->setCollisionFlags(body->getCollisionFlags() | btCollisionObject::CF_KINEMATIC_OBJECT);
+      body->setActivationState(DISABLE_DEACTIVATION);
+      kinematic_.push_back({body.get(), to_bt(def.linear_velocity), to_bt(def.angular_velocity)});
+    }
+    if (dynamic) {
+      body->setLinearVelocity(to_bt(def.linear_velocity));
+      body->setAngularVelocity(to_bt(def.angular_velocity));
+      if (def.freeze_rotation) body->setAngularFactor(0);
+      if (!sleep_on || !def.can_sleep) body->setActivationState(DISABLE_DEACTIVATION);
+      if (def.gravity_scale != 1.0f) body->setFlags(body->getFlags() | BT_DISABLE_WORLD_GRAVITY);
+    }
+    world_.addRigidBody(body.get(), static_cast<int>(def.layer), static_cast<int>(def.collides_with));
+    if (dynamic && def.gravity_scale != 1.0f) body->setGravity(to_bt(gravity * def.gravity_scale));
+    if (dynamic) {
+      tracked_.push_back({body.get(), principal.inverse(), origin.getOrigin(), parts});
+    }
+    states_.push_back(std::move(state));
+    bodies_.push_back(std::move(body));
+  }
+
+  void move_kinematic(btScalar dt) {
+    for (Kinematic& k : kinematic_) {
+      btTransform next;
+      btTransformUtil::integrateTransform(k.body->getWorldTransform(), k.linear, k.angular, dt, next);
+      k.body->getMotionState()->setWorldTransform(next);
+      k.body->setLinearVelocity(k.linear);
+      k.body->setAngularVelocity(k.angular);
+    }
+  }
+
+  struct Kinematic {
+    btRigidBody* body;
+    btVector3 linear;
+    btVector3 angular;
+  };
+
+  btDefaultCollisionConfiguration config_;
+  btCollisionDispatcher dispatcher_;
+  btDbvtBroadphase broadphase_;
+  btSequentialImpulseConstraintSolver solver_;
+  btDiscreteDynamicsWorld world_;
+  std::vector<std::unique_ptr<btCollisionShape>> shapes_;
+  std::vector<std::unique_ptr<btDefaultMotionState>> states_;
+  std::vector<std::unique_ptr<btRigidBody>> bodies_;
+  std::vector<Kinematic> kinematic_;
+  std::vector<Tracked> tracked_;
+};
+
+/// Lowest world-space y of a collider's exact geometry (not Bullet's margin-padded AABB).
+double lowest_y(const Part& part, const btTransform& body_origin) {
+  const btTransform t = body_origin * part.local;
+  const btMatrix3x3& r = t.getBasis();
+  const double cy = t.getOrigin().y();
+  const ColliderDef& c = *part.def;
+  switch (c.shape) {
+    case ShapeType::Sphere: return cy - c.radius;
+    case ShapeType::Box:
+      return cy - (std::fabs(r[1][0]) * c.half_extents.x + std::fabs(r[1][1]) * c.half_extents.y +
+                   std::fabs(r[1][2]) * c.half_extents.z);
+    case ShapeType::Capsule: return cy - std::fabs(r[1][1]) * c.half_height - c.radius;
+  }
+  return cy;
+}
+
+double percentile(const std::vector<double>& sorted, double p) {  // as keel-sim computes it
+  if (sorted.empty()) return 0.0;
+  const size_t i = static_cast<size_t>(p * static_cast<double>(sorted.size() - 1) + 0.5);
+  return sorted[std::min(i, sorted.size() - 1)];
+}
+
+int run(const Options& o) {
+  keel::sim::Expected<SceneDef> loaded = keel::protocol::load_scene_file(o.scene);
+  if (!loaded) {
+    std::fprintf(stderr, "%s\n", loaded.error().message.c_str());
+    return 1;
+  }
+  const SceneDef& scene = *loaded;
+  const bool sleep_on = o.sleep == "on";
+  BulletScene world(scene, sleep_on);
+  const btScalar dt = btScalar(1) / static_cast<btScalar>(scene.settings.tick_rate);
+  std::printf("bullet 3.24 precision=%s scene=%s bodies=%zu tick_rate=%u ticks=%llu sleep=%s substeps=%d\n",
+              kPrecision, scene.name.c_str(), scene.bodies.size(), scene.settings.tick_rate,
+              static_cast<unsigned long long>(o.ticks), o.sleep.c_str(), o.substeps);
+  std::fflush(stdout);
+
+  const bool progress = isatty(STDERR_FILENO) != 0;
+  std::vector<double> ms;
+  ms.reserve(o.ticks);
+  for (uint64_t tick = 1; tick <= o.ticks; ++tick) {
+    const auto t0 = std::chrono::steady_clock::now();
+    world.step(dt, o.substeps);
+    ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+    if (progress && (tick % 30 == 0 || tick == o.ticks)) {
+      std::fprintf(stderr, "\rtick %llu/%llu", static_cast<unsigned long long>(tick),
+                   static_cast<unsigned long long>(o.ticks));
+    }
+  }
+  if (progress) std::fprintf(stderr, "\r\033[K");
+
+  std::vector<double> sorted = ms;
+  std::sort(sorted.begin(), sorted.end());
+  double sum = 0.0;
+  for (double v : ms) sum += v;
+  std::printf("timing ticks=%zu threads=1 step_ms_mean=%.4f step_ms_p50=%.4f step_ms_p95=%.4f step_ms_max=%.4f\n",
+              ms.size(), ms.empty() ? 0.0 : sum / static_cast<double>(ms.size()), percentile(sorted, 0.5),
+              percentile(sorted, 0.95), sorted.empty() ? 0.0 : sorted.back());
+
+  // Where the bodies went: the largest distance of a body's origin from where it started,
+  // the lowest point of any body, and how many bodies reach more than 5 cm below the floor
+  // top (sunk in or fell through) or have their centre of mass below it (fell through).
+  double max_disp = 0.0, min_y = 1e300;
+  size_t below = 0, centre_below = 0, awake = 0;
+  for (const Tracked& t : world.dynamic_bodies()) {
+    const btTransform origin = t.body->getWorldTransform() * t.com_to_origin;
+    max_disp = std::max(max_disp, double{(origin.getOrigin() - t.start_origin).length()});
+    double low = 1e300;
+    for (const Part& p : t.parts) low = std::min(low, lowest_y(p, origin));
+    min_y = std::min(min_y, low);
+    if (low < o.floor_y - 0.05) ++below;
+    if (t.body->getWorldTransform().getOrigin().y() < o.floor_y) ++centre_below;  // centre of mass
+    if (t.body->isActive()) ++awake;
+  }
+  std::printf("bodies dynamic=%zu awake=%zu contact_points=%zu max_displacement_m=%.4f min_y_m=%.4f "
+              "below_floor=%zu centre_below_floor=%zu\n",
+              world.dynamic_bodies().size(), awake, world.contact_points(), max_disp,
+              world.dynamic_bodies().empty() ? 0.0 : min_y, below, centre_below);
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"keel-bullet-bench: step a Keel scene in Bullet 3.24 and time every step"};
+  Options o;
+  app.add_option("scene", o.scene, "scene file (JSON or FlatBuffers binary)")->required()->check(CLI::ExistingFile);
+  app.add_option("--ticks", o.ticks, "ticks to step (default 600)")->check(CLI::Range(uint64_t(1), uint64_t(1) << 32));
+  app.add_option("--sleep", o.sleep, "let resting bodies sleep (on, Bullet's default) or keep all awake")
+      ->check(CLI::IsMember({"on", "off"}));
+  app.add_option("--substeps", o.substeps, "Bullet steps per tick (default 1)")->check(CLI::Range(1, 64));
+  app.add_option("--floor-y", o.floor_y, "height of the floor's top for the below-floor count (default 0)");
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e) == 0 ? 0 : 2;
+  }
+  return run(o);
+}

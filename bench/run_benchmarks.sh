@@ -1,0 +1,110 @@
+#!/usr/bin/env bash
+# Keel vs Bullet 3.24, measured in the same run (DESIGN §7, docs/performance.md).
+#
+#   bench/run_benchmarks.sh                 # build Release into build/, 3 rounds, 600 ticks
+#   RUNS=5 TICKS=600 BUILD_DIR=build-bench bench/run_benchmarks.sh
+#   SCENES="pyramid" WITH_F64=1 bench/run_benchmarks.sh
+#
+# For every round, for every scene (pile, pyramid, spheres_capsules), it runs, one after the
+# other so that all programs see the same machine state:
+#   keel-sim run scenes/X.json --ticks N --timing
+#   keel-bullet-bench scenes/X.json --ticks N --sleep on
+#   keel-bullet-bench scenes/X.json --ticks N --sleep off
+#   (keel-bullet-bench-f64 ... --sleep off, with WITH_F64=1)
+# and prints a markdown table of the medians over the rounds of each run's median step time
+# (step_ms_p50), the Keel/Bullet ratios, and Bullet's largest body displacement when kept
+# awake (how far a resting stack creeps). Every program's full output is kept in OUT_DIR.
+# Progress goes to stderr; the table to stdout.
+set -euo pipefail
+
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+BUILD_DIR="${BUILD_DIR:-build}"
+RUNS="${RUNS:-3}"
+TICKS="${TICKS:-600}"
+SCENES="${SCENES:-pile pyramid spheres_capsules}"
+WITH_F64="${WITH_F64:-0}"
+JOBS="${JOBS:-2}"
+cd "$ROOT"
+case "$BUILD_DIR" in /*) ;; *) BUILD_DIR="$ROOT/$BUILD_DIR" ;; esac
+OUT_DIR="${OUT_DIR:-$BUILD_DIR/bench-results/$(date +%Y%m%d-%H%M%S)}"
+
+log() { printf '%s\n' "$*" >&2; }
+
+log "building Release in $BUILD_DIR"
+cmake -S "$ROOT" -B "$BUILD_DIR" -DCMAKE_BUILD_TYPE=Release >/dev/null
+targets=(keel-sim keel-bullet-bench)
+[[ "$WITH_F64" == 1 ]] && targets+=(keel-bullet-bench-f64)
+for t in "${targets[@]}"; do
+  cmake --build "$BUILD_DIR" --target "$t" -j "$JOBS" >/dev/null || log "warning: $t did not build"
+done
+BIN="$BUILD_DIR/bin"
+if [[ ! -x "$BIN/keel-bullet-bench" ]]; then
+  log "keel-bullet-bench was not built: is Bullet installed (apt-get install libbullet-dev)?"
+  exit 1
+fi
+mkdir -p "$OUT_DIR"
+log "raw output: $OUT_DIR"
+
+# run NAME CMD... : runs once, keeps the output as OUT_DIR/NAME.<round>.txt, prints nothing.
+run() {
+  local name="$1"
+  shift
+  local out="$OUT_DIR/$name.$round.txt"
+  log "  [$round/$RUNS] $name: $*"
+  if ! "$@" >"$out" 2>&1; then
+    log "    failed (see $out)"
+  fi
+}
+
+for ((round = 1; round <= RUNS; round++)); do
+  for scene in $SCENES; do
+    file="scenes/$scene.json"
+    if [[ -x "$BIN/keel-sim" ]]; then
+      run "$scene.keel" "$BIN/keel-sim" run "$file" --ticks "$TICKS" --timing
+    fi
+    run "$scene.bullet-sleep-on" "$BIN/keel-bullet-bench" "$file" --ticks "$TICKS" --sleep on
+    run "$scene.bullet-sleep-off" "$BIN/keel-bullet-bench" "$file" --ticks "$TICKS" --sleep off
+    if [[ "$WITH_F64" == 1 && -x "$BIN/keel-bullet-bench-f64" ]]; then
+      run "$scene.bullet-f64-sleep-off" "$BIN/keel-bullet-bench-f64" "$file" --ticks "$TICKS" --sleep off
+    fi
+  done
+done
+
+# median FIELD NAME: median over the rounds of `FIELD=value` in NAME's outputs, or "n/a".
+median() {
+  local field="$1" name="$2"
+  cat "$OUT_DIR/$name".*.txt 2>/dev/null |
+    sed -n "s/.*[[:space:]]$field=\([-0-9.eE+]*\).*/\1/p" | sort -g |
+    awk '{ v[NR] = $1 } END {
+      if (NR == 0) { print "n/a"; exit }
+      if (NR % 2) printf "%.3f\n", v[(NR + 1) / 2]; else printf "%.3f\n", (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
+}
+ratio() {
+  if [[ "$1" == n/a || "$2" == n/a ]]; then echo "n/a"; else awk -v a="$1" -v b="$2" 'BEGIN {
+    if (b > 0) printf "%.2f\n", a / b; else print "n/a" }'; fi
+}
+
+cpu="$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -1)"
+echo
+echo "Median of $RUNS runs of each program's median step time (step_ms_p50), $TICKS ticks at 60 Hz, one thread."
+echo "Machine: $cpu, $(nproc) logical CPUs; load average before the table: $(cut -d' ' -f1-3 /proc/loadavg)."
+echo
+header="| scene | Keel ms | Bullet ms, sleep on | Bullet ms, sleep off | Keel / Bullet (on) | Keel / Bullet (off) | Bullet creep, sleep off (m) |"
+rule="|---|---:|---:|---:|---:|---:|---:|"
+if [[ "$WITH_F64" == 1 ]]; then
+  header="$header Bullet f64 ms, sleep off |"
+  rule="$rule---:|"
+fi
+echo "$header"
+echo "$rule"
+for scene in $SCENES; do
+  keel="$(median step_ms_p50 "$scene.keel")"
+  on="$(median step_ms_p50 "$scene.bullet-sleep-on")"
+  off="$(median step_ms_p50 "$scene.bullet-sleep-off")"
+  creep="$(median max_displacement_m "$scene.bullet-sleep-off")"
+  line="| $scene | $keel | $on | $off | $(ratio "$keel" "$on") | $(ratio "$keel" "$off") | $creep |"
+  if [[ "$WITH_F64" == 1 ]]; then
+    line="$line $(median step_ms_p50 "$scene.bullet-f64-sleep-off") |"
+  fi
+  echo "$line"
+done

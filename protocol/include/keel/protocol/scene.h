@@ -1,0 +1,63 @@
+// Scene files: JSON on disk, FlatBuffers binary on the wire and in recordings, both
+// described by protocol/schemas/scene.fbs. docs/scene-format.md is the user's reference.
+//
+// Every byte read here is untrusted. A bad scene gets an Error whose message names the
+// source, the body id and the field, e.g.
+//   "scenes/bad.json: body 12: colliders[0].radius: must be > 0 (got -1)"
+// Nothing is silently fixed, with one documented exception: a rotation quaternion whose
+// length is not 1 (but not ~0) is normalised.
+#pragma once
+
+#include <keel/sim/defs.h>
+#include <keel/sim/expected.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace keel::protocol {
+
+/// Limits that keep a hostile or mistaken file from exhausting memory. Scenes past them
+/// are rejected with a message naming the limit.
+struct SceneLimits {
+  static constexpr size_t kMaxBodies = 1'000'000;
+  static constexpr size_t kMaxCollidersPerBody = 64;
+  static constexpr size_t kMaxTotalColliders = 4'000'000;
+  static constexpr size_t kMaxSpawnPoints = 65'536;
+  static constexpr size_t kMaxNameBytes = 256;
+  /// 512 MiB, JSON or binary. JSON expands up to ~2.7x when built into a FlatBuffer,
+  /// which must stay under FlatBuffers' 2 GiB ceiling.
+  static constexpr uint64_t kMaxFileBytes = 512ull << 20;
+  static constexpr uint32_t kMaxSubsteps = 64;
+};
+
+/// Tick rates a scene may choose (DESIGN §4): 30, 60 or 120 Hz.
+bool is_supported_tick_rate(uint32_t tick_rate);
+
+/// Reads a scene file. A file whose bytes 4..7 are the identifier "KSCN" is read as
+/// FlatBuffers binary, anything else as JSON. Errors start with `path`.
+sim::Expected<sim::SceneDef> load_scene_file(const std::string& path);
+
+/// Parses and validates a JSON scene. `source_name` (usually the path) starts every error
+/// message; parse errors also carry the line and column.
+sim::Expected<sim::SceneDef> parse_scene_json(std::string_view json,
+                                              const std::string& source_name);
+
+/// Verifies (FlatBuffers Verifier, then the same checks as JSON) and converts a binary
+/// scene. The bytes may come straight off a network or out of a file.
+sim::Expected<sim::SceneDef> parse_scene_binary(std::span<const uint8_t> bytes,
+                                                const std::string& source_name);
+
+/// Encodes a scene as a FlatBuffers binary with identifier "KSCN" (what a server sends
+/// to clients and a recording embeds). parse_scene_binary of the result gives back the
+/// same SceneDef bit for bit (settings.threads aside: it never changes results and is not
+/// part of the format), provided the scene was valid.
+std::vector<uint8_t> scene_to_binary(const sim::SceneDef& scene);
+
+/// The text of protocol/schemas/scene.fbs, compiled into the library.
+std::string_view scene_schema_text();
+
+}  // namespace keel::protocol

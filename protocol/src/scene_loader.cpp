@@ -1,0 +1,213 @@
+// Scene files in, SceneDefs out: JSON through the FlatBuffers IDL parser, binary through
+// the FlatBuffers Verifier, then both through the same rule checks (scene_reader.cpp).
+#include <flatbuffers/idl.h>
+#include <keel/protocol/scene.h>
+#include <keel/protocol/scene_generated.h>
+
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <new>
+#include <string>
+#include <vector>
+
+#include "json_scan.h"
+#include "scene_reader.h"
+
+namespace keel::protocol {
+
+bool is_supported_tick_rate(uint32_t tick_rate) {
+  return tick_rate == 30 || tick_rate == 60 || tick_rate == 120;
+}
+
+namespace {
+
+// The largest array a valid scene can hold is its body list.
+constexpr size_t kMaxJsonArrayElements = SceneLimits::kMaxBodies;
+
+// Every table a valid scene can hold (scene, solver, bodies, colliders, spawn points),
+// plus room for a joint list, so that a scene with joints gets the "not supported yet"
+// message rather than a verification failure.
+constexpr size_t kMaxVerifiedTables = 2 + SceneLimits::kMaxBodies +
+                                      SceneLimits::kMaxTotalColliders +
+                                      SceneLimits::kMaxSpawnPoints + 65'536;
+
+/// A flatbuffers::Parser that can say where its tokenizer stopped. The position lives in
+/// protected members; an error message that names the body needs it.
+class SceneJsonParser : public flatbuffers::Parser {
+ public:
+  explicit SceneJsonParser(const flatbuffers::IDLOptions& options) : Parser(options) {}
+
+  size_t offset_in(const char* text) const {
+    return cursor_ != nullptr && cursor_ >= text ? static_cast<size_t>(cursor_ - text) : 0;
+  }
+  int line() const { return line_; }
+  int64_t column() const { return cursor_ != nullptr ? CursorPosition() : 0; }
+};
+
+flatbuffers::IDLOptions json_options() {
+  flatbuffers::IDLOptions options;
+  // Quoted keys, no trailing commas: a scene file is plain JSON any tool can read.
+  options.strict_json = true;
+  // An unknown field is an error, as users expect from a config file (a typo such as
+  // "resitution" must not silently become the default).
+  options.skip_unexpected_fields_in_json = false;
+  return options;
+}
+
+/// "3: 17: error: unknown field: foo" (possibly after warnings) -> "unknown field: foo".
+std::string parser_message(const std::string& error) {
+  const std::string marker = "error: ";
+  const size_t at = error.rfind(marker);
+  std::string message = at == std::string::npos ? error : error.substr(at + marker.size());
+  while (!message.empty() && (message.back() == '\n' || message.back() == '\r')) {
+    message.pop_back();
+  }
+  return message;
+}
+
+/// Builds "file:LINE:COL: body 12: colliders[0].sahpe: unknown field: sahpe".
+sim::Error json_error(const SceneJsonParser& parser, const std::string& text,
+                      const std::string& source) {
+  const detail::JsonLocation where = detail::locate(text, parser.offset_in(text.c_str()));
+  std::string message =
+      source + ":" + std::to_string(parser.line()) + ":" + std::to_string(parser.column()) + ": ";
+  if (where.body_id) {
+    message += "body " + std::to_string(*where.body_id) + ": ";
+  } else if (where.body) {
+    message += "bodies[" + std::to_string(*where.body) + "]: ";
+  }
+  if (!where.path.empty()) message += where.path + ": ";
+  return sim::Error{message + parser_message(parser.error_)};
+}
+
+sim::Expected<sim::SceneDef> parse_json_text(const std::string& text, size_t bom,
+                                             const std::string& source) {
+  SceneJsonParser parser(json_options());
+  const std::string schema(scene_schema_text());
+  if (!parser.Parse(schema.c_str(), nullptr, "scene.fbs")) {
+    return sim::Error{
+        source + ": internal error: the built-in scene schema does not parse: " + parser.error_};
+  }
+  if (!parser.ParseJson(text.c_str() + bom)) return json_error(parser, text, source);
+  const auto* scene = fb::GetScene(parser.builder_.GetBufferPointer());
+  return detail::read_scene(*scene, source);
+}
+
+/// Checks that only need the text, then parses. `text` is NUL-terminated by std::string.
+sim::Expected<sim::SceneDef> parse_json_checked(const std::string& text,
+                                                const std::string& source) {
+  if (text.size() > SceneLimits::kMaxFileBytes) {
+    return sim::Error{source + ": is " + std::to_string(text.size()) + " bytes, at most " +
+                      std::to_string(SceneLimits::kMaxFileBytes) + " allowed"};
+  }
+  // The parser reads a C string: text after a NUL would be silently dropped.
+  if (const size_t nul = text.find('\0'); nul != std::string::npos) {
+    return sim::Error{source + ": contains a NUL byte at offset " + std::to_string(nul) +
+                      " (a scene is JSON text or a \"KSCN\" binary)"};
+  }
+  // A UTF-8 byte order mark is allowed (RFC 8259 lets parsers ignore it); it is not data.
+  const size_t bom = text.rfind("\xEF\xBB\xBF", 0) == 0 ? 3 : 0;
+  if (auto too_long = detail::find_long_array(text, kMaxJsonArrayElements)) {
+    return sim::Error{source + ":" + std::to_string(too_long->line) +
+                      ": an array here has more than " + std::to_string(kMaxJsonArrayElements) +
+                      " elements, the most any array in a scene may have"};
+  }
+  try {
+    return parse_json_text(text, bom, source);
+  } catch (const std::bad_alloc&) {
+    return sim::Error{source + ": out of memory while parsing"};
+  }
+}
+
+bool has_scene_identifier(const uint8_t* data, size_t size) {
+  return size >= 2 * sizeof(flatbuffers::uoffset_t) &&
+         flatbuffers::BufferHasIdentifier(data, fb::SceneIdentifier());
+}
+
+sim::Expected<sim::SceneDef> parse_verified_binary(const uint8_t* data, size_t size,
+                                                   const std::string& source) {
+  flatbuffers::Verifier::Options options;
+  options.max_tables = static_cast<flatbuffers::uoffset_t>(kMaxVerifiedTables);
+  flatbuffers::Verifier verifier(data, size, options);
+  if (!fb::VerifySceneBuffer(verifier)) {
+    return sim::Error{source +
+                      ": not a valid binary scene (FlatBuffers verification failed: the data "
+                      "is truncated or corrupt, or holds more than " +
+                      std::to_string(kMaxVerifiedTables) + " tables)"};
+  }
+  return detail::read_scene(*fb::GetScene(data), source);
+}
+
+}  // namespace
+
+sim::Expected<sim::SceneDef> parse_scene_json(std::string_view json,
+                                              const std::string& source_name) {
+  if (json.size() > SceneLimits::kMaxFileBytes) {
+    return sim::Error{source_name + ": is " + std::to_string(json.size()) + " bytes, at most " +
+                      std::to_string(SceneLimits::kMaxFileBytes) + " allowed"};
+  }
+  return parse_json_checked(std::string(json), source_name);
+}
+
+sim::Expected<sim::SceneDef> parse_scene_binary(std::span<const uint8_t> bytes,
+                                                const std::string& source_name) {
+  // The size check comes first: the Verifier asserts on buffers of 2 GiB and more.
+  if (bytes.size() > SceneLimits::kMaxFileBytes) {
+    return sim::Error{source_name + ": is " + std::to_string(bytes.size()) + " bytes, at most " +
+                      std::to_string(SceneLimits::kMaxFileBytes) + " allowed"};
+  }
+  if (!has_scene_identifier(bytes.data(), bytes.size())) {
+    return sim::Error{source_name + ": not a binary scene (no \"KSCN\" file identifier)"};
+  }
+  try {
+    // FlatBuffers reads scalars in place, so the buffer must be aligned as it was
+    // written (8 bytes at most); bytes cut out of a larger message may not be.
+    if (reinterpret_cast<uintptr_t>(bytes.data()) % alignof(uint64_t) != 0) {
+      const std::vector<uint8_t> aligned(bytes.begin(), bytes.end());
+      return parse_verified_binary(aligned.data(), aligned.size(), source_name);
+    }
+    return parse_verified_binary(bytes.data(), bytes.size(), source_name);
+  } catch (const std::bad_alloc&) {
+    return sim::Error{source_name + ": out of memory while reading"};
+  }
+}
+
+namespace {
+
+sim::Expected<sim::SceneDef> load_file(const std::string& path) {
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(path, ec)) {
+    return sim::Error{path +
+                      ": cannot read: " + (ec ? ec.message() : std::string("not a regular file"))};
+  }
+  const uintmax_t size = std::filesystem::file_size(path, ec);
+  if (ec) return sim::Error{path + ": cannot read: " + ec.message()};
+  if (size > SceneLimits::kMaxFileBytes) {
+    return sim::Error{path + ": is " + std::to_string(size) + " bytes, at most " +
+                      std::to_string(SceneLimits::kMaxFileBytes) + " allowed"};
+  }
+  std::ifstream file(path, std::ios::binary);
+  std::string bytes(static_cast<size_t>(size), '\0');
+  if (!file || !file.read(bytes.data(), static_cast<std::streamsize>(size))) {
+    return sim::Error{path + ": cannot read: " + std::strerror(errno)};
+  }
+  const auto* data = reinterpret_cast<const uint8_t*>(bytes.data());
+  if (has_scene_identifier(data, bytes.size())) {
+    return parse_scene_binary(std::span<const uint8_t>(data, bytes.size()), path);
+  }
+  return parse_json_checked(bytes, path);
+}
+
+}  // namespace
+
+sim::Expected<sim::SceneDef> load_scene_file(const std::string& path) {
+  try {
+    return load_file(path);
+  } catch (const std::bad_alloc&) {
+    return sim::Error{path + ": out of memory while reading"};
+  }
+}
+
+}  // namespace keel::protocol

@@ -1,0 +1,444 @@
+#include "scene_reader.h"
+
+#include <keel/protocol/scene.h>
+
+#include <charconv>
+#include <cmath>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+
+namespace keel::protocol::detail {
+
+// The file enums and the sim enums share their numbering, so a checked value converts
+// with a cast. These asserts keep the two from drifting apart.
+static_assert(static_cast<int>(fb::Motion::Static) == static_cast<int>(sim::MotionType::Static));
+static_assert(static_cast<int>(fb::Motion::Kinematic) ==
+              static_cast<int>(sim::MotionType::Kinematic));
+static_assert(static_cast<int>(fb::Motion::Dynamic) == static_cast<int>(sim::MotionType::Dynamic));
+static_assert(static_cast<int>(fb::Shape::Sphere) == static_cast<int>(sim::ShapeType::Sphere));
+static_assert(static_cast<int>(fb::Shape::Box) == static_cast<int>(sim::ShapeType::Box));
+static_assert(static_cast<int>(fb::Shape::Capsule) == static_cast<int>(sim::ShapeType::Capsule));
+
+std::string format_float(float value) {
+  char buffer[64];
+  auto result = std::to_chars(buffer, buffer + sizeof(buffer), value);
+  return std::string(buffer, result.ptr);
+}
+
+namespace {
+
+// A quaternion whose squared length is within this of 1 is kept bit for bit; anything
+// further off is normalised. A float quaternion normalised in double precision lands
+// within ~1.2e-7 of 1, so normalising is idempotent and binary round trips stay exact.
+constexpr double kUnitQuatTolerance = 1e-6;
+// Below this squared length (length 1e-6) a quaternion has no usable direction.
+constexpr double kMinQuatLengthSquared = 1e-12;
+
+constexpr uint32_t kMaxBodyId = sim::kAutoBodyId - 1;
+
+const sim::Vec3 kDefaultGravity{0.0f, -9.81f, 0.0f};
+
+/// A field's name, joined only when an error needs it (a million bodies would otherwise
+/// build tens of millions of strings that are never read): prefix + name + suffix, e.g.
+/// "colliders[0]." + "half_extents" + ".x".
+struct Field {
+  std::string_view prefix;
+  std::string_view name;
+  std::string_view suffix;
+
+  Field(const char* field_name) : name(field_name) {}  // NOLINT: implicit for brevity
+  Field(std::string_view p, std::string_view n, std::string_view s = {})
+      : prefix(p), name(n), suffix(s) {}
+
+  /// The same field's component: position -> position.x.
+  Field component(std::string_view which) const { return Field(prefix, name, which); }
+  std::string str() const { return std::string(prefix).append(name).append(suffix); }
+};
+
+/// Walks a fb::Scene once, filling a SceneDef and stopping at the first rule broken.
+/// Every check returns false after recording the error, so callers read `if (!ok) return`.
+class Reader {
+ public:
+  explicit Reader(const std::string& source) : source_(source) {}
+
+  sim::Expected<sim::SceneDef> read(const fb::Scene& in) {
+    sim::SceneDef out;
+    if (!read_header(in, out) || !read_bodies(in, out) || !read_spawn_points(in, out)) {
+      return sim::Error{error_};
+    }
+    return out;
+  }
+
+ private:
+  bool fail(const Field& field, const std::string& what) {
+    error_ = source_ + ": " + context() + field.str() + ": " + what;
+    return false;
+  }
+
+  /// "body 12: " once the body's id is known, "bodies[3]: " before, "" at scene level.
+  std::string context() const {
+    if (body_id_) return "body " + std::to_string(*body_id_) + ": ";
+    if (body_index_) return "bodies[" + std::to_string(*body_index_) + "]: ";
+    return {};
+  }
+
+  void enter_scene_level() {
+    body_index_.reset();
+    body_id_.reset();
+  }
+
+  bool check_finite(const Field& field, float value) {
+    if (std::isfinite(value)) return true;
+    return fail(field, "must be a finite number (got " + format_float(value) + ")");
+  }
+
+  bool check_positive(const Field& field, float value) {
+    if (!check_finite(field, value)) return false;
+    if (value > 0.0f) return true;
+    return fail(field, "must be > 0 (got " + format_float(value) + ")");
+  }
+
+  bool check_non_negative(const Field& field, float value) {
+    if (!check_finite(field, value)) return false;
+    if (value >= 0.0f) return true;
+    return fail(field, "must be >= 0 (got " + format_float(value) + ")");
+  }
+
+  /// An absent vector takes `absent` (zero everywhere but gravity).
+  bool read_vec3(const Field& field, const fb::Vec3* in, const sim::Vec3& absent, sim::Vec3& out) {
+    if (in == nullptr) {
+      out = absent;
+      return true;
+    }
+    if (!check_finite(field.component(".x"), in->x()) ||
+        !check_finite(field.component(".y"), in->y()) ||
+        !check_finite(field.component(".z"), in->z())) {
+      return false;
+    }
+    out = sim::Vec3(in->x(), in->y(), in->z());
+    return true;
+  }
+
+  /// An absent rotation is the identity; a non-unit one is normalised (documented).
+  bool read_quat(const Field& field, const fb::Quat* in, sim::Quat& out) {
+    if (in == nullptr) {
+      out = sim::identity_quat();
+      return true;
+    }
+    if (!check_finite(field.component(".x"), in->x()) ||
+        !check_finite(field.component(".y"), in->y()) ||
+        !check_finite(field.component(".z"), in->z()) ||
+        !check_finite(field.component(".w"), in->w())) {
+      return false;
+    }
+    // Double precision: the squares of finite floats cannot overflow, and the result is
+    // the same on every IEEE machine (only +, *, / and sqrt).
+    const double x = in->x(), y = in->y(), z = in->z(), w = in->w();
+    const double length_squared = x * x + y * y + z * z + w * w;
+    if (!(length_squared >= kMinQuatLengthSquared)) {
+      return fail(field, "quaternion has length ~0 and cannot be normalised (x=" +
+                             format_float(in->x()) + " y=" + format_float(in->y()) +
+                             " z=" + format_float(in->z()) + " w=" + format_float(in->w()) + ")");
+    }
+    if (std::fabs(length_squared - 1.0) <= kUnitQuatTolerance) {
+      out = sim::make_quat(in->x(), in->y(), in->z(), in->w());
+      return true;
+    }
+    const double length = std::sqrt(length_squared);
+    out = sim::make_quat(static_cast<float>(x / length), static_cast<float>(y / length),
+                         static_cast<float>(z / length), static_cast<float>(w / length));
+    return true;
+  }
+
+  bool read_header(const fb::Scene& in, sim::SceneDef& out) {
+    enter_scene_level();
+    if (in.name() != nullptr) {
+      if (in.name()->size() > SceneLimits::kMaxNameBytes) {
+        return fail("name", "is " + std::to_string(in.name()->size()) + " bytes long, at most " +
+                                std::to_string(SceneLimits::kMaxNameBytes) + " allowed");
+      }
+      out.name = in.name()->str();
+    }
+    if (!is_supported_tick_rate(in.tick_rate())) {
+      return fail("tick_rate",
+                  "must be 30, 60 or 120 (got " + std::to_string(in.tick_rate()) + ")");
+    }
+    out.settings.tick_rate = in.tick_rate();
+    if (!read_vec3("gravity", in.gravity(), kDefaultGravity, out.settings.gravity)) return false;
+    if (in.joints() != nullptr && in.joints()->size() > 0) {
+      return fail("joints", "joints are not supported yet (the scene has " +
+                                std::to_string(in.joints()->size()) + ")");
+    }
+    return read_solver(in.solver(), out.settings);
+  }
+
+  /// Absent solver fields (or an absent solver table) keep WorldSettings' defaults: the
+  /// schema gives them no default of its own, so the sim's tuning lives in one place.
+  bool read_solver(const fb::Solver* in, sim::WorldSettings& out) {
+    if (in == nullptr) return true;
+    const uint32_t substeps = in->substeps().value_or(out.substeps);
+    if (substeps < 1 || substeps > SceneLimits::kMaxSubsteps) {
+      return fail("solver.substeps", "must be 1 to " + std::to_string(SceneLimits::kMaxSubsteps) +
+                                         " (got " + std::to_string(substeps) + ")");
+    }
+    const float hertz = in->contact_hertz().value_or(out.contact_hertz);
+    const float damping = in->contact_damping_ratio().value_or(out.contact_damping_ratio);
+    const float push = in->contact_push_max_speed().value_or(out.contact_push_max_speed);
+    const float bounce = in->restitution_threshold().value_or(out.restitution_threshold);
+    if (!check_positive("solver.contact_hertz", hertz) ||
+        !check_non_negative("solver.contact_damping_ratio", damping) ||
+        !check_non_negative("solver.contact_push_max_speed", push) ||
+        !check_non_negative("solver.restitution_threshold", bounce)) {
+      return false;
+    }
+    out.substeps = substeps;
+    out.contact_hertz = hertz;
+    out.contact_damping_ratio = damping;
+    out.contact_push_max_speed = push;
+    out.restitution_threshold = bounce;
+    return true;
+  }
+
+  /// Checks the counts before allocating anything, so a huge file fails fast.
+  bool check_body_counts(const fb::Scene& in) {
+    const auto* bodies = in.bodies();
+    if (bodies == nullptr) return true;
+    if (bodies->size() > SceneLimits::kMaxBodies) {
+      return fail("bodies", "the scene has " + std::to_string(bodies->size()) +
+                                " bodies, at most " + std::to_string(SceneLimits::kMaxBodies) +
+                                " allowed");
+    }
+    size_t total = 0;
+    for (const fb::Body* body : *bodies) {
+      if (body != nullptr && body->colliders() != nullptr) total += body->colliders()->size();
+    }
+    if (total > SceneLimits::kMaxTotalColliders) {
+      return fail("bodies", "the scene has " + std::to_string(total) + " colliders, at most " +
+                                std::to_string(SceneLimits::kMaxTotalColliders) + " allowed");
+    }
+    return true;
+  }
+
+  bool read_bodies(const fb::Scene& in, sim::SceneDef& out) {
+    enter_scene_level();
+    if (!check_body_counts(in) || in.bodies() == nullptr) return error_.empty();
+    const auto& bodies = *in.bodies();
+    out.bodies.resize(bodies.size());
+    std::unordered_map<uint32_t, size_t> index_of_id;  // lookups only; never iterated
+    index_of_id.reserve(bodies.size());
+    for (uint32_t i = 0; i < bodies.size(); ++i) {
+      if (!read_body(bodies.Get(i), i, out.bodies[i])) return false;
+      auto [it, inserted] = index_of_id.emplace(out.bodies[i].id, i);
+      if (!inserted) {
+        return fail("id", "duplicate: bodies[" + std::to_string(it->second) + "] and bodies[" +
+                              std::to_string(i) + "] both have id " +
+                              std::to_string(out.bodies[i].id));
+      }
+    }
+    enter_scene_level();
+    return true;
+  }
+
+  bool read_body(const fb::Body* in, size_t index, sim::BodyDef& out) {
+    body_index_ = index;
+    body_id_.reset();
+    if (in == nullptr) return fail("body", "is null");
+    if (!in->id().has_value()) {
+      return fail(
+          "id", "missing (every body needs a unique id, 1 to " + std::to_string(kMaxBodyId) + ")");
+    }
+    const uint32_t id = in->id().value();
+    if (id == 0 || id > kMaxBodyId) {
+      return fail(
+          "id", "must be 1 to " + std::to_string(kMaxBodyId) + " (got " + std::to_string(id) + ")");
+    }
+    out.id = id;
+    body_id_ = id;
+    return read_body_motion(*in, out) && read_body_properties(*in, out) &&
+           read_colliders(*in, out) && check_mass_source(out) && check_with_sim(out);
+  }
+
+  bool read_body_motion(const fb::Body& in, sim::BodyDef& out) {
+    const auto motion = static_cast<uint8_t>(in.motion());
+    if (motion > static_cast<uint8_t>(fb::Motion::MAX)) {
+      return fail("motion", "unknown motion type " + std::to_string(motion) +
+                                " (Static, Kinematic or Dynamic)");
+    }
+    out.motion = static_cast<sim::MotionType>(motion);
+    if (!check_finite("mass", in.mass())) return false;
+    if (in.mass() < 0.0f) {
+      return fail("mass", "must be >= 0 (got " + format_float(in.mass()) +
+                              "; 0 means computed from the colliders' density)");
+    }
+    out.mass = in.mass();
+    return read_vec3("position", in.position(), sim::Vec3(0.0f), out.position) &&
+           read_quat("rotation", in.rotation(), out.rotation) &&
+           read_vec3("linear_velocity", in.linear_velocity(), sim::Vec3(0.0f),
+                     out.linear_velocity) &&
+           read_vec3("angular_velocity", in.angular_velocity(), sim::Vec3(0.0f),
+                     out.angular_velocity);
+  }
+
+  bool read_body_properties(const fb::Body& in, sim::BodyDef& out) {
+    if (!check_non_negative("linear_damping", in.linear_damping()) ||
+        !check_non_negative("angular_damping", in.angular_damping()) ||
+        !check_finite("gravity_scale", in.gravity_scale())) {
+      return false;
+    }
+    out.linear_damping = in.linear_damping();
+    out.angular_damping = in.angular_damping();
+    out.gravity_scale = in.gravity_scale();
+    out.freeze_rotation = in.freeze_rotation();
+    out.can_sleep = in.can_sleep();
+    out.layer = in.layer();
+    out.collides_with = in.collides_with();
+    return true;
+  }
+
+  bool read_colliders(const fb::Body& in, sim::BodyDef& out) {
+    if (in.colliders() == nullptr) return true;
+    const auto& colliders = *in.colliders();
+    if (colliders.size() > SceneLimits::kMaxCollidersPerBody) {
+      return fail("colliders", "the body has " + std::to_string(colliders.size()) +
+                                   " colliders, at most " +
+                                   std::to_string(SceneLimits::kMaxCollidersPerBody) + " allowed");
+    }
+    out.colliders.resize(colliders.size());
+    for (uint32_t i = 0; i < colliders.size(); ++i) {
+      if (!read_collider(colliders.Get(i), "colliders[" + std::to_string(i) + "].",
+                         out.colliders[i])) {
+        return false;
+      }
+    }
+    return true;
+  }
+
+  bool read_collider(const fb::Collider* in, const std::string& at, sim::ColliderDef& out) {
+    if (in == nullptr) return fail(Field(at, "", ""), "is null");
+    return read_collider_shape(*in, at, out) && read_collider_geometry(*in, at, out) &&
+           read_collider_material(*in, at, out);
+  }
+
+  bool read_collider_shape(const fb::Collider& in, const std::string& at, sim::ColliderDef& out) {
+    const fb::Shape shape = in.shape();
+    const auto raw = static_cast<uint8_t>(shape);
+    if (raw > static_cast<uint8_t>(fb::Shape::MAX)) {
+      return fail(Field(at, "shape"),
+                  "unknown shape " + std::to_string(raw) + " (Sphere, Box or Capsule)");
+    }
+    if (shape != fb::Shape::Sphere && shape != fb::Shape::Box && shape != fb::Shape::Capsule) {
+      return fail(Field(at, "shape"), std::string(fb::EnumNameShape(shape)) +
+                                          " is not supported yet (use Sphere, Box or Capsule)");
+    }
+    out.shape = static_cast<sim::ShapeType>(raw);
+    // Points and indices only describe Hull and Mesh shapes; on any other shape they
+    // would be silently ignored, which hides a mistake.
+    if (in.points() != nullptr && in.points()->size() > 0) {
+      return fail(Field(at, "points"), "only Hull and Mesh shapes use points");
+    }
+    if (in.indices() != nullptr && in.indices()->size() > 0) {
+      return fail(Field(at, "indices"), "only Mesh shapes use indices");
+    }
+    return read_vec3(Field(at, "center"), in.center(), sim::Vec3(0.0f), out.center) &&
+           read_quat(Field(at, "rotation"), in.rotation(), out.rotation);
+  }
+
+  /// Every size must be finite; the ones the shape uses must also be positive.
+  bool read_collider_geometry(const fb::Collider& in, const std::string& at,
+                              sim::ColliderDef& out) {
+    const bool round = out.shape == sim::ShapeType::Sphere || out.shape == sim::ShapeType::Capsule;
+    const Field radius(at, "radius");
+    if (round ? !check_positive(radius, in.radius()) : !check_finite(radius, in.radius())) {
+      return false;
+    }
+    if (!check_non_negative(Field(at, "half_height"), in.half_height())) return false;
+    const Field half_extents(at, "half_extents");
+    if (!read_vec3(half_extents, in.half_extents(), sim::Vec3(0.0f), out.half_extents)) {
+      return false;
+    }
+    if (out.shape == sim::ShapeType::Box &&
+        (!check_positive(half_extents.component(".x"), out.half_extents.x) ||
+         !check_positive(half_extents.component(".y"), out.half_extents.y) ||
+         !check_positive(half_extents.component(".z"), out.half_extents.z))) {
+      return false;
+    }
+    out.radius = in.radius();
+    out.half_height = in.half_height();
+    return true;
+  }
+
+  bool read_collider_material(const fb::Collider& in, const std::string& at,
+                              sim::ColliderDef& out) {
+    if (!check_non_negative(Field(at, "friction"), in.friction()) ||
+        !check_non_negative(Field(at, "restitution"), in.restitution()) ||
+        !check_non_negative(Field(at, "density"), in.density())) {
+      return false;
+    }
+    out.friction = in.friction();
+    out.restitution = in.restitution();
+    out.density = in.density();
+    out.is_trigger = in.is_trigger();
+    out.enabled = in.enabled();
+    return true;
+  }
+
+  /// A dynamic body needs a mass: given, or from a collider's density. Every collider
+  /// counts, triggers and disabled ones included, as in the sim's mass computation
+  /// (sim/src/body/mass.cpp); sizes were checked above, so every collider has volume.
+  bool check_mass_source(const sim::BodyDef& body) {
+    if (body.motion != sim::MotionType::Dynamic || body.mass > 0.0f) return true;
+    for (const sim::ColliderDef& collider : body.colliders) {
+      if (collider.density > 0.0f) return true;
+    }
+    return fail("mass",
+                "a dynamic body needs mass > 0 or a collider with density > 0 "
+                "(mass 0 means computed from density)");
+  }
+
+  /// The sim's own rules, so a scene that loads is a scene the world accepts.
+  bool check_with_sim(const sim::BodyDef& body) {
+    const sim::Status status = sim::validate_body(body);
+    if (status) return true;
+    error_ = source_ + ": " + status.error().message;
+    return false;
+  }
+
+  bool read_spawn_points(const fb::Scene& in, sim::SceneDef& out) {
+    enter_scene_level();
+    if (in.spawn_points() == nullptr) return true;
+    const auto& points = *in.spawn_points();
+    if (points.size() > SceneLimits::kMaxSpawnPoints) {
+      return fail("spawn_points", "the scene has " + std::to_string(points.size()) +
+                                      " spawn points, at most " +
+                                      std::to_string(SceneLimits::kMaxSpawnPoints) + " allowed");
+    }
+    out.spawn_points.resize(points.size());
+    for (uint32_t i = 0; i < points.size(); ++i) {
+      const std::string at = "spawn_points[" + std::to_string(i) + "]";
+      const fb::Transform* point = points.Get(i);
+      if (point == nullptr) return fail(Field(at, ""), "is null");
+      if (!read_vec3(Field(at, ".position"), point->position(), sim::Vec3(0.0f),
+                     out.spawn_points[i].position) ||
+          !read_quat(Field(at, ".rotation"), point->rotation(), out.spawn_points[i].rotation)) {
+        return false;
+      }
+    }
+    return true;
+  }
+
+  const std::string& source_;
+  std::optional<size_t> body_index_;  // set while reading a body
+  std::optional<uint32_t> body_id_;   // set once that body's id has been read
+  std::string error_;
+};
+
+}  // namespace
+
+sim::Expected<sim::SceneDef> read_scene(const fb::Scene& scene, const std::string& source) {
+  return Reader(source).read(scene);
+}
+
+}  // namespace keel::protocol::detail

@@ -1,0 +1,77 @@
+// SceneDef -> FlatBuffers binary, the inverse of read_scene for every field in the format.
+#include <keel/protocol/scene.h>
+#include <keel/protocol/scene_generated.h>
+
+#include <vector>
+
+namespace keel::protocol {
+namespace {
+
+using flatbuffers::FlatBufferBuilder;
+using flatbuffers::Offset;
+
+fb::Vec3 to_fb(const sim::Vec3& v) { return fb::Vec3(v.x, v.y, v.z); }
+fb::Quat to_fb(const sim::Quat& q) { return fb::Quat(q.x, q.y, q.z, q.w); }
+
+Offset<fb::Collider> write_collider(FlatBufferBuilder& fbb, const sim::ColliderDef& c) {
+  const fb::Vec3 center = to_fb(c.center);
+  const fb::Quat rotation = to_fb(c.rotation);
+  const fb::Vec3 half_extents = to_fb(c.half_extents);
+  return fb::CreateCollider(fbb, static_cast<fb::Shape>(c.shape), &center, &rotation, c.radius,
+                            c.half_height, &half_extents, /*points=*/0, /*indices=*/0, c.friction,
+                            c.restitution, c.density, c.is_trigger, c.enabled);
+}
+
+Offset<fb::Body> write_body(FlatBufferBuilder& fbb, const sim::BodyDef& b) {
+  std::vector<Offset<fb::Collider>> colliders;
+  colliders.reserve(b.colliders.size());
+  for (const sim::ColliderDef& c : b.colliders) colliders.push_back(write_collider(fbb, c));
+  const auto collider_vector = fbb.CreateVector(colliders);
+  const fb::Vec3 position = to_fb(b.position);
+  const fb::Quat rotation = to_fb(b.rotation);
+  const fb::Vec3 linear_velocity = to_fb(b.linear_velocity);
+  const fb::Vec3 angular_velocity = to_fb(b.angular_velocity);
+  return fb::CreateBody(fbb, b.id, static_cast<fb::Motion>(b.motion), b.mass, &position, &rotation,
+                        &linear_velocity, &angular_velocity, b.linear_damping, b.angular_damping,
+                        b.gravity_scale, b.freeze_rotation, b.can_sleep, b.layer, b.collides_with,
+                        collider_vector);
+}
+
+Offset<fb::Solver> write_solver(FlatBufferBuilder& fbb, const sim::WorldSettings& s) {
+  return fb::CreateSolver(fbb, s.substeps, s.contact_hertz, s.contact_damping_ratio,
+                          s.contact_push_max_speed, s.restitution_threshold);
+}
+
+}  // namespace
+
+std::vector<uint8_t> scene_to_binary(const sim::SceneDef& scene) {
+  FlatBufferBuilder fbb(1024 + scene.bodies.size() * 256);
+  // Write every scalar even when it equals the schema default: the builder compares with
+  // ==, so -0.0f would otherwise be dropped and read back as +0.0f, and the round trip
+  // must be exact to the bit.
+  fbb.ForceDefaults(true);
+
+  std::vector<Offset<fb::Body>> bodies;
+  bodies.reserve(scene.bodies.size());
+  for (const sim::BodyDef& b : scene.bodies) bodies.push_back(write_body(fbb, b));
+  const auto body_vector = fbb.CreateVector(bodies);
+
+  std::vector<Offset<fb::Transform>> spawn_points;
+  spawn_points.reserve(scene.spawn_points.size());
+  for (const sim::Transform& t : scene.spawn_points) {
+    const fb::Vec3 position = to_fb(t.position);
+    const fb::Quat rotation = to_fb(t.rotation);
+    spawn_points.push_back(fb::CreateTransform(fbb, &position, &rotation));
+  }
+  const auto spawn_vector = fbb.CreateVector(spawn_points);
+
+  const auto name = fbb.CreateString(scene.name);
+  const auto solver = write_solver(fbb, scene.settings);
+  const fb::Vec3 gravity = to_fb(scene.settings.gravity);
+  const auto root = fb::CreateScene(fbb, name, scene.settings.tick_rate, &gravity, body_vector,
+                                    /*joints=*/0, spawn_vector, solver);
+  fb::FinishSceneBuffer(fbb, root);
+  return std::vector<uint8_t>(fbb.GetBufferPointer(), fbb.GetBufferPointer() + fbb.GetSize());
+}
+
+}  // namespace keel::protocol

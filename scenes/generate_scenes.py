@@ -1,0 +1,240 @@
+#!/usr/bin/env python3
+"""Generates the example and benchmark scenes in this folder.
+
+    python3 scenes/generate_scenes.py            # rewrite the .json files beside this script
+    python3 scenes/generate_scenes.py --check    # exit 1 if a committed file is out of date
+
+The files are data: they are committed, and tests and benchmarks read them, never this
+script. Layouts (docs/scene-format.md describes the format):
+
+  pile.json              static ground + 1000 dynamic 1 m boxes in a 10x10x10 grid
+  pyramid.json           static ground + a 20-row pyramid of 210 touching 1 m boxes
+  spheres_capsules.json  ground, four walls, 500 spheres and 500 capsules in a checkerboard
+  demo.json              a small playground with 8 spawn points
+
+Common to all: density 1000 kg/m^3, friction 0.6, restitution 0, tick_rate 60, body ids
+unique and consecutive from 1 (the ground is body 1). Only the standard library is used.
+"""
+
+import argparse
+import json
+import math
+import sys
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+
+DENSITY = 1000.0
+FRICTION = 0.6
+RESTITUTION = 0.0
+GRAVITY = (0.0, -9.81, 0.0)
+
+
+def num(x):
+    """Rounds away binary noise such as -5.3999999999999995 so the files read cleanly.
+
+    Six decimals is far below float32 resolution at these magnitudes (metres). -0.0
+    becomes 0.0 so that no file carries a negative zero by accident.
+    """
+    r = round(x, 6)
+    return 0.0 if r == 0 else r
+
+
+def vec3(x, y, z):
+    return {"x": num(x), "y": num(y), "z": num(z)}
+
+
+def yaw_quat(degrees):
+    """Rotation about +Y by `degrees`, as {"x","y","z","w"}; full precision on purpose."""
+    half = math.radians(degrees) / 2.0
+    return {"x": 0.0, "y": math.sin(half), "z": 0.0, "w": math.cos(half)}
+
+
+def roll_quat(degrees):
+    """Rotation about +Z by `degrees`."""
+    half = math.radians(degrees) / 2.0
+    return {"x": 0.0, "y": 0.0, "z": math.sin(half), "w": math.cos(half)}
+
+
+def material():
+    return {"friction": FRICTION, "restitution": RESTITUTION, "density": DENSITY}
+
+
+def box_collider(hx, hy, hz):
+    return {"shape": "Box", "half_extents": vec3(hx, hy, hz), **material()}
+
+
+def sphere_collider(radius):
+    return {"shape": "Sphere", "radius": radius, **material()}
+
+
+def capsule_collider(radius, half_height):
+    return {"shape": "Capsule", "radius": radius, "half_height": half_height, **material()}
+
+
+def body(body_id, motion, position, collider, rotation=None, **extra):
+    b = {"id": body_id, "motion": motion, "position": vec3(*position)}
+    if rotation is not None:
+        b["rotation"] = rotation
+    b.update(extra)
+    b["colliders"] = [collider]
+    return b
+
+
+def ground():
+    """Body 1: a static 200 x 1 x 200 m slab whose top face is the plane y = 0."""
+    return body(1, "Static", (0.0, -0.5, 0.0), box_collider(100.0, 0.5, 100.0))
+
+
+def scene(name, bodies, spawn_points=None):
+    s = {"name": name, "tick_rate": 60, "gravity": vec3(*GRAVITY), "bodies": bodies}
+    if spawn_points:
+        s["spawn_points"] = spawn_points
+    return s
+
+
+def pile():
+    """1000 boxes, 10x10x10, pitch 1.2 m: x and z from -5.4 to 5.4, y from 2.0 to 12.8.
+
+    Ids run layer by layer from the bottom: id = 2 + 100*j + 10*k + i for grid indices
+    (i along x, j along y, k along z). Boxes with i+j+k odd are turned 15 degrees about Y.
+    """
+    bodies = [ground()]
+    for j in range(10):
+        for k in range(10):
+            for i in range(10):
+                position = (-5.4 + 1.2 * i, 2.0 + 1.2 * j, -5.4 + 1.2 * k)
+                rotation = yaw_quat(15.0) if (i + j + k) % 2 == 1 else None
+                bodies.append(body(len(bodies) + 1, "Dynamic", position,
+                                   box_collider(0.5, 0.5, 0.5), rotation))
+    return scene("pile", bodies)
+
+
+def pyramid():
+    """20 rows in the XY plane at z = 0; row r (0 = bottom) has 20 - r boxes.
+
+    Box i of a row of n sits at x = (i - (n - 1) / 2) * 1.0, y = 0.5 + r: neighbours and
+    rows touch exactly. 210 boxes, ids 2..211 row by row from the bottom, left to right.
+    """
+    bodies = [ground()]
+    for r in range(20):
+        n = 20 - r
+        for i in range(n):
+            position = ((i - (n - 1) / 2.0) * 1.0, 0.5 + r, 0.0)
+            bodies.append(body(len(bodies) + 1, "Dynamic", position, box_collider(0.5, 0.5, 0.5)))
+    return scene("pyramid", bodies)
+
+
+def spheres_capsules():
+    """Ground, four 0.5 m x 25 m walls with inner faces at x = +-5 and z = +-5 (ids 2..5),
+    then 1000 bodies on a 10x10x10 grid: x and z = -4.5..4.5 (pitch 1 m), y = 2..20
+    (pitch 2 m). (i+j+k) even: sphere r 0.5; odd: upright capsule r 0.3, half_height 0.5.
+    Ids 6..1005 layer by layer from the bottom, as in pile.json.
+    """
+    bodies = [ground()]
+    walls = [((5.25, 12.5, 0.0), (0.25, 12.5, 5.5)),
+             ((-5.25, 12.5, 0.0), (0.25, 12.5, 5.5)),
+             ((0.0, 12.5, 5.25), (5.5, 12.5, 0.25)),
+             ((0.0, 12.5, -5.25), (5.5, 12.5, 0.25))]
+    for position, half in walls:
+        bodies.append(body(len(bodies) + 1, "Static", position, box_collider(*half)))
+    for j in range(10):
+        for k in range(10):
+            for i in range(10):
+                position = (-4.5 + i, 2.0 + 2.0 * j, -4.5 + k)
+                if (i + j + k) % 2 == 0:
+                    collider = sphere_collider(0.5)
+                else:
+                    collider = capsule_collider(0.3, 0.5)
+                bodies.append(body(len(bodies) + 1, "Dynamic", position, collider))
+    return scene("spheres_capsules", bodies)
+
+
+def demo():
+    """A small playground: a stack of boxes, a ramp with balls waiting at its top, a few
+    capsules, a kinematic spinner, a trigger zone, and 8 spawn points on a circle of
+    radius 8 m facing the centre (forward = -Z), offset 22.5 degrees to stay off the ramp."""
+    bodies = [ground()]
+
+    def add(*args, **kwargs):
+        bodies.append(body(len(bodies) + 1, *args, **kwargs))
+
+    for level in range(5):  # a stack of five 1 m boxes at x = -6
+        add("Dynamic", (-6.0, 0.5 + level, 0.0), box_collider(0.5, 0.5, 0.5))
+    # The ramp: an 8 x 0.5 x 4 m static slab tilted 20 degrees, high end towards +x.
+    # Centre height 1.62 keeps the low end's bottom edge just clear of the ground.
+    add("Static", (6.0, 1.62, 0.0), box_collider(4.0, 0.25, 2.0), roll_quat(20.0))
+    for n in range(3):  # balls resting above the ramp's high end
+        add("Dynamic", (9.0, 4.5 + 1.1 * n, -1.0 + 1.0 * n), sphere_collider(0.4))
+    for n in range(4):  # capsules lying side by side on the ground, turned to lie along x
+        add("Dynamic", (-2.0, 0.3, 4.0 + 0.8 * n), capsule_collider(0.3, 0.6),
+            roll_quat(90.0))
+    # A kinematic spinner (turns 1 rad/s about Y) that sweeps the floor near the centre.
+    add("Kinematic", (0.0, 0.25, -5.0), box_collider(2.0, 0.25, 0.25),
+        angular_velocity=vec3(0.0, 1.0, 0.0))
+    # A trigger zone: a sensor that pushes nothing; static, so it needs no mass.
+    bodies.append({"id": len(bodies) + 1, "motion": "Static", "position": vec3(0.0, 1.0, 0.0),
+                   "layer": 2, "collides_with": 1,
+                   "colliders": [{"shape": "Box", "half_extents": vec3(1.0, 1.0, 1.0),
+                                  "is_trigger": True, **material()}]})
+    spawn_points = []
+    for n in range(8):
+        a = 2.0 * math.pi * (n + 0.5) / 8.0
+        yaw = math.degrees(math.pi / 2.0 - a)  # turns -Z towards the centre
+        spawn_points.append({"position": vec3(8.0 * math.cos(a), 1.0, 8.0 * math.sin(a)),
+                             "rotation": yaw_quat(yaw)})
+    return scene("demo", bodies, spawn_points)
+
+
+def render(s):
+    """JSON with one body / spawn point per line: diffable, and far smaller than indent=2."""
+    lines = ["{"]
+    keys = list(s.keys())
+    for n, key in enumerate(keys):
+        comma = "," if n + 1 < len(keys) else ""
+        value = s[key]
+        if isinstance(value, list):
+            lines.append(f'  "{key}": [')
+            for m, item in enumerate(value):
+                item_comma = "," if m + 1 < len(value) else ""
+                lines.append("    " + json.dumps(item, separators=(", ", ": ")) + item_comma)
+            lines.append("  ]" + comma)
+        else:
+            lines.append(f'  "{key}": ' + json.dumps(value, separators=(", ", ": ")) + comma)
+    lines.append("}")
+    return "\n".join(lines) + "\n"
+
+
+SCENES = {
+    "pile.json": pile,
+    "pyramid.json": pyramid,
+    "spheres_capsules.json": spheres_capsules,
+    "demo.json": demo,
+}
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--check", action="store_true",
+                        help="do not write; exit 1 if a file differs from what would be written")
+    parser.add_argument("--out", type=Path, default=HERE, help="output folder (default: beside this script)")
+    args = parser.parse_args()
+    stale = []
+    for file_name, build in SCENES.items():
+        text = render(build())
+        path = args.out / file_name
+        if args.check:
+            if not path.exists() or path.read_text() != text:
+                stale.append(file_name)
+        else:
+            path.write_text(text)
+            print(f"wrote {path} ({len(build()['bodies'])} bodies)")
+    if stale:
+        print("out of date (run python3 scenes/generate_scenes.py): " + ", ".join(stale),
+              file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

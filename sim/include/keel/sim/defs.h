@@ -1,0 +1,90 @@
+// Plain descriptions of worlds, bodies and colliders: what a scene file says, what game
+// code passes to World::add_body, and what the world keeps in its saved state.
+//
+// Field names and defaults follow the scene format (docs/scene-format.md). The sim knows
+// nothing about JSON or FlatBuffers: keel::protocol turns a scene file into a SceneDef.
+#pragma once
+
+#include <keel/sim/expected.h>
+#include <keel/sim/math.h>
+
+#include <cstdint>
+#include <limits>
+#include <string>
+#include <vector>
+
+namespace keel::sim {
+
+enum class MotionType : uint8_t { Static = 0, Kinematic = 1, Dynamic = 2 };
+
+enum class ShapeType : uint8_t { Sphere = 0, Box = 1, Capsule = 2 };
+
+/// Returns "Static", "Kinematic" or "Dynamic".
+const char* to_string(MotionType m);
+/// Returns "Sphere", "Box" or "Capsule".
+const char* to_string(ShapeType s);
+
+/// One part of a body's collision shape, placed in the body's frame.
+struct ColliderDef {
+  ShapeType shape = ShapeType::Sphere;
+  Vec3 center{0.0f};
+  Quat rotation{1.0f, 0.0f, 0.0f, 0.0f};
+  float radius = 0.5f;       ///< sphere, capsule
+  float half_height = 0.0f;  ///< capsule: segment along local +Y, this far either side of center
+  Vec3 half_extents{0.5f};   ///< box
+  float friction = 0.6f;
+  float restitution = 0.0f;
+  float density = 1000.0f;  ///< kg/m^3, used when the body's mass is 0
+  bool is_trigger = false;
+  bool enabled = true;
+};
+
+/// Marks a BodyDef whose id the world should assign.
+inline constexpr uint32_t kAutoBodyId = std::numeric_limits<uint32_t>::max();
+
+struct BodyDef {
+  uint32_t id = kAutoBodyId;  ///< unique per world; stable for the body's life
+  MotionType motion = MotionType::Dynamic;
+  float mass = 0.0f;  ///< 0 = computed from the colliders' densities
+  Vec3 position{0.0f};
+  Quat rotation{1.0f, 0.0f, 0.0f, 0.0f};
+  Vec3 linear_velocity{0.0f};
+  Vec3 angular_velocity{0.0f};
+  float linear_damping = 0.0f;   ///< 1/s
+  float angular_damping = 0.0f;  ///< 1/s
+  float gravity_scale = 1.0f;
+  bool freeze_rotation = false;
+  bool can_sleep = true;
+  uint32_t layer = 1;
+  uint32_t collides_with = 0xffffffffu;
+  std::vector<ColliderDef> colliders;
+};
+
+/// World-wide settings. Solver constants that every peer must agree on are part of the
+/// saved state, so a restored world steps exactly as the one that saved it.
+struct WorldSettings {
+  uint32_t tick_rate = 60;  ///< ticks per second
+  Vec3 gravity{0.0f, -9.81f, 0.0f};
+  uint32_t substeps = 4;                ///< solver substeps per tick
+  float contact_hertz = 45.0f;          ///< contact spring stiffness (clamped to a quarter of the substep rate)
+  float contact_damping_ratio = 10.0f;  ///< contact spring damping; well above 1 so contacts do not ring
+  float contact_push_max_speed = 3.0f;  ///< m/s, cap on overlap recovery speed
+  float restitution_threshold = 1.0f;   ///< m/s, approach speeds below this do not bounce
+  uint32_t threads = 1;                 ///< worker threads; never changes results
+};
+
+/// Checks a body description for values the sim cannot step: non-finite numbers,
+/// non-positive radius / half extents, negative half_height, friction, restitution or
+/// damping, a non-normalisable rotation, a dynamic body whose mass is <= 0 with no
+/// collider that has volume and density. The message names the body id and the field,
+/// e.g. "body 12: colliders[0].radius must be > 0 (got -1)".
+Status validate_body(const BodyDef& def);
+
+struct SceneDef {
+  std::string name;
+  WorldSettings settings;
+  std::vector<BodyDef> bodies;
+  std::vector<Transform> spawn_points;
+};
+
+}  // namespace keel::sim

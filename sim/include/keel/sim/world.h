@@ -1,0 +1,112 @@
+// keel::sim::World — a deterministic rigid-body world stepped at a fixed tick.
+//
+// Same inputs, same bits: the world's full state serialises to canonical bytes
+// (save_state), restores from them (restore_state), and hashes with XXH3-64 (hash).
+// Restoring at tick T and stepping k ticks gives the same hash as the uninterrupted run
+// at T+k. See docs/determinism.md.
+#pragma once
+
+#include <keel/sim/defs.h>
+#include <keel/sim/expected.h>
+#include <keel/sim/math.h>
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <vector>
+
+namespace keel::sim {
+
+/// A generational handle to a body: `index` is the body's slot, `generation` changes
+/// each time the slot is reused, so a stale handle is detected rather than aliased.
+struct BodyId {
+  uint32_t index = 0xffffffffu;
+  uint32_t generation = 0;
+
+  bool valid() const { return index != 0xffffffffu; }
+  friend bool operator==(const BodyId&, const BodyId&) = default;
+};
+
+/// A body's pose and motion as game code reads it.
+struct BodyState {
+  uint32_t id = 0;  ///< the user-facing id (BodyDef::id)
+  MotionType motion = MotionType::Dynamic;
+  Vec3 position{0.0f};
+  Quat rotation{1.0f, 0.0f, 0.0f, 0.0f};
+  Vec3 linear_velocity{0.0f};
+  Vec3 angular_velocity{0.0f};
+  bool sleeping = false;
+};
+
+/// Time spent in each stage of the last step, in milliseconds.
+struct StepProfile {
+  double broadphase_ms = 0;
+  double narrowphase_ms = 0;
+  double solve_ms = 0;
+  double total_ms = 0;
+  uint32_t contact_pairs = 0;   ///< pairs whose bounds overlap
+  uint32_t touching_pairs = 0;  ///< pairs with at least one manifold point
+};
+
+struct WorldImpl;
+
+class World {
+ public:
+  explicit World(const WorldSettings& settings = {});
+  ~World();
+  World(World&&) noexcept;
+  World& operator=(World&&) noexcept;
+  World(const World&) = delete;
+  World& operator=(const World&) = delete;
+
+  /// Builds a world from a scene description; fails on the first invalid body.
+  static Expected<World> from_scene(const SceneDef& scene);
+
+  const WorldSettings& settings() const;
+  /// Changes the worker thread count; never changes results.
+  void set_threads(uint32_t threads);
+
+  /// Adds a body. Fails (with a message naming the body id and the field) on a
+  /// duplicate id, a dynamic body with no mass, or invalid collider geometry.
+  Expected<BodyId> add_body(const BodyDef& def);
+  /// Removes a body and its contacts. Returns false for a stale or invalid handle.
+  bool remove_body(BodyId id);
+  /// Looks a body up by its user id; returns an invalid handle when absent.
+  BodyId find_body(uint32_t user_id) const;
+  bool is_valid(BodyId id) const;
+  uint32_t body_count() const;
+  /// Handles of every live body, in slot order (the world's deterministic order).
+  std::vector<BodyId> bodies() const;
+
+  BodyState body_state(BodyId id) const;
+  void set_linear_velocity(BodyId id, const Vec3& v);
+  void set_angular_velocity(BodyId id, const Vec3& w);
+  /// Sets a body's pose directly (teleport). For kinematic bodies prefer velocities.
+  void set_transform(BodyId id, const Transform& pose);
+  /// Applies an impulse (N·s) at a world point.
+  void apply_impulse(BodyId id, const Vec3& impulse, const Vec3& world_point);
+  float mass(BodyId id) const;
+  /// Inertia tensor about the centre of mass in the body's frame.
+  Mat3 local_inertia(BodyId id) const;
+  /// Centre of mass in the body's frame.
+  Vec3 local_center_of_mass(BodyId id) const;
+
+  /// Advances the world by one tick (1 / tick_rate seconds).
+  void step();
+  /// Ticks stepped since the world was created (or since the state it was restored from).
+  uint64_t tick() const;
+  const StepProfile& profile() const;
+
+  /// The complete state as canonical bytes: little-endian, field by field, no padding,
+  /// independent of capacities and memory layout.
+  std::vector<uint8_t> save_state() const;
+  /// Replaces this world's entire state with one produced by save_state().
+  Status restore_state(std::span<const uint8_t> bytes);
+  /// XXH3-64 of the canonical state.
+  uint64_t hash() const;
+
+ private:
+  std::unique_ptr<WorldImpl> impl_;
+};
+
+}  // namespace keel::sim

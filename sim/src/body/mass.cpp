@@ -1,0 +1,108 @@
+#include "body/mass.h"
+
+namespace keel::sim {
+
+namespace {
+
+constexpr float kPi = 3.14159265358979323846f;
+
+Mat3 diagonal(float x, float y, float z) {
+  Mat3 m(0.0f);
+  m[0][0] = x;
+  m[1][1] = y;
+  m[2][2] = z;
+  return m;
+}
+
+// Inertia of a point mass m at offset d from the reference point: m (|d|^2 E - d d^T).
+Mat3 parallel_axis(float m, const Vec3& d) {
+  Mat3 out = diagonal(1.0f, 1.0f, 1.0f) * (m * glm::dot(d, d));
+  out -= m * glm::outerProduct(d, d);
+  return out;
+}
+
+}  // namespace
+
+float shape_volume(const ColliderDef& c) {
+  switch (c.shape) {
+    case ShapeType::Sphere:
+      return (4.0f / 3.0f) * kPi * c.radius * c.radius * c.radius;
+    case ShapeType::Box:
+      return 8.0f * c.half_extents.x * c.half_extents.y * c.half_extents.z;
+    case ShapeType::Capsule: {
+      float r = c.radius;
+      return kPi * r * r * (2.0f * c.half_height) + (4.0f / 3.0f) * kPi * r * r * r;
+    }
+  }
+  return 0.0f;
+}
+
+Mat3 shape_unit_inertia(const ColliderDef& c) {
+  float m = shape_volume(c);
+  switch (c.shape) {
+    case ShapeType::Sphere: {
+      float i = 0.4f * m * c.radius * c.radius;
+      return diagonal(i, i, i);
+    }
+    case ShapeType::Box: {
+      Vec3 e = c.half_extents;
+      float k = m / 3.0f;
+      return diagonal(k * (e.y * e.y + e.z * e.z), k * (e.x * e.x + e.z * e.z),
+                      k * (e.x * e.x + e.y * e.y));
+    }
+    case ShapeType::Capsule: {
+      // A cylinder of height h plus two hemispherical caps (together one sphere of mass
+      // ms), the caps' centroids 3r/8 beyond the cylinder's ends.
+      float r = c.radius;
+      float h = 2.0f * c.half_height;
+      float mc = kPi * r * r * h;
+      float ms = (4.0f / 3.0f) * kPi * r * r * r;
+      float axial = mc * (0.5f * r * r) + ms * (0.4f * r * r);
+      float side = mc * (h * h / 12.0f + 0.25f * r * r) +
+                   ms * (0.4f * r * r + 0.25f * h * h + 0.375f * h * r);
+      return diagonal(side, axial, side);
+    }
+  }
+  return Mat3(0.0f);
+}
+
+MassProperties compute_mass_properties(const std::vector<ColliderDef>& parts) {
+  MassProperties out;
+  Vec3 moment(0.0f);
+  for (const ColliderDef& c : parts) {
+    float m = c.density * shape_volume(c);
+    out.mass += m;
+    moment += m * c.center;
+  }
+  if (out.mass <= 0.0f) return MassProperties{};
+  out.center = moment / out.mass;
+  for (const ColliderDef& c : parts) {
+    Mat3 r = glm::mat3_cast(c.rotation);
+    Mat3 local = c.density * shape_unit_inertia(c);
+    out.inertia += r * local * glm::transpose(r);
+    out.inertia += parallel_axis(c.density * shape_volume(c), c.center - out.center);
+  }
+  return out;
+}
+
+MassProperties compute_mass_properties(const std::vector<ColliderDef>& parts, float mass) {
+  // Distribute the given mass as if every part had the same density, unless the parts'
+  // own densities already give a distribution.
+  MassProperties p = compute_mass_properties(parts);
+  if (p.mass <= 0.0f) {
+    std::vector<ColliderDef> unit = parts;
+    for (ColliderDef& c : unit) c.density = 1.0f;
+    p = compute_mass_properties(unit);
+  }
+  if (p.mass <= 0.0f) {
+    MassProperties point;
+    point.mass = mass;
+    return point;  // no volume: a point mass (rotation will be frozen)
+  }
+  float scale = mass / p.mass;
+  p.mass = mass;
+  p.inertia *= scale;
+  return p;
+}
+
+}  // namespace keel::sim

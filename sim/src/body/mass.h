@@ -1,0 +1,31 @@
+// Mass properties of a body from its collider parts: exact for spheres, boxes and
+// capsules, each part rotated into the body frame and shifted to the common centre of
+// mass by the parallel-axis theorem.
+#pragma once
+
+#include <keel/sim/defs.h>
+#include <keel/sim/math.h>
+
+#include <vector>
+
+namespace keel::sim {
+
+struct MassProperties {
+  float mass = 0.0f;
+  Vec3 center{0.0f};     // body frame
+  Mat3 inertia{0.0f};    // about `center`, body frame
+};
+
+/// Volume of one part.
+float shape_volume(const ColliderDef& c);
+/// Inertia of one part of unit density about its own centre, in its own frame.
+Mat3 shape_unit_inertia(const ColliderDef& c);
+
+/// Mass properties from the parts' densities. Every part counts, including triggers and
+/// disabled parts: switching collision off does not change how heavy a body is.
+MassProperties compute_mass_properties(const std::vector<ColliderDef>& parts);
+
+/// As above, rescaled so the total mass is `mass` (the distribution stays the parts').
+MassProperties compute_mass_properties(const std::vector<ColliderDef>& parts, float mass);
+
+}  // namespace keel::sim

@@ -1,0 +1,95 @@
+#include "broadphase/broadphase.h"
+
+#include "world_impl.h"
+
+#include <algorithm>
+
+namespace keel::sim {
+
+namespace {
+
+Vec3 abs_rotate(const Mat3& r, const Vec3& e) {
+  // Extent of a rotated box along each world axis: |R| * e.
+  return Vec3(std::abs(r[0][0]) * e.x + std::abs(r[1][0]) * e.y + std::abs(r[2][0]) * e.z,
+              std::abs(r[0][1]) * e.x + std::abs(r[1][1]) * e.y + std::abs(r[2][1]) * e.z,
+              std::abs(r[0][2]) * e.x + std::abs(r[1][2]) * e.y + std::abs(r[2][2]) * e.z);
+}
+
+}  // namespace
+
+AABB compute_shape_aabb(const Shape& shape, const Transform& body_origin) {
+  Transform xf = compose(body_origin, shape.local);
+  Vec3 extent(0.0f);
+  switch (shape.type) {
+    case ShapeType::Sphere:
+      extent = Vec3(shape.radius);
+      break;
+    case ShapeType::Box:
+      extent = abs_rotate(glm::mat3_cast(xf.rotation), shape.half_extents);
+      break;
+    case ShapeType::Capsule: {
+      Vec3 axis = xf.rotation * Vec3(0.0f, shape.half_height, 0.0f);
+      extent = glm::abs(axis) + Vec3(shape.radius);
+      break;
+    }
+  }
+  extent += Vec3(kSpeculativeDistance);
+  return AABB{xf.position - extent, xf.position + extent};
+}
+
+bool should_collide(const Shape& a, const Body& body_a, const Shape& b, const Body& body_b) {
+  if (a.body == b.body) return false;
+  if (!a.enabled || !b.enabled) return false;
+  if (body_a.motion != MotionType::Dynamic && body_b.motion != MotionType::Dynamic) return false;
+  if (a.is_trigger || b.is_trigger) return false;  // trigger events arrive with the events module
+  return (body_a.layer & body_b.collides_with) != 0 && (body_b.layer & body_a.collides_with) != 0;
+}
+
+int32_t BroadPhase::add(uint32_t shape, const AABB& fat, bool is_static) {
+  int32_t proxy = (is_static ? static_tree_ : movable_tree_).create_proxy(fat, shape);
+  moved_.push_back(shape);
+  return proxy;
+}
+
+void BroadPhase::remove(int32_t proxy, bool is_static) {
+  (is_static ? static_tree_ : movable_tree_).destroy_proxy(proxy);
+}
+
+void BroadPhase::move(int32_t proxy, uint32_t shape, const AABB& fat, bool is_static) {
+  (is_static ? static_tree_ : movable_tree_).move_proxy(proxy, fat);
+  moved_.push_back(shape);
+}
+
+void BroadPhase::clear() {
+  static_tree_.clear();
+  movable_tree_.clear();
+  moved_.clear();
+}
+
+void BroadPhase::forget_moved(uint32_t shape) {
+  moved_.erase(std::remove(moved_.begin(), moved_.end(), shape), moved_.end());
+}
+
+void BroadPhase::collect_pairs(const std::vector<Shape>& shapes, const std::vector<Body>& bodies,
+                               std::vector<uint64_t>& out) {
+  out.clear();
+  for (uint32_t s : moved_) {
+    const Shape& shape = shapes[s];
+    if (!shape.alive || shape.proxy < 0) continue;
+    const Body& body = bodies[shape.body];
+    auto visit = [&](uint32_t other) {
+      if (other == s) return;
+      const Shape& o = shapes[other];
+      if (should_collide(shape, body, o, bodies[o.body])) out.push_back(pair_key(s, other));
+    };
+    movable_tree_.query(shape.fat, visit);
+    if (!shape.is_static) static_tree_.query(shape.fat, visit);
+  }
+  moved_.clear();
+  // Keys are unique per pair, so this sort is a total order: the result never depends
+  // on the trees' shapes or the order colliders moved in.
+  std::sort(out.begin(), out.end());
+  out.erase(std::unique(out.begin(), out.end()), out.end());
+}
+
+}  // namespace keel::sim

@@ -1,0 +1,61 @@
+// Broadphase: which collider pairs are close enough to need a contact.
+//
+// Colliders of static bodies live in one tree, colliders of bodies that move in another,
+// so the thousands of static-static overlaps of a level are never visited. Each leaf
+// holds a fattened bound; a collider whose tight bound leaves its fat bound is re-fattened
+// and "moved", and only moved colliders are queried for new pairs. A pair, once made,
+// lives as long as the two fat bounds overlap (ContactSet drops it after that).
+#pragma once
+
+#include "broadphase/dynamic_tree.h"
+
+#include <cstdint>
+#include <vector>
+
+namespace keel::sim {
+
+struct Shape;
+struct Body;
+
+/// Pair key: lower collider slot in the high 32 bits, so sorting keys sorts pairs by ID.
+inline uint64_t pair_key(uint32_t a, uint32_t b) {
+  return a < b ? (uint64_t(a) << 32) | b : (uint64_t(b) << 32) | a;
+}
+
+/// Margin added around a collider's tight bounds when its fat bounds are rebuilt (m).
+inline constexpr float kAabbMargin = 0.1f;
+/// Contacts are made this far before surfaces touch (speculative contacts, m).
+inline constexpr float kSpeculativeDistance = 0.02f;
+
+/// Tight bounds of a collider placed at a body pose, grown by the speculative distance.
+AABB compute_shape_aabb(const Shape& shape, const Transform& body_origin);
+
+/// Whether two colliders may ever touch: different bodies, at least one dynamic, both
+/// enabled, layer and mask accepted both ways.
+bool should_collide(const Shape& a, const Body& body_a, const Shape& b, const Body& body_b);
+
+class BroadPhase {
+ public:
+  /// Adds a collider's proxy with the given fat bounds; it counts as moved.
+  int32_t add(uint32_t shape, const AABB& fat, bool is_static);
+  void remove(int32_t proxy, bool is_static);
+  /// Replaces a proxy's fat bounds; it counts as moved.
+  void move(int32_t proxy, uint32_t shape, const AABB& fat, bool is_static);
+  void clear();
+
+  /// Pairs (as sorted, unique pair keys) between a moved collider and any other
+  /// collider whose fat bounds overlap it and that should_collide accepts. Clears the
+  /// moved set.
+  void collect_pairs(const std::vector<Shape>& shapes, const std::vector<Body>& bodies,
+                     std::vector<uint64_t>& out);
+
+  /// Forgets a shape in the moved set (it was removed before the pairs were collected).
+  void forget_moved(uint32_t shape);
+
+ private:
+  DynamicTree static_tree_;
+  DynamicTree movable_tree_;
+  std::vector<uint32_t> moved_;  // collider slots
+};
+
+}  // namespace keel::sim

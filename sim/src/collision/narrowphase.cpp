@@ -1,0 +1,52 @@
+// Narrowphase dispatch: picks the routine for a pair of shape types.
+//
+// Each routine is written for one order of its two shapes (sphere < capsule < box). A pair
+// in the other order is computed swapped and its normal negated; the points, depths and
+// feature ids are the same either way because they do not depend on which side is "A".
+#include "narrowphase.h"
+
+#include "geometry.h"
+
+namespace keel::sim {
+namespace {
+
+using Routine = void (*)(const ShapeGeom&, const ShapeGeom&, float, Manifold&);
+
+/// Position of a shape type in the routine order; -1 for a value outside the enum.
+int routine_rank(ShapeType t) {
+  switch (t) {
+    case ShapeType::Sphere:
+      return 0;
+    case ShapeType::Capsule:
+      return 1;
+    case ShapeType::Box:
+      return 2;
+  }
+  return -1;
+}
+
+/// kRoutines[i][j] handles rank i as A and rank j as B, for i <= j.
+constexpr Routine kRoutines[3][3] = {
+    {collide_sphere_sphere, collide_sphere_capsule, collide_sphere_box},
+    {nullptr, collide_capsule_capsule, collide_capsule_box},
+    {nullptr, nullptr, collide_box_box},
+};
+
+}  // namespace
+
+void collide(const ShapeGeom& a, const ShapeGeom& b, float margin, Manifold& out) {
+  const int ra = routine_rank(a.type);
+  const int rb = routine_rank(b.type);
+  if (ra < 0 || rb < 0) {
+    np::reset(out);  // a corrupt type never collides rather than crashing
+    return;
+  }
+  if (ra <= rb) {
+    kRoutines[ra][rb](a, b, margin, out);
+    return;
+  }
+  kRoutines[rb][ra](b, a, margin, out);
+  out.normal = -out.normal;
+}
+
+}  // namespace keel::sim

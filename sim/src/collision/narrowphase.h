@@ -1,0 +1,55 @@
+// Narrowphase: contact manifolds between two convex shapes placed in world space.
+//
+// Every routine honours one contract, so the solver, events and sleeping are shape-blind:
+//   - the normal points from shape A to shape B (unit length);
+//   - `depth` is the penetration along the normal: positive when the shapes overlap,
+//     negative (down to -margin) for a speculative point that is close but not touching;
+//   - at most kMaxManifoldPoints points; each point lies midway between the two surfaces;
+//   - points carry a feature id that is stable while the same features touch, so the
+//     contact cache can carry impulses across ticks.
+#pragma once
+
+#include <keel/sim/defs.h>
+#include <keel/sim/math.h>
+
+#include <cstdint>
+
+namespace keel::sim {
+
+inline constexpr int kMaxManifoldPoints = 4;
+
+/// A convex shape in world space. `rotation` columns are the shape's local axes.
+struct ShapeGeom {
+  ShapeType type = ShapeType::Sphere;
+  Vec3 position{0.0f};  ///< centre of the shape
+  Mat3 rotation{1.0f};
+  float radius = 0.0f;       ///< sphere, capsule
+  float half_height = 0.0f;  ///< capsule: segment along local +Y
+  Vec3 half_extents{0.0f};   ///< box
+};
+
+struct ManifoldPoint {
+  Vec3 point{0.0f};  ///< world space, midway between the surfaces
+  float depth = 0.0f;
+  uint32_t id = 0;  ///< feature id
+};
+
+struct Manifold {
+  Vec3 normal{0.0f, 1.0f, 0.0f};  ///< from A to B
+  int count = 0;
+  ManifoldPoint points[kMaxManifoldPoints];
+};
+
+/// Computes the manifold between any two shapes; out.count == 0 when they are farther
+/// apart than `margin`. Dispatches on the shape types and flips normals as needed.
+void collide(const ShapeGeom& a, const ShapeGeom& b, float margin, Manifold& out);
+
+// Individual routines (A and B as named). Exposed for tests.
+void collide_sphere_sphere(const ShapeGeom& a, const ShapeGeom& b, float margin, Manifold& out);
+void collide_sphere_capsule(const ShapeGeom& a, const ShapeGeom& b, float margin, Manifold& out);
+void collide_sphere_box(const ShapeGeom& a, const ShapeGeom& b, float margin, Manifold& out);
+void collide_capsule_capsule(const ShapeGeom& a, const ShapeGeom& b, float margin, Manifold& out);
+void collide_capsule_box(const ShapeGeom& a, const ShapeGeom& b, float margin, Manifold& out);
+void collide_box_box(const ShapeGeom& a, const ShapeGeom& b, float margin, Manifold& out);
+
+}  // namespace keel::sim

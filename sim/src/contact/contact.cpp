@@ -1,0 +1,71 @@
+#include "contact/contact.h"
+
+#include <algorithm>
+
+namespace keel::sim {
+
+bool ContactSet::contains(uint64_t key) const {
+  auto it = std::lower_bound(items_.begin(), items_.end(), key,
+                             [](const Contact& c, uint64_t k) { return c.key < k; });
+  return it != items_.end() && it->key == key;
+}
+
+void ContactSet::insert_new(const std::vector<uint64_t>& keys) {
+  if (keys.empty()) return;
+  merge_scratch_.clear();
+  merge_scratch_.reserve(items_.size() + keys.size());
+  size_t i = 0;
+  for (uint64_t k : keys) {
+    while (i < items_.size() && items_[i].key < k) merge_scratch_.push_back(items_[i++]);
+    if (i < items_.size() && items_[i].key == k) continue;  // already have it
+    Contact c;
+    c.key = k;
+    c.shape_a = uint32_t(k >> 32);
+    c.shape_b = uint32_t(k & 0xffffffffu);
+    merge_scratch_.push_back(c);
+  }
+  while (i < items_.size()) merge_scratch_.push_back(items_[i++]);
+  items_.swap(merge_scratch_);
+}
+
+void ContactSet::remove_shape(uint32_t shape) {
+  items_.erase(std::remove_if(items_.begin(), items_.end(),
+                              [&](const Contact& c) { return c.shape_a == shape || c.shape_b == shape; }),
+               items_.end());
+}
+
+void ContactSet::remove_flagged(const std::vector<uint8_t>& dead) {
+  size_t w = 0;
+  for (size_t r = 0; r < items_.size(); ++r) {
+    if (!dead[r]) items_[w++] = items_[r];
+  }
+  items_.resize(w);
+}
+
+void update_manifold(Contact& c, const Manifold& m, const Vec3& center_a, const Vec3& center_b) {
+  ContactPoint old[kMaxManifoldPoints];
+  int old_count = c.count;
+  for (int i = 0; i < old_count; ++i) old[i] = c.points[i];
+
+  c.normal = m.normal;
+  c.count = m.count;
+  for (int i = 0; i < m.count; ++i) {
+    const ManifoldPoint& mp = m.points[i];
+    ContactPoint& p = c.points[i];
+    p = ContactPoint{};
+    p.anchor_a = mp.point - center_a;
+    p.anchor_b = mp.point - center_b;
+    p.depth = mp.depth;
+    p.id = mp.id;
+    for (int j = 0; j < old_count; ++j) {
+      if (old[j].id != mp.id) continue;
+      p.normal_impulse = old[j].normal_impulse;
+      // Keep only the part of last tick's friction that lies in today's contact plane.
+      Vec3 f = old[j].friction_impulse;
+      p.friction_impulse = f - glm::dot(f, m.normal) * m.normal;
+      break;
+    }
+  }
+}
+
+}  // namespace keel::sim

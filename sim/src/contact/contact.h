@@ -1,0 +1,72 @@
+// Contacts: one per collider pair whose fat bounds overlap, kept sorted by pair key
+// (lower collider slot first). The order of this array is the solver's Gauss-Seidel
+// order, so it is a pure function of the IDs, never of discovery order.
+#pragma once
+
+#include "collision/narrowphase.h"
+
+#include <keel/sim/math.h>
+
+#include <cmath>
+
+#include <cstdint>
+#include <vector>
+
+namespace keel::sim {
+
+struct ContactPoint {
+  Vec3 anchor_a{0.0f};  // contact point relative to A's centre of mass (world axes)
+  Vec3 anchor_b{0.0f};  // relative to B's centre of mass
+  float depth = 0.0f;   // penetration at collide time (negative: speculative gap)
+  uint32_t id = 0;      // narrowphase feature id
+  // Warm-start cache, carried across ticks and part of the saved state.
+  float normal_impulse = 0.0f;
+  Vec3 friction_impulse{0.0f};  // world vector: survives a turning normal
+  // Solver outputs of the last step (not state: recomputed every step).
+  float max_normal_impulse = 0.0f;
+};
+
+struct Contact {
+  uint64_t key = 0;
+  uint32_t shape_a = 0;  // lower collider slot
+  uint32_t shape_b = 0;
+  uint32_t body_a = 0;
+  uint32_t body_b = 0;
+  Vec3 normal{0.0f, 1.0f, 0.0f};  // A -> B
+  int count = 0;
+  ContactPoint points[kMaxManifoldPoints];
+  float friction = 0.0f;
+  float restitution = 0.0f;
+};
+
+/// Friction of a pair: the geometric mean, so a zero-friction surface is slippery
+/// against anything and two equal materials keep their value.
+inline float combine_friction(float a, float b) { return std::sqrt(a * b); }
+/// Restitution of a pair: the larger, so a bouncy ball bounces on any floor.
+inline float combine_restitution(float a, float b) { return a > b ? a : b; }
+
+class ContactSet {
+ public:
+  std::vector<Contact>& items() { return items_; }
+  const std::vector<Contact>& items() const { return items_; }
+
+  bool contains(uint64_t key) const;
+  /// Adds contacts for sorted, unique keys not yet present, keeping key order.
+  void insert_new(const std::vector<uint64_t>& sorted_keys);
+  /// Removes every contact touching a collider slot.
+  void remove_shape(uint32_t shape);
+  /// Removes contacts flagged by `dead` (same length as items()).
+  void remove_flagged(const std::vector<uint8_t>& dead);
+  void clear() { items_.clear(); }
+
+ private:
+  std::vector<Contact> items_;
+  std::vector<Contact> merge_scratch_;
+};
+
+/// Replaces a contact's points with a fresh manifold, carrying each point's cached
+/// impulses over from the old point with the same feature id (friction flattened onto
+/// the new contact plane).
+void update_manifold(Contact& c, const Manifold& m, const Vec3& center_a, const Vec3& center_b);
+
+}  // namespace keel::sim

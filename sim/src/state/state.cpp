@@ -1,0 +1,309 @@
+// Canonical state: every field that influences a future step, written little-endian,
+// field by field, without padding, in slot order. Capacities, tree shapes and pointers
+// never appear, so two worlds that will step identically serialise identically.
+//
+// Layout (docs/determinism.md has the table):
+//   "KEELSTAT" u32 version | settings | tick u64 | next_auto_id u32
+//   body slots: u32 count, per slot: u8 alive, u32 generation, [body fields]
+//   body free list | shape slots | shape free list | contacts (in key order)
+#include <keel/sim/world.h>
+
+#include "state/state_io.h"
+#include "world_impl.h"
+
+#include <xxhash.h>
+
+#include <cmath>
+#include <cstring>
+
+namespace keel::sim {
+
+namespace {
+
+constexpr char kMagic[8] = {'K', 'E', 'E', 'L', 'S', 'T', 'A', 'T'};
+constexpr uint32_t kStateVersion = 1;
+// Bounds for reading untrusted state: far above any real world, low enough that a
+// forged count cannot make us allocate gigabytes before the bytes run out.
+constexpr uint32_t kMaxSlots = 1u << 22;
+
+void write_settings(StateWriter& w, const WorldSettings& s) {
+  w.u32(s.tick_rate);
+  w.vec3(s.gravity);
+  w.u32(s.substeps);
+  w.f32(s.contact_hertz);
+  w.f32(s.contact_damping_ratio);
+  w.f32(s.contact_push_max_speed);
+  w.f32(s.restitution_threshold);
+  // threads is deliberately absent: it never changes results.
+}
+
+void read_settings(StateReader& r, WorldSettings& s) {
+  s.tick_rate = r.u32();
+  s.gravity = r.vec3();
+  s.substeps = r.u32();
+  s.contact_hertz = r.f32();
+  s.contact_damping_ratio = r.f32();
+  s.contact_push_max_speed = r.f32();
+  s.restitution_threshold = r.f32();
+  if (s.tick_rate == 0 || s.tick_rate > 1000) r.fail("settings.tick_rate out of range");
+  if (s.substeps == 0 || s.substeps > 64) r.fail("settings.substeps out of range");
+}
+
+void write_body(StateWriter& w, const Body& b) {
+  w.u32(b.id);
+  w.u8(uint8_t(b.motion));
+  w.transform(b.origin);
+  w.vec3(b.center);
+  w.vec3(b.local_center);
+  w.vec3(b.linear_velocity);
+  w.vec3(b.angular_velocity);
+  w.f32(b.mass);
+  w.f32(b.inv_mass);
+  w.mat3(b.inertia_local);
+  w.mat3(b.inv_inertia_local);
+  w.f32(b.linear_damping);
+  w.f32(b.angular_damping);
+  w.f32(b.gravity_scale);
+  w.f32(b.sleep_time);
+  w.u32(b.layer);
+  w.u32(b.collides_with);
+  w.u8(b.freeze_rotation);
+  w.u8(b.can_sleep);
+  w.u8(b.sleeping);
+  w.u32(uint32_t(b.shapes.size()));
+  for (uint32_t s : b.shapes) w.u32(s);
+}
+
+void read_body(StateReader& r, Body& b) {
+  b.id = r.u32();
+  uint8_t motion = r.u8();
+  if (motion > uint8_t(MotionType::Dynamic)) r.fail("body motion type unknown");
+  b.motion = MotionType(motion);
+  b.origin = r.transform();
+  b.center = r.vec3();
+  b.local_center = r.vec3();
+  b.linear_velocity = r.vec3();
+  b.angular_velocity = r.vec3();
+  b.mass = r.f32();
+  b.inv_mass = r.f32();
+  b.inertia_local = r.mat3();
+  b.inv_inertia_local = r.mat3();
+  b.linear_damping = r.f32();
+  b.angular_damping = r.f32();
+  b.gravity_scale = r.f32();
+  b.sleep_time = r.f32();
+  b.layer = r.u32();
+  b.collides_with = r.u32();
+  b.freeze_rotation = r.u8() != 0;
+  b.can_sleep = r.u8() != 0;
+  b.sleeping = r.u8() != 0;
+  uint32_t n = r.count(4);
+  b.shapes.resize(n);
+  for (uint32_t& s : b.shapes) s = r.u32();
+}
+
+void write_shape(StateWriter& w, const Shape& s) {
+  w.u32(s.body);
+  w.u8(uint8_t(s.type));
+  w.transform(s.local);
+  w.f32(s.radius);
+  w.f32(s.half_height);
+  w.vec3(s.half_extents);
+  w.f32(s.friction);
+  w.f32(s.restitution);
+  w.f32(s.density);
+  w.u8(s.is_trigger);
+  w.u8(s.enabled);
+  w.u8(s.is_static);
+  w.vec3(s.fat.lower);
+  w.vec3(s.fat.upper);
+}
+
+void read_shape(StateReader& r, Shape& s) {
+  s.body = r.u32();
+  uint8_t type = r.u8();
+  if (type > uint8_t(ShapeType::Capsule)) r.fail("collider shape unknown");
+  s.type = ShapeType(type);
+  s.local = r.transform();
+  s.radius = r.f32();
+  s.half_height = r.f32();
+  s.half_extents = r.vec3();
+  s.friction = r.f32();
+  s.restitution = r.f32();
+  s.density = r.f32();
+  s.is_trigger = r.u8() != 0;
+  s.enabled = r.u8() != 0;
+  s.is_static = r.u8() != 0;
+  s.fat.lower = r.vec3();
+  s.fat.upper = r.vec3();
+}
+
+void write_contact(StateWriter& w, const Contact& c) {
+  w.u32(c.shape_a);
+  w.u32(c.shape_b);
+  w.u8(uint8_t(c.count));
+  for (int i = 0; i < c.count; ++i) {
+    const ContactPoint& p = c.points[i];
+    w.u32(p.id);
+    w.f32(p.normal_impulse);
+    w.vec3(p.friction_impulse);
+  }
+}
+
+void read_contact(StateReader& r, Contact& c) {
+  c.shape_a = r.u32();
+  c.shape_b = r.u32();
+  c.key = pair_key(c.shape_a, c.shape_b);
+  uint8_t n = r.u8();
+  if (n > kMaxManifoldPoints) r.fail("contact point count out of range");
+  c.count = n > kMaxManifoldPoints ? 0 : n;
+  for (int i = 0; i < c.count; ++i) {
+    ContactPoint& p = c.points[i];
+    p.id = r.u32();
+    p.normal_impulse = r.f32();
+    p.friction_impulse = r.vec3();
+  }
+}
+
+void write_free_list(StateWriter& w, const std::vector<uint32_t>& list) {
+  w.u32(uint32_t(list.size()));
+  for (uint32_t v : list) w.u32(v);
+}
+
+void read_free_list(StateReader& r, std::vector<uint32_t>& list, size_t slots, const char* what) {
+  uint32_t n = r.count(4);
+  list.resize(n);
+  for (uint32_t& v : list) {
+    v = r.u32();
+    if (v >= slots) r.fail(std::string(what) + " free list names a slot that does not exist");
+  }
+}
+
+}  // namespace
+
+void write_state(const WorldImpl& world, StateWriter& w) {
+  w.bytes(kMagic, sizeof kMagic);
+  w.u32(kStateVersion);
+  write_settings(w, world.settings);
+  w.u64(world.tick);
+  w.u32(world.next_auto_id);
+  w.u32(uint32_t(world.bodies.size()));
+  for (const Body& b : world.bodies) {
+    w.u8(b.alive);
+    w.u32(b.generation);
+    if (b.alive) write_body(w, b);
+  }
+  write_free_list(w, world.free_bodies);
+  w.u32(uint32_t(world.shapes.size()));
+  for (const Shape& s : world.shapes) {
+    w.u8(s.alive);
+    if (s.alive) write_shape(w, s);
+  }
+  write_free_list(w, world.free_shapes);
+  const auto& contacts = world.contacts.items();
+  w.u32(uint32_t(contacts.size()));
+  for (const Contact& c : contacts) write_contact(w, c);
+}
+
+namespace {
+
+// Cross-checks that make a forged or damaged state fail cleanly instead of stepping
+// with indices that point nowhere.
+void check_references(StateReader& r, const WorldImpl& w) {
+  for (const Body& b : w.bodies) {
+    if (!b.alive) continue;
+    for (uint32_t s : b.shapes) {
+      if (s >= w.shapes.size() || !w.shapes[s].alive || w.shapes[s].body >= w.bodies.size() ||
+          &w.bodies[w.shapes[s].body] != &b) {
+        r.fail("body " + std::to_string(b.id) + " names a collider slot that is not its own");
+        return;
+      }
+    }
+  }
+  uint64_t prev = 0;
+  bool first = true;
+  for (const Contact& c : w.contacts.items()) {
+    if (c.shape_a >= c.shape_b || c.shape_b >= w.shapes.size() || !w.shapes[c.shape_a].alive ||
+        !w.shapes[c.shape_b].alive || (!first && c.key <= prev)) {
+      r.fail("contact list is not sorted or names a missing collider");
+      return;
+    }
+    prev = c.key;
+    first = false;
+  }
+}
+
+Status read_state(StateReader& r, WorldImpl& w) {
+  char magic[8] = {};
+  r.bytes(magic, sizeof magic);
+  if (!r.ok() || std::memcmp(magic, kMagic, sizeof kMagic) != 0) return Error{"not a Keel world state"};
+  uint32_t version = r.u32();
+  if (version != kStateVersion) {
+    return Error{"world state version " + std::to_string(version) + " is not supported (this build reads " +
+                 std::to_string(kStateVersion) + ")"};
+  }
+  read_settings(r, w.settings);
+  w.tick = r.u64();
+  w.next_auto_id = r.u32();
+  uint32_t nb = r.count(5, kMaxSlots);
+  w.bodies.assign(nb, Body{});
+  for (Body& b : w.bodies) {
+    b.alive = r.u8() != 0;
+    b.generation = r.u32();
+    if (b.alive && r.ok()) read_body(r, b);
+  }
+  read_free_list(r, w.free_bodies, w.bodies.size(), "body");
+  uint32_t ns = r.count(1, kMaxSlots);
+  w.shapes.assign(ns, Shape{});
+  for (Shape& s : w.shapes) {
+    s.alive = r.u8() != 0;
+    if (s.alive && r.ok()) read_shape(r, s);
+    if (s.alive && s.body >= nb) r.fail("collider names a body slot that does not exist");
+  }
+  read_free_list(r, w.free_shapes, w.shapes.size(), "collider");
+  uint32_t nc = r.count(9, kMaxSlots * 4);
+  auto& contacts = w.contacts.items();
+  contacts.assign(nc, Contact{});
+  for (Contact& c : contacts) read_contact(r, c);
+  if (r.ok() && !r.at_end()) r.fail("trailing bytes after the state");
+  if (r.ok()) check_references(r, w);
+  if (!r.ok()) return Error{"world state is damaged: " + r.error()};
+  return Status::ok();
+}
+
+}  // namespace
+
+std::vector<uint8_t> World::save_state() const {
+  std::vector<uint8_t> out;
+  StateWriter w(out);
+  write_state(*impl_, w);
+  return out;
+}
+
+Status World::restore_state(std::span<const uint8_t> bytes) {
+  auto fresh = std::make_unique<WorldImpl>();
+  fresh->settings.threads = impl_->settings.threads;
+  StateReader r(bytes);
+  if (Status st = read_state(r, *fresh); !st) return st;  // this world is left untouched
+  for (uint32_t i = 0; i < fresh->bodies.size(); ++i) {
+    const Body& b = fresh->bodies[i];
+    if (b.alive) fresh->id_to_slot[b.id] = i;
+  }
+  auto& contacts = fresh->contacts.items();
+  for (Contact& c : contacts) {
+    c.body_a = fresh->shapes[c.shape_a].body;
+    c.body_b = fresh->shapes[c.shape_b].body;
+  }
+  fresh->rebuild_broadphase();
+  impl_ = std::move(fresh);
+  return Status::ok();
+}
+
+uint64_t World::hash() const {
+  impl_->scratch.clear();
+  StateWriter w(impl_->scratch);
+  write_state(*impl_, w);
+  return XXH3_64bits(impl_->scratch.data(), impl_->scratch.size());
+}
+
+}  // namespace keel::sim

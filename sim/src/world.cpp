@@ -1,0 +1,350 @@
+// World: the public API over WorldImpl, and the tick pipeline
+//   broadphase -> narrowphase -> solve (integrate inside) -> tick counter.
+#include <keel/sim/world.h>
+
+#include "body/mass.h"
+#include "world_impl.h"
+
+#include "solver/solver.h"
+
+#include <chrono>
+
+namespace keel::sim {
+
+// ---------------------------------------------------------------------------------------
+// WorldImpl: bodies, colliders and the step pipeline
+
+Body* WorldImpl::get(BodyId id) {
+  if (id.index >= bodies.size()) return nullptr;
+  Body& b = bodies[id.index];
+  return b.alive && b.generation == id.generation ? &b : nullptr;
+}
+
+const Body* WorldImpl::get(BodyId id) const { return const_cast<WorldImpl*>(this)->get(id); }
+
+uint32_t WorldImpl::allocate_body_slot() {
+  if (!free_bodies.empty()) {
+    uint32_t slot = free_bodies.back();
+    free_bodies.pop_back();
+    return slot;
+  }
+  bodies.emplace_back();
+  return uint32_t(bodies.size() - 1);
+}
+
+uint32_t WorldImpl::allocate_shape_slot() {
+  if (!free_shapes.empty()) {
+    uint32_t slot = free_shapes.back();
+    free_shapes.pop_back();
+    return slot;
+  }
+  shapes.emplace_back();
+  return uint32_t(shapes.size() - 1);
+}
+
+namespace {
+
+AABB fatten(const AABB& box) {
+  return AABB{box.lower - Vec3(kAabbMargin), box.upper + Vec3(kAabbMargin)};
+}
+
+}  // namespace
+
+void WorldImpl::create_shape(uint32_t body_slot, const ColliderDef& def) {
+  uint32_t slot = allocate_shape_slot();
+  Body& body = bodies[body_slot];
+  Shape& s = shapes[slot];
+  s = Shape{};
+  s.alive = true;
+  s.body = body_slot;
+  s.type = def.shape;
+  s.local = Transform{def.center, glm::normalize(def.rotation)};
+  s.radius = def.radius;
+  s.half_height = def.half_height;
+  s.half_extents = def.half_extents;
+  s.friction = def.friction;
+  s.restitution = def.restitution;
+  s.density = def.density;
+  s.is_trigger = def.is_trigger;
+  s.enabled = def.enabled;
+  s.is_static = body.motion == MotionType::Static;
+  s.aabb = compute_shape_aabb(s, body.origin);
+  if (s.enabled) {
+    s.fat = fatten(s.aabb);
+    s.proxy = broadphase.add(slot, s.fat, s.is_static);
+  }
+  body.shapes.push_back(slot);
+}
+
+void WorldImpl::destroy_shape(uint32_t slot) {
+  Shape& s = shapes[slot];
+  if (s.proxy >= 0) broadphase.remove(s.proxy, s.is_static);
+  broadphase.forget_moved(slot);
+  contacts.remove_shape(slot);
+  s = Shape{};
+  free_shapes.push_back(slot);
+}
+
+void WorldImpl::rebuild_broadphase() {
+  broadphase.clear();
+  for (uint32_t i = 0; i < shapes.size(); ++i) {
+    Shape& s = shapes[i];
+    if (!s.alive) continue;
+    s.aabb = compute_shape_aabb(s, bodies[s.body].origin);
+    s.proxy = s.enabled ? broadphase.add(i, s.fat, s.is_static) : -1;
+  }
+}
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double ms_since(Clock::time_point t0) {
+  return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
+}
+
+ShapeGeom world_geom(const Shape& s, const Body& b) {
+  Transform xf = compose(b.origin, s.local);
+  ShapeGeom g;
+  g.type = s.type;
+  g.position = xf.position;
+  g.rotation = glm::mat3_cast(xf.rotation);
+  g.radius = s.radius;
+  g.half_height = s.half_height;
+  g.half_extents = s.half_extents;
+  return g;
+}
+
+// Refits the fat bounds of every collider on a body that can move and queues the
+// colliders that left them; then turns the queued colliders' overlaps into contacts.
+void update_broadphase(WorldImpl& w, std::vector<uint64_t>& pairs) {
+  for (uint32_t i = 0; i < w.shapes.size(); ++i) {
+    Shape& s = w.shapes[i];
+    if (!s.alive || s.proxy < 0 || s.is_static) continue;
+    const Body& b = w.bodies[s.body];
+    if (b.sleeping) continue;
+    s.aabb = compute_shape_aabb(s, b.origin);
+    if (contains(s.fat, s.aabb)) continue;
+    s.fat = fatten(s.aabb);
+    w.broadphase.move(s.proxy, i, s.fat, false);
+  }
+  w.broadphase.collect_pairs(w.shapes, w.bodies, pairs);
+  w.contacts.insert_new(pairs);
+}
+
+// Recomputes every contact's manifold from the current poses; drops contacts whose fat
+// bounds no longer overlap.
+void update_contacts(WorldImpl& w, std::vector<ShapeGeom>& geoms, std::vector<uint8_t>& dead) {
+  geoms.resize(w.shapes.size());
+  for (uint32_t i = 0; i < w.shapes.size(); ++i) {
+    const Shape& s = w.shapes[i];
+    if (s.alive) geoms[i] = world_geom(s, w.bodies[s.body]);
+  }
+  auto& items = w.contacts.items();
+  dead.assign(items.size(), 0);
+  for (size_t i = 0; i < items.size(); ++i) {
+    Contact& c = items[i];
+    const Shape& sa = w.shapes[c.shape_a];
+    const Shape& sb = w.shapes[c.shape_b];
+    if (!overlaps(sa.fat, sb.fat)) {
+      dead[i] = 1;
+      continue;
+    }
+    c.body_a = sa.body;
+    c.body_b = sb.body;
+    c.friction = combine_friction(sa.friction, sb.friction);
+    c.restitution = combine_restitution(sa.restitution, sb.restitution);
+    Manifold m;  // stays empty when even the tight bounds are apart: no narrowphase needed
+    if (overlaps(sa.aabb, sb.aabb)) collide(geoms[c.shape_a], geoms[c.shape_b], kSpeculativeDistance, m);
+    update_manifold(c, m, w.bodies[sa.body].center, w.bodies[sb.body].center);
+  }
+  w.contacts.remove_flagged(dead);
+}
+
+}  // namespace
+
+void WorldImpl::step() {
+  auto t0 = Clock::now();
+  static thread_local std::vector<uint64_t> pairs;
+  static thread_local std::vector<ShapeGeom> geoms;
+  static thread_local std::vector<uint8_t> dead;
+
+  update_broadphase(*this, pairs);
+  auto t1 = Clock::now();
+  update_contacts(*this, geoms, dead);
+  auto t2 = Clock::now();
+  solve_tick(*this, 1.0f / float(settings.tick_rate));
+  ++tick;
+
+  profile.broadphase_ms = std::chrono::duration<double, std::milli>(t1 - t0).count();
+  profile.narrowphase_ms = std::chrono::duration<double, std::milli>(t2 - t1).count();
+  profile.solve_ms = ms_since(t2);
+  profile.total_ms = ms_since(t0);
+  profile.contact_pairs = uint32_t(contacts.items().size());
+  uint32_t touching = 0;
+  for (const Contact& c : contacts.items()) touching += c.count > 0 ? 1 : 0;
+  profile.touching_pairs = touching;
+}
+
+// ---------------------------------------------------------------------------------------
+// World: the public API
+
+World::World(const WorldSettings& settings) : impl_(std::make_unique<WorldImpl>()) {
+  impl_->settings = settings;
+}
+World::~World() = default;
+World::World(World&&) noexcept = default;
+World& World::operator=(World&&) noexcept = default;
+
+Expected<World> World::from_scene(const SceneDef& scene) {
+  World world(scene.settings);
+  for (const BodyDef& def : scene.bodies) {
+    auto id = world.add_body(def);
+    if (!id) return id.error();
+  }
+  return world;
+}
+
+const WorldSettings& World::settings() const { return impl_->settings; }
+void World::set_threads(uint32_t threads) { impl_->settings.threads = threads == 0 ? 1 : threads; }
+
+Expected<BodyId> World::add_body(const BodyDef& def) {
+  WorldImpl& w = *impl_;
+  if (Status st = validate_body(def); !st) return st.error();
+  uint32_t user_id = def.id;
+  if (user_id == kAutoBodyId) {
+    while (w.id_to_slot.count(w.next_auto_id) != 0) ++w.next_auto_id;
+    user_id = w.next_auto_id++;
+  } else if (w.id_to_slot.count(user_id) != 0) {
+    return Error{"body " + std::to_string(user_id) + ": id is already used by another body"};
+  }
+
+  uint32_t slot = w.allocate_body_slot();
+  Body& b = w.bodies[slot];
+  uint32_t generation = b.generation + 1;
+  b = Body{};
+  b.alive = true;
+  b.generation = generation;
+  b.id = user_id;
+  b.motion = def.motion;
+  b.origin = Transform{def.position, glm::normalize(def.rotation)};
+  b.linear_velocity = def.linear_velocity;
+  b.angular_velocity = def.angular_velocity;
+  b.linear_damping = def.linear_damping;
+  b.angular_damping = def.angular_damping;
+  b.gravity_scale = def.gravity_scale;
+  b.freeze_rotation = def.freeze_rotation;
+  b.can_sleep = def.can_sleep;
+  b.layer = def.layer;
+  b.collides_with = def.collides_with;
+
+  if (def.motion == MotionType::Dynamic) {
+    MassProperties mp = def.mass > 0.0f ? compute_mass_properties(def.colliders, def.mass)
+                                        : compute_mass_properties(def.colliders);
+    b.mass = mp.mass;
+    b.inv_mass = 1.0f / mp.mass;
+    b.local_center = mp.center;
+    b.inertia_local = mp.inertia;
+    float det = glm::determinant(mp.inertia);
+    if (!def.freeze_rotation && det > 0.0f) b.inv_inertia_local = glm::inverse(mp.inertia);
+  } else {
+    b.linear_velocity = def.motion == MotionType::Static ? Vec3(0.0f) : def.linear_velocity;
+    b.angular_velocity = def.motion == MotionType::Static ? Vec3(0.0f) : def.angular_velocity;
+  }
+  b.center = transform_point(b.origin, b.local_center);
+  for (const ColliderDef& c : def.colliders) w.create_shape(slot, c);
+  w.id_to_slot[user_id] = slot;
+  return BodyId{slot, generation};
+}
+
+bool World::remove_body(BodyId id) {
+  WorldImpl& w = *impl_;
+  Body* b = w.get(id);
+  if (!b) return false;
+  for (uint32_t s : b->shapes) w.destroy_shape(s);
+  w.id_to_slot.erase(b->id);
+  uint32_t generation = b->generation;
+  *b = Body{};
+  b->generation = generation;
+  w.free_bodies.push_back(id.index);
+  return true;
+}
+
+BodyId World::find_body(uint32_t user_id) const {
+  auto it = impl_->id_to_slot.find(user_id);
+  if (it == impl_->id_to_slot.end()) return BodyId{};
+  return BodyId{it->second, impl_->bodies[it->second].generation};
+}
+
+bool World::is_valid(BodyId id) const { return impl_->get(id) != nullptr; }
+uint32_t World::body_count() const { return uint32_t(impl_->id_to_slot.size()); }
+
+std::vector<BodyId> World::bodies() const {
+  std::vector<BodyId> out;
+  out.reserve(impl_->id_to_slot.size());
+  for (uint32_t i = 0; i < impl_->bodies.size(); ++i) {
+    const Body& b = impl_->bodies[i];
+    if (b.alive) out.push_back(BodyId{i, b.generation});
+  }
+  return out;
+}
+
+BodyState World::body_state(BodyId id) const {
+  const Body* b = impl_->get(id);
+  if (!b) return BodyState{};
+  return BodyState{b->id, b->motion, b->origin.position, b->origin.rotation,
+                   b->linear_velocity, b->angular_velocity, b->sleeping};
+}
+
+void World::set_linear_velocity(BodyId id, const Vec3& v) {
+  if (Body* b = impl_->get(id); b && b->motion != MotionType::Static) b->linear_velocity = v;
+}
+
+void World::set_angular_velocity(BodyId id, const Vec3& w) {
+  if (Body* b = impl_->get(id); b && b->motion != MotionType::Static) b->angular_velocity = w;
+}
+
+void World::set_transform(BodyId id, const Transform& pose) {
+  WorldImpl& w = *impl_;
+  Body* b = w.get(id);
+  if (!b) return;
+  b->origin = Transform{pose.position, glm::normalize(pose.rotation)};
+  b->center = transform_point(b->origin, b->local_center);
+  for (uint32_t s : b->shapes) {
+    Shape& shape = w.shapes[s];
+    shape.aabb = compute_shape_aabb(shape, b->origin);
+    if (shape.proxy < 0) continue;
+    shape.fat = fatten(shape.aabb);
+    w.broadphase.move(shape.proxy, s, shape.fat, shape.is_static);
+  }
+}
+
+void World::apply_impulse(BodyId id, const Vec3& impulse, const Vec3& world_point) {
+  Body* b = impl_->get(id);
+  if (!b || b->motion != MotionType::Dynamic) return;
+  b->linear_velocity += b->inv_mass * impulse;
+  Mat3 r = glm::mat3_cast(b->origin.rotation);
+  Mat3 inv_i = r * b->inv_inertia_local * glm::transpose(r);
+  b->angular_velocity += inv_i * glm::cross(world_point - b->center, impulse);
+}
+
+float World::mass(BodyId id) const {
+  const Body* b = impl_->get(id);
+  return b ? b->mass : 0.0f;
+}
+
+Mat3 World::local_inertia(BodyId id) const {
+  const Body* b = impl_->get(id);
+  return b ? b->inertia_local : Mat3(0.0f);
+}
+
+Vec3 World::local_center_of_mass(BodyId id) const {
+  const Body* b = impl_->get(id);
+  return b ? b->local_center : Vec3(0.0f);
+}
+
+void World::step() { impl_->step(); }
+uint64_t World::tick() const { return impl_->tick; }
+const StepProfile& World::profile() const { return impl_->profile; }
+
+}  // namespace keel::sim

@@ -1,0 +1,102 @@
+// The world's internal data. Bodies and colliders live in slot arrays addressed by index;
+// a free list (part of the saved state) decides which slot the next one takes, so two
+// runs that add and remove the same bodies in the same order lay them out identically.
+#pragma once
+
+#include <keel/sim/defs.h>
+#include <keel/sim/world.h>
+
+#include "broadphase/broadphase.h"
+#include "contact/contact.h"
+
+#include <cstdint>
+#include <map>
+#include <vector>
+
+namespace keel::sim {
+
+inline constexpr uint32_t kNullIndex = 0xffffffffu;
+
+/// One rigid body. Poses are stored for the centre of mass (what the solver integrates)
+/// and for the body origin (what users see); both are kept in step by sync_origin().
+struct Body {
+  bool alive = false;
+  uint32_t generation = 0;
+  uint32_t id = 0;  // user-facing id
+  MotionType motion = MotionType::Dynamic;
+
+  Transform origin;             // pose of the body frame
+  Vec3 center{0.0f};            // centre of mass, world
+  Vec3 local_center{0.0f};      // centre of mass, body frame
+  Vec3 linear_velocity{0.0f};   // of the centre of mass
+  Vec3 angular_velocity{0.0f};  // world frame
+
+  float mass = 0.0f;
+  float inv_mass = 0.0f;
+  Mat3 inertia_local{0.0f};      // about the centre of mass, body frame
+  Mat3 inv_inertia_local{0.0f};  // zero when rotation is frozen or the body is not dynamic
+
+  float linear_damping = 0.0f;
+  float angular_damping = 0.0f;
+  float gravity_scale = 1.0f;
+  float sleep_time = 0.0f;
+  uint32_t layer = 1;
+  uint32_t collides_with = 0xffffffffu;
+  bool freeze_rotation = false;
+  bool can_sleep = true;
+  bool sleeping = false;
+
+  std::vector<uint32_t> shapes;  // collider slots, in the order the body declared them
+
+  void sync_origin() { origin.position = center - origin.rotation * local_center; }
+};
+
+/// One collider part of a body, in the body's frame.
+struct Shape {
+  bool alive = false;
+  uint32_t body = kNullIndex;
+  ShapeType type = ShapeType::Sphere;
+  Transform local;  // relative to the body origin
+  float radius = 0.0f;
+  float half_height = 0.0f;
+  Vec3 half_extents{0.0f};
+  float friction = 0.6f;
+  float restitution = 0.0f;
+  float density = 1000.0f;
+  bool is_trigger = false;
+  bool enabled = true;
+  bool is_static = false;  // lives in the static tree
+  int32_t proxy = -1;      // broadphase leaf, -1 when disabled
+  AABB fat;                // the broadphase's enlarged bounds (saved: it decides pair lifetimes)
+  AABB aabb;               // tight bounds (plus speculative distance) at the last refit; derived
+};
+
+struct WorldImpl {
+  WorldSettings settings;
+  uint64_t tick = 0;
+  uint32_t next_auto_id = 1u << 31;  // ids the world assigns start here
+
+  std::vector<Body> bodies;
+  std::vector<uint32_t> free_bodies;  // stack: back() is reused first
+  std::vector<Shape> shapes;
+  std::vector<uint32_t> free_shapes;
+  std::map<uint32_t, uint32_t> id_to_slot;  // user id -> body slot (ordered: no hash order)
+
+  BroadPhase broadphase;
+  ContactSet contacts;
+  StepProfile profile;
+
+  mutable std::vector<uint8_t> scratch;  // reused by hash()
+
+  Body* get(BodyId id);
+  const Body* get(BodyId id) const;
+  uint32_t allocate_body_slot();
+  uint32_t allocate_shape_slot();
+  void create_shape(uint32_t body, const ColliderDef& def);
+  void destroy_shape(uint32_t shape);
+  void rebuild_broadphase();
+
+  void step();
+};
+
+}  // namespace keel::sim

@@ -1,0 +1,161 @@
+// Physics checked against numbers computed by hand: free fall, restitution, friction
+// on a floor and on ramps. Each expectation is derived in the comment above it.
+#include <keel/sim/world.h>
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+namespace keel::sim {
+namespace {
+
+constexpr float kG = 9.81f;
+
+ColliderDef sphere(float r, float friction = 0.6f, float restitution = 0.0f) {
+  ColliderDef c;
+  c.shape = ShapeType::Sphere;
+  c.radius = r;
+  c.friction = friction;
+  c.restitution = restitution;
+  return c;
+}
+
+ColliderDef box(Vec3 half, float friction = 0.6f) {
+  ColliderDef c;
+  c.shape = ShapeType::Box;
+  c.half_extents = half;
+  c.friction = friction;
+  return c;
+}
+
+BodyDef body(uint32_t id, MotionType m, Vec3 pos, ColliderDef c, Quat rot = identity_quat()) {
+  BodyDef b;
+  b.id = id;
+  b.motion = m;
+  b.position = pos;
+  b.rotation = rot;
+  b.colliders.push_back(c);
+  return b;
+}
+
+Quat about_z(float angle) { return make_quat(0.0f, 0.0f, std::sin(0.5f * angle), std::cos(0.5f * angle)); }
+
+// With 4 substeps of h = 1/240 s, semi-implicit Euler gives after n substeps
+//   v_n = n h g           and   y_n = y_0 + h^2 g n (n + 1) / 2.
+// After 1 s (n = 240): v = -9.81 m/s, y = y_0 - 9.81 * 241 / 480 = y_0 - 4.925438 m.
+TEST(WorldPhysics, FreeFallMatchesIntegrator) {
+  World world;
+  BodyId id = *world.add_body(body(1, MotionType::Dynamic, Vec3(0, 100, 0), sphere(0.5f)));
+  for (int i = 0; i < 60; ++i) world.step();
+  BodyState s = world.body_state(id);
+  EXPECT_NEAR(s.linear_velocity.y, -kG * 1.0f, 1e-4f);
+  EXPECT_NEAR(s.position.y, 100.0f - kG * 241.0f / 480.0f, 1e-3f);
+  EXPECT_NEAR(s.position.x, 0.0f, 1e-6f);
+  // And the continuous answer g t^2 / 2 = 4.905 m is within the integrator's O(h) error.
+  EXPECT_NEAR(100.0f - s.position.y, 0.5f * kG, 0.5f * kG / 240.0f * 2.0f);
+}
+
+// Equal masses, restitution 1, head on: momentum and energy conservation give an
+// exchange of velocities. Sphere A at 2 m/s hits B at rest: A stops, B leaves at 2 m/s.
+TEST(WorldPhysics, EqualSpheresExchangeVelocities) {
+  WorldSettings settings;
+  settings.gravity = Vec3(0.0f);
+  World world(settings);
+  BodyDef a = body(1, MotionType::Dynamic, Vec3(-2, 0, 0), sphere(0.5f, 0.0f, 1.0f));
+  a.linear_velocity = Vec3(2, 0, 0);
+  BodyId ia = *world.add_body(a);
+  BodyId ib = *world.add_body(body(2, MotionType::Dynamic, Vec3(0, 0, 0), sphere(0.5f, 0.0f, 1.0f)));
+  for (int i = 0; i < 90; ++i) world.step();
+  EXPECT_NEAR(world.body_state(ia).linear_velocity.x, 0.0f, 0.04f);
+  EXPECT_NEAR(world.body_state(ib).linear_velocity.x, 2.0f, 0.04f);
+  EXPECT_GT(world.body_state(ib).position.x, world.body_state(ia).position.x + 1.0f);
+}
+
+// Restitution 0.5 against a static wall: the normal speed after impact is half the
+// normal speed before (±2%); the tangential speed is untouched with zero friction.
+TEST(WorldPhysics, SphereBouncesOffWallAtHalfSpeed) {
+  WorldSettings settings;
+  settings.gravity = Vec3(0.0f);
+  World world(settings);
+  ColliderDef wall = box(Vec3(0.5f, 5, 5), 0.0f);
+  wall.restitution = 0.5f;
+  world.add_body(body(1, MotionType::Static, Vec3(5.5f, 0, 0), wall));
+  BodyDef ball = body(2, MotionType::Dynamic, Vec3(0, 0, 0), sphere(0.5f, 0.0f, 0.5f));
+  ball.linear_velocity = Vec3(6, 0, 1);
+  BodyId id = *world.add_body(ball);
+  for (int i = 0; i < 120; ++i) world.step();
+  Vec3 v = world.body_state(id).linear_velocity;
+  EXPECT_NEAR(v.x, -3.0f, 0.06f);
+  EXPECT_NEAR(v.z, 1.0f, 1e-3f);
+}
+
+// A box sliding at 3 m/s with combined friction 0.5 decelerates at mu g = 4.905 m/s^2
+// and stops after v / (mu g) = 0.6116 s, having slid v^2 / (2 mu g) = 0.9174 m.
+TEST(WorldPhysics, SlidingBoxStopsAfterVOverMuG) {
+  World world;
+  world.add_body(body(1, MotionType::Static, Vec3(0, -0.5f, 0), box(Vec3(50, 0.5f, 50), 0.5f)));
+  BodyDef b = body(2, MotionType::Dynamic, Vec3(0, 0.5f, 0), box(Vec3(0.5f), 0.5f));
+  b.linear_velocity = Vec3(3, 0, 0);
+  BodyId id = *world.add_body(b);
+  const float dt = 1.0f / 60.0f;
+  float prev_v = 3.0f, stop_time = -1.0f;
+  for (int i = 1; i <= 120 && stop_time < 0.0f; ++i) {
+    world.step();
+    float v = world.body_state(id).linear_velocity.x;
+    if (v < 1e-3f) {
+      // Constant deceleration: interpolate the zero crossing within this tick.
+      stop_time = (i - 1) * dt + dt * prev_v / (prev_v - v);
+    }
+    prev_v = v;
+  }
+  const float expected = 3.0f / (0.5f * kG);
+  EXPECT_NEAR(stop_time, expected, 0.03f * expected);
+  EXPECT_NEAR(world.body_state(id).position.x, 9.0f / (2.0f * 0.5f * kG), 0.03f * 0.9174f);
+  EXPECT_NEAR(world.body_state(id).position.y, 0.5f, 0.01f);
+}
+
+struct Ramp {
+  World world;
+  BodyId box;
+  Vec3 down_slope;  // unit vector along the ramp, pointing down
+};
+
+// A 30° ramp (a static box turned about Z) with a 1 m box resting on its surface.
+void build_ramp(Ramp& r, float friction) {
+  const float angle = 30.0f * 3.14159265f / 180.0f;
+  Quat q = about_z(angle);
+  r.world.add_body(body(1, MotionType::Static, Vec3(0), box(Vec3(10, 0.5f, 2), friction), q));
+  Vec3 up = q * Vec3(0, 1, 0);
+  Vec3 along = q * Vec3(1, 0, 0);  // points up the slope
+  r.down_slope = -along;
+  r.box = *r.world.add_body(body(2, MotionType::Dynamic, up * 1.0f, box(Vec3(0.5f), friction), q));
+}
+
+// tan 30° = 0.577 < 0.6: static friction holds the box.
+TEST(WorldPhysics, BoxStaysOnRampWithFriction06) {
+  Ramp r;
+  build_ramp(r, 0.6f);
+  Vec3 start = r.world.body_state(r.box).position;
+  for (int i = 0; i < 180; ++i) r.world.step();
+  Vec3 moved = r.world.body_state(r.box).position - start;
+  EXPECT_LT(glm::length(moved), 0.01f);
+}
+
+// With mu = 0.3 the box slides with a = g (sin 30° - 0.3 cos 30°) = 2.3563 m/s^2.
+// Measured as the change of speed along the slope between 0.5 s and 1.5 s.
+TEST(WorldPhysics, BoxSlidesDownRampWithFriction03) {
+  Ramp r;
+  build_ramp(r, 0.3f);
+  float v_half = 0.0f, v_late = 0.0f;
+  for (int i = 1; i <= 90; ++i) {
+    r.world.step();
+    float v = glm::dot(r.world.body_state(r.box).linear_velocity, r.down_slope);
+    if (i == 30) v_half = v;
+    if (i == 90) v_late = v;
+  }
+  const float expected = kG * (0.5f - 0.3f * std::sqrt(3.0f) / 2.0f);
+  EXPECT_NEAR((v_late - v_half) / 1.0f, expected, 0.03f * expected);
+}
+
+}  // namespace
+}  // namespace keel::sim

@@ -1,0 +1,42 @@
+// keel-sim — run a scene headless, for tests, benchmarks and determinism checks.
+// The command line is a contract (DESIGN.md §6); flags may grow, never change.
+#include "run_command.h"
+
+#include <CLI/CLI.hpp>
+
+#include <iostream>
+
+int main(int argc, char** argv) {
+  CLI::App app{"keel-sim: step a Keel scene headless and print its per-tick state hashes"};
+  app.require_subcommand(1);
+
+  keel::tools::RunOptions run;
+  uint64_t save_at = 0;
+  CLI::App* cmd = app.add_subcommand("run", "step a scene (or a saved state) and print hashes");
+  cmd->add_option("scene", run.scene, "scene file (JSON or FlatBuffers binary)")->check(CLI::ExistingFile);
+  auto* state_opt = cmd->add_option("--state", run.state, "continue from a saved state instead of a scene")
+                        ->check(CLI::ExistingFile);
+  cmd->add_option("--ticks", run.ticks, "ticks to step (default 600)")->check(CLI::Range(uint64_t(0), uint64_t(1) << 40));
+  cmd->add_option("--threads", run.threads, "worker threads (results never depend on it)")
+      ->check(CLI::Range(1u, 256u));
+  cmd->add_option("--hash-every", run.hash_every, "print `tick T HASH` when T is a multiple of K (0: only the final line; default 60)");
+  cmd->add_flag("--timing", run.timing, "print step time statistics");
+  cmd->add_option("--dump-final", run.dump_final, "write every body's final state as JSON");
+  auto* save_opt = cmd->add_option("--save-at", save_at, "absolute tick at which to save the state");
+  auto* out_opt = cmd->add_option("--state-out", run.state_out, "where --save-at writes the state");
+  save_opt->needs(out_opt);
+  out_opt->needs(save_opt);
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e) == 0 ? 0 : 2;
+  }
+  if (run.scene.empty() == run.state.empty()) {
+    std::cerr << "keel-sim run: give exactly one of SCENE or --state STATE.bin\n";
+    return 2;
+  }
+  (void)state_opt;
+  if (save_opt->count() > 0) run.save_at = save_at;
+  return keel::tools::run_simulation(run);
+}

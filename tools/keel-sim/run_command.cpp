@@ -1,0 +1,162 @@
+#include "run_command.h"
+
+#include <keel/protocol/scene.h>
+#include <keel/sim/world.h>
+
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <chrono>
+#include <cinttypes>
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+#include <iterator>
+#include <vector>
+
+namespace keel::tools {
+
+namespace {
+
+using sim::World;
+
+void print_hash(const char* label, uint64_t tick, uint64_t hash) {
+  std::printf("%s %" PRIu64 " %016" PRIx64 "\n", label, tick, hash);
+}
+
+bool read_file(const std::string& path, std::vector<uint8_t>& out) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return false;
+  out.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  return !in.bad();
+}
+
+bool write_file(const std::string& path, const std::vector<uint8_t>& bytes) {
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  out.write(reinterpret_cast<const char*>(bytes.data()), std::streamsize(bytes.size()));
+  return bool(out);
+}
+
+bool load_world(const RunOptions& o, World& world) {
+  if (!o.state.empty()) {
+    std::vector<uint8_t> bytes;
+    if (!read_file(o.state, bytes)) {
+      std::cerr << o.state << ": cannot read\n";
+      return false;
+    }
+    if (auto st = world.restore_state(bytes); !st) {
+      std::cerr << o.state << ": " << st.error().message << "\n";
+      return false;
+    }
+    return true;
+  }
+  auto scene = protocol::load_scene_file(o.scene);
+  if (!scene) {
+    std::cerr << scene.error().message << "\n";
+    return false;
+  }
+  auto built = World::from_scene(*scene);
+  if (!built) {
+    std::cerr << o.scene << ": " << built.error().message << "\n";
+    return false;
+  }
+  world = std::move(*built);
+  return true;
+}
+
+nlohmann::json vec_json(const sim::Vec3& v) { return nlohmann::json::array({v.x, v.y, v.z}); }
+
+bool dump_bodies(const World& world, const std::string& path) {
+  std::vector<sim::BodyState> states;
+  for (sim::BodyId id : world.bodies()) states.push_back(world.body_state(id));
+  std::sort(states.begin(), states.end(), [](const auto& a, const auto& b) { return a.id < b.id; });
+  nlohmann::json bodies = nlohmann::json::array();
+  for (const sim::BodyState& s : states) {
+    bodies.push_back({{"id", s.id},
+                      {"position", vec_json(s.position)},
+                      {"rotation", {s.rotation.x, s.rotation.y, s.rotation.z, s.rotation.w}},
+                      {"linear_velocity", vec_json(s.linear_velocity)},
+                      {"angular_velocity", vec_json(s.angular_velocity)},
+                      {"sleeping", s.sleeping}});
+  }
+  nlohmann::json doc = {{"tick", world.tick()}, {"bodies", std::move(bodies)}};
+  std::ofstream out(path, std::ios::trunc);
+  out << doc.dump(1) << "\n";
+  return bool(out);
+}
+
+double percentile(std::vector<double> sorted, double p) {
+  if (sorted.empty()) return 0.0;
+  size_t i = size_t(p * double(sorted.size() - 1) + 0.5);
+  return sorted[std::min(i, sorted.size() - 1)];
+}
+
+void print_timing(const std::vector<double>& ms, uint32_t threads) {
+  std::vector<double> sorted = ms;
+  std::sort(sorted.begin(), sorted.end());
+  double sum = 0.0;
+  for (double v : ms) sum += v;
+  double mean = ms.empty() ? 0.0 : sum / double(ms.size());
+  std::printf("timing ticks=%zu threads=%u step_ms_mean=%.4f step_ms_p50=%.4f step_ms_p95=%.4f step_ms_max=%.4f\n",
+              ms.size(), threads, mean, percentile(sorted, 0.5), percentile(sorted, 0.95),
+              sorted.empty() ? 0.0 : sorted.back());
+}
+
+bool save_state_to(const World& world, const std::string& path) {
+  if (write_file(path, world.save_state())) return true;
+  std::cerr << path << ": cannot write state\n";
+  return false;
+}
+
+}  // namespace
+
+int run_simulation(const RunOptions& o) {
+  World world;
+  if (!load_world(o, world)) return 1;
+  world.set_threads(o.threads);
+
+  const uint64_t start = world.tick();
+  const uint64_t end = start + o.ticks;
+  if (o.save_at && (*o.save_at < start || *o.save_at > end)) {
+    std::cerr << "keel-sim: --save-at " << *o.save_at << " is outside the ticks this run steps (" << start
+              << ".." << end << ")\n";
+    return 2;
+  }
+  auto maybe_save = [&]() {
+    return !(o.save_at && world.tick() == *o.save_at) || save_state_to(world, o.state_out);
+  };
+  if (o.hash_every > 0 && start % o.hash_every == 0) print_hash("tick", start, world.hash());
+  if (!maybe_save()) return 1;
+
+  std::vector<double> step_ms;
+  double stage_ms[3] = {0, 0, 0};
+  if (o.timing) step_ms.reserve(o.ticks);
+  while (world.tick() < end) {
+    auto t0 = std::chrono::steady_clock::now();
+    world.step();
+    if (o.timing) {
+      step_ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+      stage_ms[0] += world.profile().broadphase_ms;
+      stage_ms[1] += world.profile().narrowphase_ms;
+      stage_ms[2] += world.profile().solve_ms;
+    }
+    uint64_t t = world.tick();
+    if (o.hash_every > 0 && t % o.hash_every == 0) print_hash("tick", t, world.hash());
+    if (!maybe_save()) return 1;
+  }
+  if (o.timing) {
+    print_timing(step_ms, o.threads);
+    double n = step_ms.empty() ? 1.0 : double(step_ms.size());
+    std::printf("stages broadphase_ms_mean=%.4f narrowphase_ms_mean=%.4f solve_ms_mean=%.4f contacts=%u touching=%u\n",
+                stage_ms[0] / n, stage_ms[1] / n, stage_ms[2] / n, world.profile().contact_pairs,
+                world.profile().touching_pairs);
+  }
+  if (!o.dump_final.empty() && !dump_bodies(world, o.dump_final)) {
+    std::cerr << o.dump_final << ": cannot write\n";
+    return 1;
+  }
+  print_hash("final", world.tick(), world.hash());
+  return 0;
+}
+
+}  // namespace keel::tools
