@@ -275,9 +275,13 @@ Status read_state(StateReader& r, WorldImpl& w) {
 
 std::vector<uint8_t> World::save_state() const {
   std::vector<uint8_t> out;
+  append_state(out);
+  return out;
+}
+
+void World::append_state(std::vector<uint8_t>& out) const {
   StateWriter w(out);
   write_state(*impl_, w);
-  return out;
 }
 
 Status World::restore_state(std::span<const uint8_t> bytes) {

@@ -69,6 +69,7 @@ class StateReader {
 
   bool ok() const { return ok_; }
   bool at_end() const { return pos_ == in_.size(); }
+  size_t position() const { return pos_; }
   const std::string& error() const { return error_; }
   void fail(const std::string& why) {
     if (ok_) error_ = why + " (at byte " + std::to_string(pos_) + ")";

@@ -100,6 +100,8 @@ class World {
   /// The complete state as canonical bytes: little-endian, field by field, no padding,
   /// independent of capacities and memory layout.
   std::vector<uint8_t> save_state() const;
+  /// Appends the canonical state to `out` (lets a caller frame it without a copy).
+  void append_state(std::vector<uint8_t>& out) const;
   /// Replaces this world's entire state with one produced by save_state().
   Status restore_state(std::span<const uint8_t> bytes);
   /// XXH3-64 of the canonical state.
