@@ -57,9 +57,10 @@ flatbuffers::IDLOptions json_options() {
 }
 
 /// "3: 17: error: unknown field: foo" (possibly after warnings) -> "unknown field: foo".
+/// The first marker is the parser's own; later text may quote the file (a field name).
 std::string parser_message(const std::string& error) {
   const std::string marker = "error: ";
-  const size_t at = error.rfind(marker);
+  const size_t at = error.find(marker);
   std::string message = at == std::string::npos ? error : error.substr(at + marker.size());
   while (!message.empty() && (message.back() == '\n' || message.back() == '\r')) {
     message.pop_back();

@@ -55,8 +55,10 @@ class StateWriter {
     for (int c = 0; c < 3; ++c) vec3(m[c]);
   }
   void bytes(const void* data, size_t n) {
-    const auto* p = static_cast<const uint8_t*>(data);
-    out_.insert(out_.end(), p, p + n);
+    if (n == 0) return;
+    size_t old = out_.size();
+    out_.resize(old + n);
+    std::memcpy(out_.data() + old, data, n);
   }
 
  private:

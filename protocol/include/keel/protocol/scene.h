@@ -52,9 +52,10 @@ sim::Expected<sim::SceneDef> parse_scene_binary(std::span<const uint8_t> bytes,
                                                 const std::string& source_name);
 
 /// Encodes a scene as a FlatBuffers binary with identifier "KSCN" (what a server sends
-/// to clients and a recording embeds). parse_scene_binary of the result gives back the
-/// same SceneDef bit for bit (settings.threads aside: it never changes results and is not
-/// part of the format), provided the scene was valid.
+/// to clients and a recording embeds). For any scene that loads (every SceneDef the
+/// parse functions return), parse_scene_binary of the result gives back the same
+/// SceneDef bit for bit, settings.threads aside (it never changes results and is not part
+/// of the format). The scene must fit the limits above; larger ones are a caller bug.
 std::vector<uint8_t> scene_to_binary(const sim::SceneDef& scene);
 
 /// The text of protocol/schemas/scene.fbs, compiled into the library.
