@@ -1,5 +1,6 @@
 #include "solver/solver.h"
 
+#include "solver/contact_batches.h"
 #include "world_impl.h"
 
 #include <algorithm>
@@ -10,45 +11,8 @@ namespace keel::sim {
 namespace {
 
 constexpr float kPi = 3.14159265358979323846f;
-constexpr float kMaxLinearSpeed = 400.0f;        // m/s: a guard against blow-ups, above any bullet
+constexpr float kMaxLinearSpeed = 400.0f;              // m/s: a guard against blow-ups, above any bullet
 constexpr float kMaxRotationPerSubstep = 0.25f * kPi;  // rad: keeps the quaternion update valid
-
-// One contact point's rows. The angular parts of each row's Jacobian (r x dir) and
-// their images under the inverse inertia are precomputed once per tick, so an
-// iteration is dot products and scaled adds only (inertia is frozen over the tick).
-struct Row {
-  Vec3 ang_a{0.0f};    // r_a x dir
-  Vec3 ang_b{0.0f};    // r_b x dir
-  Vec3 iang_a{0.0f};   // I_a^-1 (r_a x dir)
-  Vec3 iang_b{0.0f};   // I_b^-1 (r_b x dir)
-  float mass = 0.0f;   // effective mass along dir
-  float impulse = 0.0f;
-};
-
-struct ConstraintPoint {
-  Vec3 r_a{0.0f};
-  Vec3 r_b{0.0f};
-  float adjusted_separation = 0.0f;
-  float max_normal_impulse = 0.0f;
-  float relative_velocity = 0.0f;
-  Row normal;
-  Row tangent1;
-  Row tangent2;
-};
-
-struct ContactConstraint {
-  uint32_t a = 0;
-  uint32_t b = 0;
-  uint32_t contact = 0;
-  int count = 0;
-  Vec3 normal{0.0f};
-  Vec3 t1{0.0f};
-  Vec3 t2{0.0f};
-  float friction = 0.0f;
-  float restitution = 0.0f;
-  Softness soft;
-  ConstraintPoint p[kMaxManifoldPoints];
-};
 
 /// Per-body constants of the velocity integration.
 struct BodyMotion {
@@ -68,9 +32,29 @@ void tangent_basis(const Vec3& n, Vec3& t1, Vec3& t2) {
   t2 = glm::cross(n, t1);
 }
 
-Row make_row(const SolverBody& a, const SolverBody& b, const Vec3& ra, const Vec3& rb, const Vec3& dir,
-             float impulse) {
-  Row row;
+Vec3 relative_velocity(const SolverBody& a, const SolverBody& b, const Vec3& ra, const Vec3& rb) {
+  return b.v + glm::cross(b.w, rb) - a.v - glm::cross(a.w, ra);
+}
+
+// ---- packing lanes ------------------------------------------------------------------
+
+/// Scalar values of one lane's row, packed into a WideRow afterwards.
+struct LaneRow {
+  Vec3 ang_a{0.0f}, ang_b{0.0f}, iang_a{0.0f}, iang_b{0.0f};
+  float mass = 0.0f;
+  float impulse = 0.0f;
+};
+
+struct LanePoint {
+  Vec3 r_a{0.0f}, r_b{0.0f};
+  float adjusted_separation = 0.0f;
+  float relative_velocity = 0.0f;
+  LaneRow normal, tangent1, tangent2;
+};
+
+LaneRow make_row(const SolverBody& a, const SolverBody& b, const Vec3& ra, const Vec3& rb, const Vec3& dir,
+                 float impulse) {
+  LaneRow row;
   row.ang_a = glm::cross(ra, dir);
   row.ang_b = glm::cross(rb, dir);
   row.iang_a = a.inv_inertia * row.ang_a;
@@ -81,24 +65,120 @@ Row make_row(const SolverBody& a, const SolverBody& b, const Vec3& ra, const Vec
   return row;
 }
 
-// Velocity of B relative to A along a row's direction.
-inline float row_velocity(const Row& r, const Vec3& dir, const Vec3& va, const Vec3& wa, const Vec3& vb,
-                          const Vec3& wb) {
-  return glm::dot(vb - va, dir) + glm::dot(wb, r.ang_b) - glm::dot(wa, r.ang_a);
+Vec3x4 pack(const Vec3 (&v)[kLanes]) {
+  return {load4(v[0].x, v[1].x, v[2].x, v[3].x), load4(v[0].y, v[1].y, v[2].y, v[3].y),
+          load4(v[0].z, v[1].z, v[2].z, v[3].z)};
 }
 
-// Applies impulse `l` along a row (to B, and its reaction to A).
-inline void apply_row(const Row& r, const Vec3& dir, float l, float ma, float mb, Vec3& va, Vec3& wa,
-                      Vec3& vb, Vec3& wb) {
-  va -= (ma * l) * dir;
-  wa -= l * r.iang_a;
-  vb += (mb * l) * dir;
-  wb += l * r.iang_b;
+Float4 pack(const float (&f)[kLanes]) { return load4(f[0], f[1], f[2], f[3]); }
+
+template <class Get>
+Vec3x4 pack_vec(Get get) {
+  Vec3 v[kLanes] = {get(0), get(1), get(2), get(3)};
+  return pack(v);
 }
 
-Vec3 relative_velocity(const SolverBody& a, const SolverBody& b, const Vec3& ra, const Vec3& rb) {
-  return b.v + glm::cross(b.w, rb) - a.v - glm::cross(a.w, ra);
+template <class Get>
+Float4 pack_float(Get get) {
+  float f[kLanes] = {get(0), get(1), get(2), get(3)};
+  return pack(f);
 }
+
+WideRow pack_row(const LanePoint (&lanes)[kLanes], LaneRow LanePoint::*row) {
+  WideRow w;
+  w.ang_a = pack_vec([&](int i) { return (lanes[i].*row).ang_a; });
+  w.ang_b = pack_vec([&](int i) { return (lanes[i].*row).ang_b; });
+  w.iang_a = pack_vec([&](int i) { return (lanes[i].*row).iang_a; });
+  w.iang_b = pack_vec([&](int i) { return (lanes[i].*row).iang_b; });
+  w.mass = pack_float([&](int i) { return (lanes[i].*row).mass; });
+  w.impulse = pack_float([&](int i) { return (lanes[i].*row).impulse; });
+  return w;
+}
+
+float lane(Float4 f, int i) {
+  float out[kLanes];
+  store4(f, out);
+  return out[i];
+}
+
+Vec3 lane(const Vec3x4& v, int i) { return Vec3(lane(v.x, i), lane(v.y, i), lane(v.z, i)); }
+
+// ---- gathering body state for four lanes --------------------------------------------
+
+struct WideBodies {
+  Vec3x4 v, w;
+};
+
+WideBodies gather_velocity(const std::vector<SolverBody>& bodies, const uint32_t (&idx)[kLanes]) {
+  const SolverBody& b0 = bodies[idx[0]];
+  const SolverBody& b1 = bodies[idx[1]];
+  const SolverBody& b2 = bodies[idx[2]];
+  const SolverBody& b3 = bodies[idx[3]];
+  return {{load4(b0.v.x, b1.v.x, b2.v.x, b3.v.x), load4(b0.v.y, b1.v.y, b2.v.y, b3.v.y),
+           load4(b0.v.z, b1.v.z, b2.v.z, b3.v.z)},
+          {load4(b0.w.x, b1.w.x, b2.w.x, b3.w.x), load4(b0.w.y, b1.w.y, b2.w.y, b3.w.y),
+           load4(b0.w.z, b1.w.z, b2.w.z, b3.w.z)}};
+}
+
+// Writes lanes back in lane order. Lanes that share a body are only ever the static
+// stand-in or a kinematic body, whose velocities the solve never changes.
+void scatter_velocity(std::vector<SolverBody>& bodies, const uint32_t (&idx)[kLanes], const WideBodies& s) {
+  float vx[4], vy[4], vz[4], wx[4], wy[4], wz[4];
+  store4(s.v.x, vx);
+  store4(s.v.y, vy);
+  store4(s.v.z, vz);
+  store4(s.w.x, wx);
+  store4(s.w.y, wy);
+  store4(s.w.z, wz);
+  for (int i = 0; i < kLanes; ++i) {
+    SolverBody& b = bodies[idx[i]];
+    if (b.inv_mass == 0.0f) continue;  // static or kinematic: unchanged by contacts
+    b.v = Vec3(vx[i], vy[i], vz[i]);
+    b.w = Vec3(wx[i], wy[i], wz[i]);
+  }
+}
+
+/// Rotates four vectors by four unit quaternions: v + 2 (w (q x v) + q x (q x v)).
+Vec3x4 rotate(const Vec3x4& qv, Float4 qw, const Vec3x4& v) {
+  Vec3x4 t = cross(qv, v);
+  Vec3x4 u = cross(qv, t);
+  Float4 two = splat(2.0f);
+  return v + two * (qw * t + u);
+}
+
+struct WideDelta {
+  Vec3x4 dp;
+  Vec3x4 qv;
+  Float4 qw;
+};
+
+WideDelta gather_delta(const std::vector<SolverBody>& bodies, const uint32_t (&idx)[kLanes]) {
+  const SolverBody& b0 = bodies[idx[0]];
+  const SolverBody& b1 = bodies[idx[1]];
+  const SolverBody& b2 = bodies[idx[2]];
+  const SolverBody& b3 = bodies[idx[3]];
+  WideDelta d;
+  d.dp = {load4(b0.dp.x, b1.dp.x, b2.dp.x, b3.dp.x), load4(b0.dp.y, b1.dp.y, b2.dp.y, b3.dp.y),
+          load4(b0.dp.z, b1.dp.z, b2.dp.z, b3.dp.z)};
+  d.qv = {load4(b0.dq.x, b1.dq.x, b2.dq.x, b3.dq.x), load4(b0.dq.y, b1.dq.y, b2.dq.y, b3.dq.y),
+          load4(b0.dq.z, b1.dq.z, b2.dq.z, b3.dq.z)};
+  d.qw = load4(b0.dq.w, b1.dq.w, b2.dq.w, b3.dq.w);
+  return d;
+}
+
+inline Float4 row_velocity(const WideRow& r, const Vec3x4& dir, const WideBodies& a, const WideBodies& b) {
+  return dot(b.v - a.v, dir) + dot(b.w, r.ang_b) - dot(a.w, r.ang_a);
+}
+
+inline void apply_row(const WideRow& r, const Vec3x4& dir, Float4 l, Float4 ma, Float4 mb, WideBodies& a,
+                      WideBodies& b) {
+  a.v = a.v - (ma * l) * dir;
+  a.w = a.w - l * r.iang_a;
+  b.v = b.v + (mb * l) * dir;
+  b.w = b.w + l * r.iang_b;
+}
+
+// ---- the solver ---------------------------------------------------------------------
 
 class ContactSolver {
  public:
@@ -109,36 +189,48 @@ class ContactSolver {
     float substep_rate = float(substeps_) * float(world.settings.tick_rate);
     float hertz = std::min(world.settings.contact_hertz, 0.25f * substep_rate);
     soft_ = make_softness(hertz, world.settings.contact_damping_ratio, h_);
-    static_soft_ = make_softness(std::min(2.0f * hertz, 0.25f * substep_rate), world.settings.contact_damping_ratio, h_);
+    // Contacts against immovable bodies take twice the stiffness, still within the
+    // quarter-substep-rate bound that keeps the spring from ringing.
+    static_soft_ = make_softness(std::min(2.0f * hertz, 0.25f * substep_rate),
+                                 world.settings.contact_damping_ratio, h_);
     max_push_ = world.settings.contact_push_max_speed;
   }
 
   void run() {
     gather_bodies();
-    prepare_contacts();
+    build_batches();
     for (uint32_t i = 0; i < substeps_; ++i) {
       integrate_velocities();
-      warm_start();
-      solve(true);
+      for_each_batch([&](WideConstraint& c) { warm_start(c); });
+      for_each_batch([&](WideConstraint& c) { solve(c, true); });
       integrate_positions();
-      solve(false);
+      for_each_batch([&](WideConstraint& c) { solve(c, false); });
     }
-    apply_restitution();
+    for_each_batch([&](WideConstraint& c) { apply_restitution(c); });
     store_impulses();
     write_back();
   }
 
  private:
   void gather_bodies();
-  void prepare_contacts();
+  void build_batches();
+  void color_contacts(std::vector<uint32_t>& order, std::vector<uint32_t>& color_end);
+  void pack_batch(const uint32_t* contacts, int count, WideConstraint& out);
   void integrate_velocities();
-  void warm_start();
-  void solve(bool use_bias);
-  void solve_contact(ContactConstraint& c, bool use_bias);
   void integrate_positions();
-  void apply_restitution();
+  void warm_start(WideConstraint& c);
+  void solve(WideConstraint& c, bool use_bias);
+  void apply_restitution(WideConstraint& c);
   void store_impulses();
   void write_back();
+
+  // Batches run group by group in a fixed sequence; the groups are where threads will
+  // split the work, which cannot change the result (no batch in a group shares a
+  // dynamic body with another).
+  template <class Fn>
+  void for_each_batch(Fn&& fn) {
+    for (WideConstraint& c : batches_) fn(c);
+  }
 
   WorldImpl& world_;
   uint32_t substeps_ = 4;
@@ -147,11 +239,30 @@ class ContactSolver {
   float max_push_ = 3.0f;
   Softness soft_;
   Softness static_soft_;
-  std::vector<uint32_t> solver_index_;  // per body slot; 0 = the static stand-in
-  std::vector<uint32_t> body_slot_;     // per solver body (index 0 unused)
-  std::vector<SolverBody> bodies_;
-  std::vector<BodyMotion> motion_;
-  std::vector<ContactConstraint> constraints_;
+  // Working arrays live on beyond one tick (per thread) so a step allocates nothing
+  // once the world has reached its size.
+  struct Scratch {
+    std::vector<uint32_t> solver_index;  // per body slot; 0 = the static stand-in
+    std::vector<uint32_t> body_slot;     // per solver body (index 0 unused)
+    std::vector<SolverBody> bodies;
+    std::vector<BodyMotion> motion;
+    std::vector<WideConstraint> batches;
+    std::vector<BatchGroup> groups;
+    std::vector<uint64_t> color_used;
+    std::vector<uint32_t> color_of;  // per contact: colour, or kColorCount for overflow
+    std::vector<uint32_t> order;
+  };
+  static Scratch& scratch() {
+    static thread_local Scratch s;
+    return s;
+  }
+  Scratch& s_ = scratch();
+  std::vector<uint32_t>& solver_index_ = s_.solver_index;
+  std::vector<uint32_t>& body_slot_ = s_.body_slot;
+  std::vector<SolverBody>& bodies_ = s_.bodies;
+  std::vector<BodyMotion>& motion_ = s_.motion;
+  std::vector<WideConstraint>& batches_ = s_.batches;
+  std::vector<BatchGroup>& groups_ = s_.groups;
 };
 
 void ContactSolver::gather_bodies() {
@@ -186,37 +297,147 @@ void ContactSolver::gather_bodies() {
   }
 }
 
-void ContactSolver::prepare_contacts() {
-  constraints_.clear();
+// Greedy colouring in pair-key order: each manifold takes the first colour in which
+// neither of its dynamic bodies is used yet. Fills s_.order with contact indices
+// ordered by colour (overflow last) and returns where each colour ends.
+void ContactSolver::color_contacts(std::vector<uint32_t>& order, std::vector<uint32_t>& color_end) {
   const auto& contacts = world_.contacts.items();
+  const size_t words = (bodies_.size() + 63) / 64;
+  std::vector<uint64_t>& used = s_.color_used;
+  used.assign(size_t(kColorCount) * words, 0);
+  std::vector<uint32_t>& color_of = s_.color_of;
+  color_of.assign(contacts.size(), kNoContact);
+  uint32_t per_color[kColorCount + 1] = {};
+  auto dynamic = [&](uint32_t sb) { return sb != 0 && bodies_[sb].inv_mass > 0.0f; };
+  auto taken = [&](int c, uint32_t sb) { return (used[c * words + sb / 64] >> (sb % 64)) & 1u; };
+  auto take = [&](int c, uint32_t sb) { used[c * words + sb / 64] |= uint64_t(1) << (sb % 64); };
   for (uint32_t ci = 0; ci < contacts.size(); ++ci) {
     const Contact& k = contacts[ci];
     if (k.count == 0) continue;
-    ContactConstraint c;
-    c.a = solver_index_[k.body_a];
-    c.b = solver_index_[k.body_b];
-    if (c.a == 0 && c.b == 0) continue;  // nothing here can move (e.g. both asleep)
-    c.contact = ci;
-    c.count = k.count;
-    c.normal = k.normal;
-    tangent_basis(c.normal, c.t1, c.t2);
-    c.friction = k.friction;
-    c.restitution = k.restitution;
-    const SolverBody& a = bodies_[c.a];
-    const SolverBody& b = bodies_[c.b];
-    c.soft = (a.inv_mass == 0.0f || b.inv_mass == 0.0f) ? static_soft_ : soft_;
-    for (int i = 0; i < k.count; ++i) {
-      const ContactPoint& kp = k.points[i];
-      ConstraintPoint& p = c.p[i];
+    uint32_t a = solver_index_[k.body_a], b = solver_index_[k.body_b];
+    if (a == 0 && b == 0) continue;  // nothing here can move (e.g. both asleep)
+    bool da = dynamic(a), db = dynamic(b);
+    int color = kColorCount;  // overflow
+    for (int c = 0; c < kColorCount; ++c) {
+      if ((da && taken(c, a)) || (db && taken(c, b))) continue;
+      color = c;
+      break;
+    }
+    if (color < kColorCount) {
+      if (da) take(color, a);
+      if (db) take(color, b);
+    }
+    color_of[ci] = uint32_t(color);
+    ++per_color[color];
+  }
+  // Counting sort by colour keeps pair-key order within each colour.
+  color_end.assign(kColorCount + 1, 0);
+  uint32_t start[kColorCount + 1];
+  uint32_t total = 0;
+  for (int c = 0; c <= kColorCount; ++c) {
+    start[c] = total;
+    total += per_color[c];
+    color_end[c] = total;
+  }
+  order.resize(total);
+  for (uint32_t ci = 0; ci < contacts.size(); ++ci) {
+    if (color_of[ci] != kNoContact) order[start[color_of[ci]]++] = ci;
+  }
+}
+
+void ContactSolver::build_batches() {
+  std::vector<uint32_t>& order = s_.order;
+  std::vector<uint32_t> color_end;
+  color_contacts(order, color_end);
+  size_t needed = 0;
+  for (int c = 0; c <= kColorCount; ++c) {
+    uint32_t n = color_end[c] - (c == 0 ? 0 : color_end[c - 1]);
+    needed += c == kColorCount ? n : (n + kLanes - 1) / kLanes;
+  }
+  batches_.resize(needed);
+  groups_.clear();
+  size_t next = 0;
+  uint32_t begin = 0;
+  for (int c = 0; c <= kColorCount; ++c) {
+    uint32_t end = color_end[c];
+    bool overflow = c == kColorCount;
+    BatchGroup g{uint32_t(next), 0, overflow};
+    // A colour packs four manifolds a batch; overflow manifolds share bodies, so each
+    // gets a batch of its own.
+    int per_batch = overflow ? 1 : kLanes;
+    for (uint32_t i = begin; i < end; i += per_batch) {
+      pack_batch(&order[i], int(std::min<uint32_t>(per_batch, end - i)), batches_[next++]);
+    }
+    g.end = uint32_t(next);
+    if (g.end > g.begin) groups_.push_back(g);
+    begin = end;
+  }
+}
+
+void ContactSolver::pack_batch(const uint32_t* ids, int count, WideConstraint& w) {
+  const auto& contacts = world_.contacts.items();
+  Vec3 normal[kLanes], t1[kLanes], t2[kLanes];
+  float friction[kLanes] = {}, restitution[kLanes] = {}, ima[kLanes] = {}, imb[kLanes] = {};
+  float bias[kLanes] = {}, mscale[kLanes] = {1, 1, 1, 1}, iscale[kLanes] = {};
+  LanePoint pts[4][kLanes];
+  w.point_count = 0;
+  w.bounces = false;
+  for (int i = 0; i < kLanes; ++i) {
+    normal[i] = t1[i] = t2[i] = Vec3(0.0f);
+    w.body_a[i] = w.body_b[i] = 0;
+    w.contact[i] = kNoContact;
+    if (i >= count) continue;
+    const Contact& k = contacts[ids[i]];
+    w.contact[i] = ids[i];
+    w.body_a[i] = solver_index_[k.body_a];
+    w.body_b[i] = solver_index_[k.body_b];
+    const SolverBody& a = bodies_[w.body_a[i]];
+    const SolverBody& b = bodies_[w.body_b[i]];
+    normal[i] = k.normal;
+    tangent_basis(k.normal, t1[i], t2[i]);
+    friction[i] = k.friction;
+    restitution[i] = k.restitution;
+    w.bounces |= k.restitution > 0.0f;
+    ima[i] = a.inv_mass;
+    imb[i] = b.inv_mass;
+    const Softness& s = (a.inv_mass == 0.0f || b.inv_mass == 0.0f) ? static_soft_ : soft_;
+    bias[i] = s.bias_rate;
+    mscale[i] = s.mass_scale;
+    iscale[i] = s.impulse_scale;
+    w.point_count = std::max(w.point_count, k.count);
+    for (int j = 0; j < k.count; ++j) {
+      const ContactPoint& kp = k.points[j];
+      LanePoint& p = pts[j][i];
       p.r_a = kp.anchor_a;
       p.r_b = kp.anchor_b;
-      p.adjusted_separation = -kp.depth - glm::dot(p.r_b - p.r_a, c.normal);
-      p.normal = make_row(a, b, p.r_a, p.r_b, c.normal, kp.normal_impulse);
-      p.tangent1 = make_row(a, b, p.r_a, p.r_b, c.t1, glm::dot(kp.friction_impulse, c.t1));
-      p.tangent2 = make_row(a, b, p.r_a, p.r_b, c.t2, glm::dot(kp.friction_impulse, c.t2));
-      p.relative_velocity = glm::dot(c.normal, relative_velocity(a, b, p.r_a, p.r_b));
+      p.adjusted_separation = -kp.depth - glm::dot(p.r_b - p.r_a, k.normal);
+      p.normal = make_row(a, b, p.r_a, p.r_b, k.normal, kp.normal_impulse);
+      p.tangent1 = make_row(a, b, p.r_a, p.r_b, t1[i], glm::dot(kp.friction_impulse, t1[i]));
+      p.tangent2 = make_row(a, b, p.r_a, p.r_b, t2[i], glm::dot(kp.friction_impulse, t2[i]));
+      p.relative_velocity = glm::dot(k.normal, relative_velocity(a, b, p.r_a, p.r_b));
     }
-    constraints_.push_back(c);
+  }
+  w.normal = pack(normal);
+  w.t1 = pack(t1);
+  w.t2 = pack(t2);
+  w.friction = pack(friction);
+  w.restitution = pack(restitution);
+  w.inv_mass_a = pack(ima);
+  w.inv_mass_b = pack(imb);
+  w.bias_rate = pack(bias);
+  w.mass_scale = pack(mscale);
+  w.impulse_scale = pack(iscale);
+  for (int j = 0; j < w.point_count; ++j) {
+    const LanePoint(&lanes)[kLanes] = pts[j];
+    WidePoint& p = w.p[j];
+    p.r_a = pack_vec([&](int i) { return lanes[i].r_a; });
+    p.r_b = pack_vec([&](int i) { return lanes[i].r_b; });
+    p.adjusted_separation = pack_float([&](int i) { return lanes[i].adjusted_separation; });
+    p.relative_velocity = pack_float([&](int i) { return lanes[i].relative_velocity; });
+    p.max_normal_impulse = zero4();
+    p.normal = pack_row(lanes, &LanePoint::normal);
+    p.tangent1 = pack_row(lanes, &LanePoint::tangent1);
+    p.tangent2 = pack_row(lanes, &LanePoint::tangent2);
   }
 }
 
@@ -234,80 +455,6 @@ void ContactSolver::integrate_velocities() {
   }
 }
 
-void ContactSolver::warm_start() {
-  for (ContactConstraint& c : constraints_) {
-    SolverBody& a = bodies_[c.a];
-    SolverBody& b = bodies_[c.b];
-    for (int i = 0; i < c.count; ++i) {
-      const ConstraintPoint& p = c.p[i];
-      apply_row(p.normal, c.normal, p.normal.impulse, a.inv_mass, b.inv_mass, a.v, a.w, b.v, b.w);
-      apply_row(p.tangent1, c.t1, p.tangent1.impulse, a.inv_mass, b.inv_mass, a.v, a.w, b.v, b.w);
-      apply_row(p.tangent2, c.t2, p.tangent2.impulse, a.inv_mass, b.inv_mass, a.v, a.w, b.v, b.w);
-    }
-  }
-}
-
-void ContactSolver::solve(bool use_bias) {
-  for (ContactConstraint& c : constraints_) solve_contact(c, use_bias);
-}
-
-// One Gauss-Seidel pass over a manifold: the normal rows first, then friction, so the
-// friction cone is clamped against this pass's normal impulse.
-void ContactSolver::solve_contact(ContactConstraint& c, bool use_bias) {
-  SolverBody& a = bodies_[c.a];
-  SolverBody& b = bodies_[c.b];
-  Vec3 va = a.v, wa = a.w, vb = b.v, wb = b.w;
-  const float ma = a.inv_mass, mb = b.inv_mass;
-  const Vec3 dp = b.dp - a.dp;
-  const Vec3 n = c.normal;
-
-  for (int i = 0; i < c.count; ++i) {
-    ConstraintPoint& p = c.p[i];
-    // Separation now, from how far each body has moved and turned this tick.
-    Vec3 pra = a.dq * p.r_a;
-    Vec3 prb = b.dq * p.r_b;
-    float s = glm::dot(dp + prb - pra, n) + p.adjusted_separation;
-    float bias = 0.0f, mass_scale = 1.0f, impulse_scale = 0.0f;
-    if (s > 0.0f) {
-      bias = s * inv_h_;  // speculative: close exactly the gap this substep
-    } else if (use_bias) {
-      bias = std::max(c.soft.bias_rate * s, -max_push_);
-      mass_scale = c.soft.mass_scale;
-      impulse_scale = c.soft.impulse_scale;
-    }
-    Row& row = p.normal;
-    float vn = row_velocity(row, n, va, wa, vb, wb);
-    float impulse = -row.mass * mass_scale * (vn + bias) - impulse_scale * row.impulse;
-    float total = std::max(row.impulse + impulse, 0.0f);
-    impulse = total - row.impulse;
-    row.impulse = total;
-    p.max_normal_impulse = std::max(p.max_normal_impulse, impulse);
-    apply_row(row, n, impulse, ma, mb, va, wa, vb, wb);
-  }
-
-  for (int i = 0; i < c.count; ++i) {
-    ConstraintPoint& p = c.p[i];
-    float l1 = p.tangent1.impulse - p.tangent1.mass * row_velocity(p.tangent1, c.t1, va, wa, vb, wb);
-    float l2 = p.tangent2.impulse - p.tangent2.mass * row_velocity(p.tangent2, c.t2, va, wa, vb, wb);
-    // Coulomb cone: clamp the two tangent impulses together, not each on its own.
-    float max_f = c.friction * p.normal.impulse;
-    float len2 = l1 * l1 + l2 * l2;
-    if (len2 > max_f * max_f) {
-      float scale = len2 > 0.0f ? max_f / std::sqrt(len2) : 0.0f;
-      l1 *= scale;
-      l2 *= scale;
-    }
-    apply_row(p.tangent1, c.t1, l1 - p.tangent1.impulse, ma, mb, va, wa, vb, wb);
-    apply_row(p.tangent2, c.t2, l2 - p.tangent2.impulse, ma, mb, va, wa, vb, wb);
-    p.tangent1.impulse = l1;
-    p.tangent2.impulse = l2;
-  }
-  a.v = va;
-  a.w = wa;
-  b.v = vb;
-  b.w = wb;
-}
-
 void ContactSolver::integrate_positions() {
   for (size_t i = 1; i < bodies_.size(); ++i) {
     SolverBody& b = bodies_[i];
@@ -318,38 +465,117 @@ void ContactSolver::integrate_positions() {
   }
 }
 
+void ContactSolver::warm_start(WideConstraint& c) {
+  WideBodies a = gather_velocity(bodies_, c.body_a);
+  WideBodies b = gather_velocity(bodies_, c.body_b);
+  for (int j = 0; j < c.point_count; ++j) {
+    const WidePoint& p = c.p[j];
+    apply_row(p.normal, c.normal, p.normal.impulse, c.inv_mass_a, c.inv_mass_b, a, b);
+    apply_row(p.tangent1, c.t1, p.tangent1.impulse, c.inv_mass_a, c.inv_mass_b, a, b);
+    apply_row(p.tangent2, c.t2, p.tangent2.impulse, c.inv_mass_a, c.inv_mass_b, a, b);
+  }
+  scatter_velocity(bodies_, c.body_a, a);
+  scatter_velocity(bodies_, c.body_b, b);
+}
+
+// One Gauss-Seidel pass over four manifolds: the normal rows first, then friction, so
+// the friction cone is clamped against this pass's normal impulse.
+void ContactSolver::solve(WideConstraint& c, bool use_bias) {
+  WideBodies a = gather_velocity(bodies_, c.body_a);
+  WideBodies b = gather_velocity(bodies_, c.body_b);
+  WideDelta da = gather_delta(bodies_, c.body_a);
+  WideDelta db = gather_delta(bodies_, c.body_b);
+  const Vec3x4 dp = db.dp - da.dp;
+  const Float4 zero = zero4(), one = splat(1.0f), inv_h = splat(inv_h_);
+  // Soft spring terms for overlap; the relax pass (use_bias = false) solves rigidly
+  // with no recovery, taking back the velocity the biased pass added.
+  const Float4 bias_rate = use_bias ? c.bias_rate : zero;
+  const Float4 mass_scale = use_bias ? c.mass_scale : one;
+  const Float4 impulse_scale = use_bias ? c.impulse_scale : zero;
+  const Float4 min_bias = splat(-max_push_);
+
+  for (int j = 0; j < c.point_count; ++j) {
+    WidePoint& p = c.p[j];
+    // Separation now, from how far each body has moved and turned this tick.
+    Vec3x4 pra = rotate(da.qv, da.qw, p.r_a);
+    Vec3x4 prb = rotate(db.qv, db.qw, p.r_b);
+    Float4 s = dot(dp + prb - pra, c.normal) + p.adjusted_separation;
+    // Speculative (s > 0): close exactly the gap this substep, rigidly.
+    Float4 spec = greater(s, zero);
+    Float4 bias = select(spec, s * inv_h, max4(bias_rate * s, min_bias));
+    Float4 ms = select(spec, one, mass_scale);
+    Float4 is = select(spec, zero, impulse_scale);
+    WideRow& row = p.normal;
+    Float4 vn = row_velocity(row, c.normal, a, b);
+    Float4 impulse = zero - row.mass * ms * (vn + bias) - is * row.impulse;
+    Float4 total = max4(row.impulse + impulse, zero);
+    impulse = total - row.impulse;
+    row.impulse = total;
+    p.max_normal_impulse = max4(p.max_normal_impulse, impulse);
+    apply_row(row, c.normal, impulse, c.inv_mass_a, c.inv_mass_b, a, b);
+  }
+
+  for (int j = 0; j < c.point_count; ++j) {
+    WidePoint& p = c.p[j];
+    Float4 l1 = p.tangent1.impulse - p.tangent1.mass * row_velocity(p.tangent1, c.t1, a, b);
+    Float4 l2 = p.tangent2.impulse - p.tangent2.mass * row_velocity(p.tangent2, c.t2, a, b);
+    // Coulomb cone: clamp the two tangent impulses together, not each on its own.
+    Float4 max_f = c.friction * p.normal.impulse;
+    Float4 len2 = l1 * l1 + l2 * l2;
+    Float4 over = greater(len2, max_f * max_f);
+    Float4 scale = select(over, max_f / sqrt4(select(over, len2, one)), one);
+    l1 = l1 * scale;
+    l2 = l2 * scale;
+    apply_row(p.tangent1, c.t1, l1 - p.tangent1.impulse, c.inv_mass_a, c.inv_mass_b, a, b);
+    apply_row(p.tangent2, c.t2, l2 - p.tangent2.impulse, c.inv_mass_a, c.inv_mass_b, a, b);
+    p.tangent1.impulse = l1;
+    p.tangent2.impulse = l2;
+  }
+  scatter_velocity(bodies_, c.body_a, a);
+  scatter_velocity(bodies_, c.body_b, b);
+}
+
 // Bounce: after the substeps, push each point that approached faster than the
 // threshold (and actually carried load) to `restitution` times its approach speed.
-void ContactSolver::apply_restitution() {
-  float threshold = world_.settings.restitution_threshold;
-  for (ContactConstraint& c : constraints_) {
-    if (c.restitution == 0.0f) continue;
-    SolverBody& a = bodies_[c.a];
-    SolverBody& b = bodies_[c.b];
-    for (int i = 0; i < c.count; ++i) {
-      ConstraintPoint& p = c.p[i];
-      if (p.relative_velocity > -threshold || p.max_normal_impulse == 0.0f) continue;
-      Row& row = p.normal;
-      float vn = row_velocity(row, c.normal, a.v, a.w, b.v, b.w);
-      float impulse = -row.mass * (vn + c.restitution * p.relative_velocity);
-      float total = std::max(row.impulse + impulse, 0.0f);
-      impulse = total - row.impulse;
-      row.impulse = total;
-      p.max_normal_impulse = std::max(p.max_normal_impulse, impulse);
-      apply_row(row, c.normal, impulse, a.inv_mass, b.inv_mass, a.v, a.w, b.v, b.w);
-    }
+void ContactSolver::apply_restitution(WideConstraint& c) {
+  const Float4 zero = zero4();
+  const Float4 threshold = splat(-world_.settings.restitution_threshold);
+  if (!c.bounces) return;
+  WideBodies a = gather_velocity(bodies_, c.body_a);
+  WideBodies b = gather_velocity(bodies_, c.body_b);
+  for (int j = 0; j < c.point_count; ++j) {
+    WidePoint& p = c.p[j];
+    // Active where restitution > 0, approach faster than the threshold, and loaded.
+    Float4 active = greater(c.restitution, zero);
+    Float4 fast = greater(threshold, p.relative_velocity);
+    Float4 loaded = greater(p.max_normal_impulse, zero);
+    Float4 mask = select(active, select(fast, loaded, zero), zero);
+    WideRow& row = p.normal;
+    Float4 vn = row_velocity(row, c.normal, a, b);
+    Float4 impulse = zero - row.mass * (vn + c.restitution * p.relative_velocity);
+    Float4 total = max4(row.impulse + impulse, zero);
+    impulse = select(mask, total - row.impulse, zero);
+    row.impulse = row.impulse + impulse;
+    p.max_normal_impulse = max4(p.max_normal_impulse, impulse);
+    apply_row(row, c.normal, impulse, c.inv_mass_a, c.inv_mass_b, a, b);
   }
+  scatter_velocity(bodies_, c.body_a, a);
+  scatter_velocity(bodies_, c.body_b, b);
 }
 
 void ContactSolver::store_impulses() {
   auto& contacts = world_.contacts.items();
-  for (const ContactConstraint& c : constraints_) {
-    Contact& k = contacts[c.contact];
-    for (int i = 0; i < c.count; ++i) {
-      const ConstraintPoint& p = c.p[i];
-      k.points[i].normal_impulse = p.normal.impulse;
-      k.points[i].friction_impulse = p.tangent1.impulse * c.t1 + p.tangent2.impulse * c.t2;
-      k.points[i].max_normal_impulse = p.max_normal_impulse;
+  for (const WideConstraint& c : batches_) {
+    for (int i = 0; i < kLanes; ++i) {
+      if (c.contact[i] == kNoContact) continue;
+      Contact& k = contacts[c.contact[i]];
+      Vec3 t1 = lane(c.t1, i), t2 = lane(c.t2, i);
+      for (int j = 0; j < k.count; ++j) {
+        const WidePoint& p = c.p[j];
+        k.points[j].normal_impulse = lane(p.normal.impulse, i);
+        k.points[j].friction_impulse = lane(p.tangent1.impulse, i) * t1 + lane(p.tangent2.impulse, i) * t2;
+        k.points[j].max_normal_impulse = lane(p.max_normal_impulse, i);
+      }
     }
   }
 }

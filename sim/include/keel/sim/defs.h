@@ -65,7 +65,7 @@ struct BodyDef {
 struct WorldSettings {
   uint32_t tick_rate = 60;  ///< ticks per second
   Vec3 gravity{0.0f, -9.81f, 0.0f};
-  uint32_t substeps = 4;                ///< solver substeps per tick
+  uint32_t substeps = 6;                ///< solver substeps per tick
   float contact_hertz = 45.0f;          ///< contact spring stiffness (clamped to a quarter of the substep rate)
   float contact_damping_ratio = 10.0f;  ///< contact spring damping; well above 1 so contacts do not ring
   float contact_push_max_speed = 3.0f;  ///< m/s, cap on overlap recovery speed
