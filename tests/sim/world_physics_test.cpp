@@ -159,5 +159,51 @@ TEST(WorldPhysics, BoxSlidesDownRampWithFriction03) {
   EXPECT_NEAR((v_late - v_half) / 1.0f, expected, 0.03f * expected);
 }
 
+// A kinematic body moves by its velocity alone (no gravity) and is an immovable wall to
+// what it hits: a 2 m/s kinematic paddle sweeps a resting box along at 2 m/s and keeps
+// its own speed exactly; a static body never moves.
+TEST(WorldPhysics, KinematicPushesAndIsNotPushed) {
+  World world;
+  BodyId ground = *world.add_body(body(1, MotionType::Static, Vec3(0, -0.5f, 0), box(Vec3(50, 0.5f, 50), 0.0f)));
+  BodyDef paddle = body(2, MotionType::Kinematic, Vec3(-3, 1.0f, 0), box(Vec3(0.25f, 1.0f, 2.0f), 0.0f));
+  paddle.linear_velocity = Vec3(2, 0, 0);
+  BodyId ip = *world.add_body(paddle);
+  BodyId ib = *world.add_body(body(3, MotionType::Dynamic, Vec3(0, 0.5f, 0), box(Vec3(0.5f), 0.0f)));
+  for (int i = 0; i < 120; ++i) world.step();
+  BodyState p = world.body_state(ip);
+  EXPECT_NEAR(p.position.x, -3.0f + 2.0f * 2.0f, 1e-4f);
+  EXPECT_NEAR(p.position.y, 1.0f, 1e-6f);
+  EXPECT_EQ(p.linear_velocity, Vec3(2, 0, 0));
+  BodyState b = world.body_state(ib);
+  // Carried at the paddle's speed; the soft contact's overlap recovery may hand the box a
+  // few per cent more at the first impact (restitution 0 allows no more than that).
+  EXPECT_GE(b.linear_velocity.x, 1.98f);
+  EXPECT_LE(b.linear_velocity.x, 2.10f);
+  EXPECT_GT(b.position.x, p.position.x + 0.25f + 0.5f - 0.02f);  // in front of the paddle's face
+  EXPECT_EQ(world.body_state(ground).position, Vec3(0, -0.5f, 0));
+}
+
+// A dumbbell (two spheres on one body) rests on both parts: the contact points of both
+// parts hold it level, and its centre of mass is midway.
+TEST(WorldPhysics, CompoundBodyRestsOnAllParts) {
+  World world;
+  world.add_body(body(1, MotionType::Static, Vec3(0, -0.5f, 0), box(Vec3(50, 0.5f, 50))));
+  BodyDef bell;
+  bell.id = 2;
+  bell.position = Vec3(0, 1.0f, 0);
+  for (float x : {-1.0f, 1.0f}) {
+    ColliderDef c = sphere(0.5f);
+    c.center = Vec3(x, 0, 0);
+    bell.colliders.push_back(c);
+  }
+  BodyId id = *world.add_body(bell);
+  for (int i = 0; i < 120; ++i) world.step();
+  BodyState s = world.body_state(id);
+  EXPECT_NEAR(s.position.y, 0.5f, 0.005f);
+  Vec3 axis = s.rotation * Vec3(1, 0, 0);
+  EXPECT_NEAR(axis.y, 0.0f, 1e-3f);
+  EXPECT_LT(glm::length(s.linear_velocity), 1e-3f);
+}
+
 }  // namespace
 }  // namespace keel::sim

@@ -28,77 +28,91 @@ const char* to_string(ShapeType s) {
 
 namespace {
 
+// Field names are only assembled when a check fails: validating a million-body scene
+// must not build millions of strings.
 class Checker {
  public:
   explicit Checker(const BodyDef& def) : def_(def) {}
 
   bool failed() const { return !message_.empty(); }
   const std::string& message() const { return message_; }
+  /// Following field names belong to collider `index` (-1: to the body itself).
+  void scope(long index) { collider_ = index; }
 
-  void finite(const std::string& field, float v) {
-    if (!failed() && !std::isfinite(v)) fail(field, "must be a finite number", v);
+  void finite(const char* field, float v, const char* component = "") {
+    if (!failed() && !std::isfinite(v)) fail(field, component, "must be a finite number", v);
   }
-  void finite(const std::string& field, const Vec3& v) {
-    finite(field + ".x", v.x);
-    finite(field + ".y", v.y);
-    finite(field + ".z", v.z);
+  void finite(const char* field, const Vec3& v) {
+    finite(field, v.x, ".x");
+    finite(field, v.y, ".y");
+    finite(field, v.z, ".z");
   }
-  void rotation(const std::string& field, const Quat& q) {
-    finite(field + ".x", q.x);
-    finite(field + ".y", q.y);
-    finite(field + ".z", q.z);
-    finite(field + ".w", q.w);
+  void rotation(const char* field, const Quat& q) {
+    finite(field, q.x, ".x");
+    finite(field, q.y, ".y");
+    finite(field, q.z, ".z");
+    finite(field, q.w, ".w");
     float len2 = q.x * q.x + q.y * q.y + q.z * q.z + q.w * q.w;
-    if (!failed() && len2 < 1e-12f) fail(field, "must be a non-zero quaternion", std::sqrt(len2));
+    if (!failed() && len2 < 1e-12f) fail(field, "", "must be a non-zero quaternion", std::sqrt(len2));
   }
-  void positive(const std::string& field, float v) {
+  void positive(const char* field, float v, const char* component = "") {
+    finite(field, v, component);
+    if (!failed() && !(v > 0.0f)) fail(field, component, "must be > 0", v);
+  }
+  void non_negative(const char* field, float v) {
     finite(field, v);
-    if (!failed() && !(v > 0.0f)) fail(field, "must be > 0", v);
+    if (!failed() && v < 0.0f) fail(field, "", "must be >= 0", v);
   }
-  void non_negative(const std::string& field, float v) {
-    finite(field, v);
-    if (!failed() && v < 0.0f) fail(field, "must be >= 0", v);
-  }
-  void fail(const std::string& field, const std::string& what, float got) {
+  void fail(const char* field, const char* component, const char* what, float got) {
     std::ostringstream os;
-    os << "body " << def_.id << ": " << field << " " << what << " (got " << got << ")";
+    os << "body " << def_.id << ": ";
+    prefix(os);
+    os << field << component << " " << what << " (got " << got << ")";
     message_ = os.str();
   }
   void fail_plain(const std::string& text) {
     if (failed()) return;
     std::ostringstream os;
-    os << "body " << def_.id << ": " << text;
+    os << "body " << def_.id << ": ";
+    prefix(os);
+    os << text;
     message_ = os.str();
   }
 
  private:
+  void prefix(std::ostream& os) const {
+    if (collider_ >= 0) os << "colliders[" << collider_ << "].";
+  }
+
   const BodyDef& def_;
+  long collider_ = -1;
   std::string message_;
 };
 
 void check_collider(Checker& c, const ColliderDef& col, size_t index) {
-  std::string f = "colliders[" + std::to_string(index) + "].";
-  c.finite(f + "center", col.center);
-  c.rotation(f + "rotation", col.rotation);
+  c.scope(long(index));
+  c.finite("center", col.center);
+  c.rotation("rotation", col.rotation);
   switch (col.shape) {
     case ShapeType::Sphere:
-      c.positive(f + "radius", col.radius);
+      c.positive("radius", col.radius);
       break;
     case ShapeType::Capsule:
-      c.positive(f + "radius", col.radius);
-      c.non_negative(f + "half_height", col.half_height);
+      c.positive("radius", col.radius);
+      c.non_negative("half_height", col.half_height);
       break;
     case ShapeType::Box:
-      c.positive(f + "half_extents.x", col.half_extents.x);
-      c.positive(f + "half_extents.y", col.half_extents.y);
-      c.positive(f + "half_extents.z", col.half_extents.z);
+      c.positive("half_extents", col.half_extents.x, ".x");
+      c.positive("half_extents", col.half_extents.y, ".y");
+      c.positive("half_extents", col.half_extents.z, ".z");
       break;
     default:
-      c.fail_plain(f + "shape is not a known shape");
+      c.fail_plain("shape is not a known shape");
   }
-  c.non_negative(f + "friction", col.friction);
-  c.non_negative(f + "restitution", col.restitution);
-  c.non_negative(f + "density", col.density);
+  c.non_negative("friction", col.friction);
+  c.non_negative("restitution", col.restitution);
+  c.non_negative("density", col.density);
+  c.scope(-1);
 }
 
 }  // namespace
@@ -117,12 +131,15 @@ Status validate_body(const BodyDef& def) {
   c.non_negative("linear_damping", def.linear_damping);
   c.non_negative("angular_damping", def.angular_damping);
   c.finite("gravity_scale", def.gravity_scale);
-  for (size_t i = 0; i < def.colliders.size() && !c.failed(); ++i) check_collider(c, def.colliders[i], i);
+  for (size_t i = 0; i < def.colliders.size() && !c.failed(); ++i) {
+    if (c.failed()) break;
+    check_collider(c, def.colliders[i], i);
+  }
   if (!c.failed() && def.motion == MotionType::Dynamic && def.mass == 0.0f) {
     bool has_density = false;
     for (const ColliderDef& col : def.colliders) has_density |= col.density > 0.0f;
     if (!has_density) {
-      c.fail("mass", "must be > 0 on a dynamic body (or give a collider a density > 0)", def.mass);
+      c.fail("mass", "", "must be > 0 on a dynamic body (or give a collider a density > 0)", def.mass);
     }
   }
   if (c.failed()) return Error{c.message()};
