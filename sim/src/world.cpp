@@ -142,22 +142,26 @@ void update_contacts(WorldImpl& w, std::vector<ShapeGeom>& geoms, std::vector<ui
   }
   auto& items = w.contacts.items();
   dead.assign(items.size(), 0);
-  for (size_t i = 0; i < items.size(); ++i) {
-    Contact& c = items[i];
-    const Shape& sa = w.shapes[c.shape_a];
-    const Shape& sb = w.shapes[c.shape_b];
-    if (!overlaps(sa.fat, sb.fat)) {
-      dead[i] = 1;
-      continue;
+  // Each contact reads only shapes and bodies and writes only itself (and its own dead
+  // flag), so the chunks may run on any threads.
+  w.executor.parallel_for(items.size(), 64, [&](size_t begin, size_t end) {
+    for (size_t i = begin; i < end; ++i) {
+      Contact& c = items[i];
+      const Shape& sa = w.shapes[c.shape_a];
+      const Shape& sb = w.shapes[c.shape_b];
+      if (!overlaps(sa.fat, sb.fat)) {
+        dead[i] = 1;
+        continue;
+      }
+      c.body_a = sa.body;
+      c.body_b = sb.body;
+      c.friction = combine_friction(sa.friction, sb.friction);
+      c.restitution = combine_restitution(sa.restitution, sb.restitution);
+      Manifold m;  // stays empty when even the tight bounds are apart: no narrowphase needed
+      if (overlaps(sa.aabb, sb.aabb)) collide(geoms[c.shape_a], geoms[c.shape_b], kSpeculativeDistance, m);
+      update_manifold(c, m, w.bodies[sa.body].center, w.bodies[sb.body].center);
     }
-    c.body_a = sa.body;
-    c.body_b = sb.body;
-    c.friction = combine_friction(sa.friction, sb.friction);
-    c.restitution = combine_restitution(sa.restitution, sb.restitution);
-    Manifold m;  // stays empty when even the tight bounds are apart: no narrowphase needed
-    if (overlaps(sa.aabb, sb.aabb)) collide(geoms[c.shape_a], geoms[c.shape_b], kSpeculativeDistance, m);
-    update_manifold(c, m, w.bodies[sa.body].center, w.bodies[sb.body].center);
-  }
+  });
   w.contacts.remove_flagged(dead);
 }
 
@@ -191,6 +195,7 @@ void WorldImpl::step() {
 
 World::World(const WorldSettings& settings) : impl_(std::make_unique<WorldImpl>()) {
   impl_->settings = settings;
+  impl_->executor.set_threads(settings.threads);
 }
 World::~World() = default;
 World::World(World&&) noexcept = default;
@@ -206,7 +211,10 @@ Expected<World> World::from_scene(const SceneDef& scene) {
 }
 
 const WorldSettings& World::settings() const { return impl_->settings; }
-void World::set_threads(uint32_t threads) { impl_->settings.threads = threads == 0 ? 1 : threads; }
+void World::set_threads(uint32_t threads) {
+  impl_->settings.threads = threads == 0 ? 1 : threads;
+  impl_->executor.set_threads(impl_->settings.threads);
+}
 
 Expected<BodyId> World::add_body(const BodyDef& def) {
   WorldImpl& w = *impl_;

@@ -8,6 +8,7 @@
 
 #include "broadphase/broadphase.h"
 #include "contact/contact.h"
+#include "parallel/executor.h"
 
 #include <cstdint>
 #include <map>
@@ -85,6 +86,7 @@ struct WorldImpl {
   BroadPhase broadphase;
   ContactSet contacts;
   StepProfile profile;
+  Executor executor;  // worker threads; never part of the state
 
   mutable std::vector<uint8_t> scratch;  // reused by hash()
 

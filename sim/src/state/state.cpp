@@ -287,6 +287,7 @@ void World::append_state(std::vector<uint8_t>& out) const {
 Status World::restore_state(std::span<const uint8_t> bytes) {
   auto fresh = std::make_unique<WorldImpl>();
   fresh->settings.threads = impl_->settings.threads;
+  fresh->executor.set_threads(fresh->settings.threads);
   StateReader r(bytes);
   if (Status st = read_state(r, *fresh); !st) return st;  // this world is left untouched
   for (uint32_t i = 0; i < fresh->bodies.size(); ++i) {

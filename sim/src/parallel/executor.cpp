@@ -1,0 +1,47 @@
+#include "parallel/executor.h"
+
+#if KEEL_WITH_TBB
+#include <oneapi/tbb/blocked_range.h>
+#include <oneapi/tbb/parallel_for.h>
+#include <oneapi/tbb/partitioner.h>
+#include <oneapi/tbb/task_arena.h>
+#endif
+
+namespace keel::sim {
+
+struct Executor::Impl {
+#if KEEL_WITH_TBB
+  explicit Impl(uint32_t threads) : arena(int(threads)) {}
+  oneapi::tbb::task_arena arena;
+#else
+  explicit Impl(uint32_t) {}
+#endif
+};
+
+Executor::Executor(uint32_t threads) { set_threads(threads); }
+Executor::~Executor() = default;
+
+void Executor::set_threads(uint32_t threads) {
+  threads = threads == 0 ? 1 : threads;
+  if (impl_ && threads == threads_) return;
+  threads_ = threads;
+  impl_ = threads > 1 ? std::make_unique<Impl>(threads) : nullptr;
+}
+
+void Executor::parallel_for(size_t n, size_t grain, const std::function<void(size_t, size_t)>& body) {
+  if (n == 0) return;
+#if KEEL_WITH_TBB
+  if (impl_ && n > grain) {
+    impl_->arena.execute([&] {
+      oneapi::tbb::parallel_for(
+          oneapi::tbb::blocked_range<size_t>(0, n, grain),
+          [&](const oneapi::tbb::blocked_range<size_t>& r) { body(r.begin(), r.end()); },
+          oneapi::tbb::simple_partitioner());
+    });
+    return;
+  }
+#endif
+  body(0, n);
+}
+
+}  // namespace keel::sim

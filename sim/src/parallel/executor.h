@@ -1,0 +1,34 @@
+// Runs index ranges on worker threads (oneTBB when built with it, serially otherwise).
+//
+// Determinism: callers only hand it loops whose iterations write disjoint outputs, so
+// the split into chunks decides who computes an element, never what it comes to. The
+// thread count is therefore free to differ between machines and runs.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <memory>
+
+namespace keel::sim {
+
+class Executor {
+ public:
+  explicit Executor(uint32_t threads = 1);
+  ~Executor();
+  Executor(const Executor&) = delete;
+  Executor& operator=(const Executor&) = delete;
+
+  uint32_t threads() const { return threads_; }
+  void set_threads(uint32_t threads);
+
+  /// Calls body(begin, end) over [0, n) in chunks of about `grain` elements.
+  void parallel_for(size_t n, size_t grain, const std::function<void(size_t, size_t)>& body);
+
+ private:
+  struct Impl;
+  uint32_t threads_ = 1;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace keel::sim
