@@ -3,10 +3,12 @@
 #include <keel/sim/world.h>
 
 #include "body/mass.h"
+#include "island/sleep.h"
 #include "world_impl.h"
 
 #include "solver/solver.h"
 
+#include <algorithm>
 #include <chrono>
 
 namespace keel::sim {
@@ -103,6 +105,9 @@ double ms_since(Clock::time_point t0) {
   return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
 }
 
+constexpr uint8_t kContactDead = 1;
+constexpr uint8_t kContactHeld = 2;
+
 ShapeGeom world_geom(const Shape& s, const Body& b) {
   Transform xf = compose(b.origin, s.local);
   ShapeGeom g;
@@ -132,17 +137,30 @@ void update_broadphase(WorldImpl& w, std::vector<uint64_t>& pairs) {
   w.contacts.insert_new(pairs);
 }
 
+// Recomputes one contact's manifold from the current poses.
+void refresh_contact(WorldImpl& w, const std::vector<ShapeGeom>& geoms, Contact& c) {
+  const Shape& sa = w.shapes[c.shape_a];
+  const Shape& sb = w.shapes[c.shape_b];
+  c.friction = combine_friction(sa.friction, sb.friction);
+  c.restitution = combine_restitution(sa.restitution, sb.restitution);
+  Manifold m;  // stays empty when even the tight bounds are apart: no narrowphase needed
+  if (overlaps(sa.aabb, sb.aabb)) collide(geoms[c.shape_a], geoms[c.shape_b], kSpeculativeDistance, m);
+  update_manifold(c, m, w.bodies[sa.body].center, w.bodies[sb.body].center);
+}
+
 // Recomputes every contact's manifold from the current poses; drops contacts whose fat
-// bounds no longer overlap.
-void update_contacts(WorldImpl& w, std::vector<ShapeGeom>& geoms, std::vector<uint8_t>& dead) {
+// bounds no longer overlap. A contact neither of whose bodies can move this tick (asleep,
+// static, a still kinematic body) keeps its manifold and impulses and is flagged in
+// `held` for refresh_woken_contacts.
+void update_contacts(WorldImpl& w, std::vector<ShapeGeom>& geoms, std::vector<uint8_t>& flags) {
   geoms.resize(w.shapes.size());
   for (uint32_t i = 0; i < w.shapes.size(); ++i) {
     const Shape& s = w.shapes[i];
     if (s.alive) geoms[i] = world_geom(s, w.bodies[s.body]);
   }
   auto& items = w.contacts.items();
-  dead.assign(items.size(), 0);
-  // Each contact reads only shapes and bodies and writes only itself (and its own dead
+  flags.assign(items.size(), 0);
+  // Each contact reads only shapes and bodies and writes only itself (and its own
   // flag), so the chunks may run on any threads.
   w.executor.parallel_for(items.size(), 64, [&](size_t begin, size_t end) {
     for (size_t i = begin; i < end; ++i) {
@@ -150,19 +168,33 @@ void update_contacts(WorldImpl& w, std::vector<ShapeGeom>& geoms, std::vector<ui
       const Shape& sa = w.shapes[c.shape_a];
       const Shape& sb = w.shapes[c.shape_b];
       if (!overlaps(sa.fat, sb.fat)) {
-        dead[i] = 1;
+        flags[i] = kContactDead;
+        c.count = 0;  // touches nothing any more: wakes no one before it is removed
         continue;
       }
       c.body_a = sa.body;
       c.body_b = sb.body;
-      c.friction = combine_friction(sa.friction, sb.friction);
-      c.restitution = combine_restitution(sa.restitution, sb.restitution);
-      Manifold m;  // stays empty when even the tight bounds are apart: no narrowphase needed
-      if (overlaps(sa.aabb, sb.aabb)) collide(geoms[c.shape_a], geoms[c.shape_b], kSpeculativeDistance, m);
-      update_manifold(c, m, w.bodies[sa.body].center, w.bodies[sb.body].center);
+      if (!w.bodies[sa.body].can_move() && !w.bodies[sb.body].can_move()) {
+        flags[i] = kContactHeld;
+        continue;
+      }
+      refresh_contact(w, geoms, c);
     }
   });
-  w.contacts.remove_flagged(dead);
+}
+
+// Contacts that were held because both sides slept, where one side has just been woken,
+// get their manifold now, before the solve (their poses have not changed while asleep,
+// but the manifold must come from the poses alone so a restored world computes the same).
+void refresh_woken_contacts(WorldImpl& w, const std::vector<ShapeGeom>& geoms, std::vector<uint8_t>& flags) {
+  auto& items = w.contacts.items();
+  for (size_t i = 0; i < items.size(); ++i) {
+    if (flags[i] != kContactHeld) continue;
+    Contact& c = items[i];
+    if (w.bodies[c.body_a].can_move() || w.bodies[c.body_b].can_move()) refresh_contact(w, geoms, c);
+  }
+  for (uint8_t& f : flags) f = f == kContactDead ? 1 : 0;
+  w.contacts.remove_flagged(flags);
 }
 
 }  // namespace
@@ -176,8 +208,12 @@ void WorldImpl::step() {
   update_broadphase(*this, pairs);
   auto t1 = Clock::now();
   update_contacts(*this, geoms, dead);
+  wake_touched_islands(*this);
+  refresh_woken_contacts(*this, geoms, dead);
   auto t2 = Clock::now();
-  solve_tick(*this, 1.0f / float(settings.tick_rate));
+  const float dt = 1.0f / float(settings.tick_rate);
+  solve_tick(*this, dt);
+  update_sleep(*this, dt);
   ++tick;
 
   profile.broadphase_ms = std::chrono::duration<double, std::milli>(t1 - t0).count();
@@ -192,6 +228,25 @@ void WorldImpl::step() {
 
 // ---------------------------------------------------------------------------------------
 // World: the public API
+
+namespace {
+
+// The farthest any collider extends from the body origin (for the sleep point speed).
+float body_reach(const std::vector<ColliderDef>& colliders) {
+  float reach = 0.0f;
+  for (const ColliderDef& c : colliders) {
+    float extent = 0.0f;
+    switch (c.shape) {
+      case ShapeType::Sphere: extent = c.radius; break;
+      case ShapeType::Capsule: extent = c.half_height + c.radius; break;
+      case ShapeType::Box: extent = glm::length(c.half_extents); break;
+    }
+    reach = std::max(reach, glm::length(c.center) + extent);
+  }
+  return reach;
+}
+
+}  // namespace
 
 World::World(const WorldSettings& settings) : impl_(std::make_unique<WorldImpl>()) {
   impl_->settings = settings;
@@ -260,6 +315,7 @@ Expected<BodyId> World::add_body(const BodyDef& def) {
     b.angular_velocity = def.motion == MotionType::Static ? Vec3(0.0f) : def.angular_velocity;
   }
   b.center = transform_point(b.origin, b.local_center);
+  b.reach = body_reach(def.colliders);
   for (const ColliderDef& c : def.colliders) w.create_shape(slot, c);
   w.id_to_slot[user_id] = slot;
   return BodyId{slot, generation};
@@ -269,6 +325,8 @@ bool World::remove_body(BodyId id) {
   WorldImpl& w = *impl_;
   Body* b = w.get(id);
   if (!b) return false;
+  // Whatever rested on it falls on the next tick.
+  wake_islands_touching(w, id.index);
   for (uint32_t s : b->shapes) w.destroy_shape(s);
   w.id_to_slot.erase(b->id);
   uint32_t generation = b->generation;
@@ -305,17 +363,25 @@ BodyState World::body_state(BodyId id) const {
 }
 
 void World::set_linear_velocity(BodyId id, const Vec3& v) {
-  if (Body* b = impl_->get(id); b && b->motion != MotionType::Static) b->linear_velocity = v;
+  Body* b = impl_->get(id);
+  if (!b || b->motion == MotionType::Static) return;
+  wake_island_of(*impl_, id.index);
+  b->linear_velocity = v;
 }
 
 void World::set_angular_velocity(BodyId id, const Vec3& w) {
-  if (Body* b = impl_->get(id); b && b->motion != MotionType::Static) b->angular_velocity = w;
+  Body* b = impl_->get(id);
+  if (!b || b->motion == MotionType::Static) return;
+  wake_island_of(*impl_, id.index);
+  b->angular_velocity = w;
 }
 
 void World::set_transform(BodyId id, const Transform& pose) {
   WorldImpl& w = *impl_;
   Body* b = w.get(id);
   if (!b) return;
+  wake_island_of(w, id.index);
+  wake_islands_touching(w, id.index);
   b->origin = Transform{pose.position, glm::normalize(pose.rotation)};
   b->center = transform_point(b->origin, b->local_center);
   for (uint32_t s : b->shapes) {
@@ -330,6 +396,7 @@ void World::set_transform(BodyId id, const Transform& pose) {
 void World::apply_impulse(BodyId id, const Vec3& impulse, const Vec3& world_point) {
   Body* b = impl_->get(id);
   if (!b || b->motion != MotionType::Dynamic) return;
+  wake_island_of(*impl_, id.index);
   b->linear_velocity += b->inv_mass * impulse;
   Mat3 r = glm::mat3_cast(b->origin.rotation);
   Mat3 inv_i = r * b->inv_inertia_local * glm::transpose(r);

@@ -40,7 +40,9 @@ struct Body {
   float linear_damping = 0.0f;
   float angular_damping = 0.0f;
   float gravity_scale = 1.0f;
-  float sleep_time = 0.0f;
+  float sleep_time = 0.0f;       // seconds at rest (see island/sleep.h)
+  uint32_t island = 0xffffffffu;  // sleeping island id (lowest slot in it), none when awake
+  float reach = 0.0f;            // farthest the colliders extend from the body origin
   uint32_t layer = 1;
   uint32_t collides_with = 0xffffffffu;
   bool freeze_rotation = false;
@@ -50,6 +52,12 @@ struct Body {
   std::vector<uint32_t> shapes;  // collider slots, in the order the body declared them
 
   void sync_origin() { origin.position = center - origin.rotation * local_center; }
+  /// Whether the body can move this tick: awake and dynamic, or kinematic with a velocity.
+  bool can_move() const {
+    if (motion == MotionType::Dynamic) return !sleeping;
+    return motion == MotionType::Kinematic &&
+           (linear_velocity != Vec3(0.0f) || angular_velocity != Vec3(0.0f));
+  }
 };
 
 /// One collider part of a body, in the body's frame.

@@ -18,9 +18,12 @@ namespace fs = std::filesystem;
 
 std::string scene_path(const std::string& name) { return std::string(KEEL_SOURCE_DIR) + "/scenes/" + name; }
 
-sim::World load(const std::string& path) {
+sim::World load(const std::string& path, bool keep_awake = false) {
   auto scene = protocol::load_scene_file(path);
   EXPECT_TRUE(scene) << (scene ? "" : scene.error().message);
+  if (keep_awake) {
+    for (sim::BodyDef& b : scene->bodies) b.can_sleep = false;
+  }
   auto world = sim::World::from_scene(*scene);
   EXPECT_TRUE(world) << (world ? "" : world.error().message);
   return std::move(*world);
@@ -97,8 +100,8 @@ INSTANTIATE_TEST_SUITE_P(Scenes, EveryScene, ::testing::ValuesIn(all_scenes()),
 
 // The 20-row pyramid stands 10 s (600 ticks, kept awake) with every box within 2.5 cm
 // of where it started.
-TEST(SceneStability, PyramidStandsTenSeconds) {
-  sim::World w = load(scene_path("pyramid.json"));
+TEST(SceneStability, PyramidStandsTenSecondsKeptAwake) {
+  sim::World w = load(scene_path("pyramid.json"), true);
   std::vector<sim::BodyId> ids = w.bodies();
   std::vector<sim::Vec3> start;
   for (auto id : ids) start.push_back(w.body_state(id).position);
@@ -115,7 +118,7 @@ TEST(SceneStability, PyramidStandsTenSeconds) {
 // 1000 boxes dropped in a grid come to rest: every body slower than 5 cm/s (centre
 // speed plus spin times its 0.866 m reach) by tick 900, none below the floor.
 TEST(SceneStability, PileComesToRest) {
-  sim::World w = load(scene_path("pile.json"));
+  sim::World w = load(scene_path("pile.json"), true);
   for (int t = 0; t < 900; ++t) w.step();
   float fastest = 0.0f, lowest = 1e9f;
   for (auto id : w.bodies()) {
@@ -127,6 +130,28 @@ TEST(SceneStability, PileComesToRest) {
   }
   EXPECT_LT(fastest, 0.05f);
   EXPECT_GT(lowest, 0.5f - 0.05f);  // a 1 m box's centre sits 0.5 m above the floor
+}
+
+// With sleeping on, the pile and the pyramid are entirely asleep by tick 900 and stay
+// asleep for the next 300 ticks.
+TEST(SceneStability, PileAndPyramidFallAsleepAndStayAsleep) {
+  for (const char* name : {"pile.json", "pyramid.json"}) {
+    sim::World w = load(scene_path(name));
+    auto awake = [&] {
+      int n = 0;
+      for (auto id : w.bodies()) {
+        sim::BodyState s = w.body_state(id);
+        n += s.motion == sim::MotionType::Dynamic && !s.sleeping;
+      }
+      return n;
+    };
+    for (int t = 0; t < 900; ++t) w.step();
+    EXPECT_EQ(awake(), 0) << name << " at tick 900";
+    for (int t = 0; t < 300; ++t) {
+      w.step();
+      ASSERT_EQ(awake(), 0) << name << " woke at tick " << w.tick();
+    }
+  }
 }
 
 }  // namespace

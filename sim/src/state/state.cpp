@@ -21,7 +21,7 @@ namespace keel::sim {
 namespace {
 
 constexpr char kMagic[8] = {'K', 'E', 'E', 'L', 'S', 'T', 'A', 'T'};
-constexpr uint32_t kStateVersion = 1;
+constexpr uint32_t kStateVersion = 2;
 // Bounds for reading untrusted state: far above any real world, low enough that a
 // forged count cannot make us allocate gigabytes before the bytes run out.
 constexpr uint32_t kMaxSlots = 1u << 22;
@@ -65,6 +65,8 @@ void write_body(StateWriter& w, const Body& b) {
   w.f32(b.angular_damping);
   w.f32(b.gravity_scale);
   w.f32(b.sleep_time);
+  w.u32(b.island);
+  w.f32(b.reach);
   w.u32(b.layer);
   w.u32(b.collides_with);
   w.u8(b.freeze_rotation);
@@ -92,6 +94,8 @@ void read_body(StateReader& r, Body& b) {
   b.angular_damping = r.f32();
   b.gravity_scale = r.f32();
   b.sleep_time = r.f32();
+  b.island = r.u32();
+  b.reach = r.f32();
   b.layer = r.u32();
   b.collides_with = r.u32();
   b.freeze_rotation = r.u8() != 0;

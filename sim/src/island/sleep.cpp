@@ -1,0 +1,126 @@
+#include "island/sleep.h"
+
+#include "world_impl.h"
+
+#include <algorithm>
+
+namespace keel::sim {
+
+namespace {
+
+bool is_moving_kinematic(const Body& b) {
+  return b.motion == MotionType::Kinematic &&
+         (b.linear_velocity != Vec3(0.0f) || b.angular_velocity != Vec3(0.0f));
+}
+
+bool is_awake_dynamic(const Body& b) { return b.motion == MotionType::Dynamic && !b.sleeping; }
+
+// Union-find over body slots; the root of a set is its lowest slot, so an island's id
+// depends only on which bodies are in it.
+uint32_t find(std::vector<uint32_t>& parent, uint32_t i) {
+  while (parent[i] != i) {
+    parent[i] = parent[parent[i]];
+    i = parent[i];
+  }
+  return i;
+}
+
+void unite(std::vector<uint32_t>& parent, uint32_t a, uint32_t b) {
+  a = find(parent, a);
+  b = find(parent, b);
+  if (a == b) return;
+  if (a < b) parent[b] = a;
+  else parent[a] = b;
+}
+
+void wake_island(WorldImpl& w, uint32_t island) {
+  for (Body& b : w.bodies) {
+    if (!b.alive || !b.sleeping || b.island != island) continue;
+    b.sleeping = false;
+    b.sleep_time = 0.0f;
+    b.island = kNullIndex;
+  }
+}
+
+float point_speed(const Body& b) {
+  return glm::length(b.linear_velocity) + glm::length(b.angular_velocity) * b.reach;
+}
+
+}  // namespace
+
+void wake_island_of(WorldImpl& w, uint32_t slot) {
+  Body& b = w.bodies[slot];
+  if (b.sleeping) wake_island(w, b.island);
+  b.sleep_time = 0.0f;
+}
+
+void wake_islands_touching(WorldImpl& w, uint32_t slot) {
+  for (const Contact& c : w.contacts.items()) {
+    if (c.count == 0) continue;
+    if (c.body_a == slot) wake_island_of(w, c.body_b);
+    if (c.body_b == slot) wake_island_of(w, c.body_a);
+  }
+}
+
+void wake_touched_islands(WorldImpl& w) {
+  for (const Contact& c : w.contacts.items()) {
+    if (c.count == 0) continue;
+    const Body& a = w.bodies[c.body_a];
+    const Body& b = w.bodies[c.body_b];
+    if (a.sleeping && (is_awake_dynamic(b) || is_moving_kinematic(b))) wake_island(w, a.island);
+    if (b.sleeping && (is_awake_dynamic(a) || is_moving_kinematic(a))) wake_island(w, b.island);
+  }
+}
+
+void update_sleep(WorldImpl& w, float dt) {
+  const uint32_t n = uint32_t(w.bodies.size());
+  for (Body& b : w.bodies) {
+    if (!b.alive || !is_awake_dynamic(b)) continue;
+    bool resting = b.can_sleep && point_speed(b) < kSleepSpeed;
+    b.sleep_time = resting ? b.sleep_time + dt : 0.0f;
+  }
+
+  static thread_local std::vector<uint32_t> parent;
+  static thread_local std::vector<uint8_t> held;
+  static thread_local std::vector<float> least_rest;
+  parent.resize(n);
+  for (uint32_t i = 0; i < n; ++i) parent[i] = i;
+  held.assign(n, 0);
+  for (const Contact& c : w.contacts.items()) {
+    if (c.count == 0) continue;
+    const Body& a = w.bodies[c.body_a];
+    const Body& b = w.bodies[c.body_b];
+    bool da = is_awake_dynamic(a), db = is_awake_dynamic(b);
+    if (da && db) unite(parent, c.body_a, c.body_b);
+  }
+  // Held: a member touches something outside the island that stays put on its own.
+  for (const Contact& c : w.contacts.items()) {
+    if (c.count == 0) continue;
+    const Body& a = w.bodies[c.body_a];
+    const Body& b = w.bodies[c.body_b];
+    if (is_awake_dynamic(a) && !is_awake_dynamic(b)) held[find(parent, c.body_a)] = 1;
+    if (is_awake_dynamic(b) && !is_awake_dynamic(a)) held[find(parent, c.body_b)] = 1;
+  }
+  least_rest.assign(n, kSleepDelay);
+  for (uint32_t i = 0; i < n; ++i) {
+    const Body& b = w.bodies[i];
+    if (!b.alive || !is_awake_dynamic(b)) continue;
+    uint32_t root = find(parent, i);
+    least_rest[root] = std::min(least_rest[root], b.can_sleep ? b.sleep_time : 0.0f);
+  }
+  for (uint32_t i = 0; i < n; ++i) {
+    Body& b = w.bodies[i];
+    if (!b.alive || !is_awake_dynamic(b)) continue;
+    uint32_t root = find(parent, i);
+    if (!held[root] || least_rest[root] < kSleepDelay) continue;
+    b.sleeping = true;
+    b.island = root;
+    b.linear_velocity = Vec3(0.0f);
+    b.angular_velocity = Vec3(0.0f);
+    // Tight bounds always describe the current pose (a restored world recomputes them
+    // from it); an awake body refreshes them each tick, a sleeper here, once.
+    for (uint32_t s : b.shapes) w.shapes[s].aabb = compute_shape_aabb(w.shapes[s], b.origin);
+  }
+}
+
+}  // namespace keel::sim

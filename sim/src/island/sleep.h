@@ -1,0 +1,45 @@
+// Islands and sleeping.
+//
+// A body rests while no point of it moves faster than kSleepSpeed: its centre's speed
+// plus its spin times its reach (the farthest its colliders extend from its origin). One
+// bound on the point speed, not a linear and an angular threshold apart, because a tall
+// box tipping slowly over an edge turns about that edge: each half alone reads as rest
+// and it would fall asleep leaning.
+//
+// An island is a set of dynamic bodies joined by touching contacts. It sleeps whole,
+// once every member has rested kSleepDelay seconds, and only while something outside
+// it holds it (a static or kinematic body): a lamp hanging in the air or a stack resting
+// on nothing never sleeps. It wakes whole, on the tick something could push it: an awake
+// dynamic body or a moving kinematic body touching any member, a body it rests on
+// removed or moved, or the API changing a member's motion. A static body never wakes
+// what rests on it. Sleepers keep their contacts and warm-start impulses, so a stack
+// wakes carrying its load.
+//
+// Island ids are the lowest body slot in the island when it fell asleep, so islands are
+// numbered by IDs alone. Sleep flags, timers and island ids are part of the saved state.
+#pragma once
+
+#include <cstdint>
+
+namespace keel::sim {
+
+struct WorldImpl;
+
+inline constexpr float kSleepSpeed = 0.05f;  // m/s at any point of the body
+inline constexpr float kSleepDelay = 0.5f;   // s of rest before an island may sleep
+
+/// Wakes every sleeping island that an awake dynamic body or a moving kinematic body
+/// touches. Runs after the narrowphase, before the solve.
+void wake_touched_islands(WorldImpl& world);
+
+/// Updates rest timers, builds islands of awake dynamic bodies and puts to sleep the
+/// islands that have rested long enough and are held. Runs after the solve.
+void update_sleep(WorldImpl& world, float dt);
+
+/// Wakes the island a body belongs to (no-op for an awake or non-dynamic body).
+void wake_island_of(WorldImpl& world, uint32_t body_slot);
+
+/// Wakes every island touching a body (for a body that is removed or teleported).
+void wake_islands_touching(WorldImpl& world, uint32_t body_slot);
+
+}  // namespace keel::sim
