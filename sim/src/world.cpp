@@ -3,6 +3,7 @@
 #include <keel/sim/world.h>
 
 #include "body/mass.h"
+#include "events/contact_events.h"
 #include "island/sleep.h"
 #include "world_impl.h"
 
@@ -199,6 +200,20 @@ void refresh_woken_contacts(WorldImpl& w, const std::vector<ShapeGeom>& geoms, s
 
 }  // namespace
 
+void WorldImpl::refresh_contact_from_poses(Contact& c, bool flatten_friction) {
+  const Shape& sa = shapes[c.shape_a];
+  const Shape& sb = shapes[c.shape_b];
+  c.body_a = sa.body;
+  c.body_b = sb.body;
+  c.friction = combine_friction(sa.friction, sb.friction);
+  c.restitution = combine_restitution(sa.restitution, sb.restitution);
+  Manifold m;
+  if (overlaps(sa.aabb, sb.aabb)) {
+    collide(world_geom(sa, bodies[sa.body]), world_geom(sb, bodies[sb.body]), kSpeculativeDistance, m);
+  }
+  update_manifold(c, m, bodies[sa.body].center, bodies[sb.body].center, flatten_friction);
+}
+
 void WorldImpl::step() {
   auto t0 = Clock::now();
   static thread_local std::vector<uint64_t> pairs;
@@ -210,6 +225,7 @@ void WorldImpl::step() {
   update_contacts(*this, geoms, dead);
   wake_touched_islands(*this);
   refresh_woken_contacts(*this, geoms, dead);
+  update_contact_events(*this);
   auto t2 = Clock::now();
   const float dt = 1.0f / float(settings.tick_rate);
   solve_tick(*this, dt);
@@ -358,8 +374,10 @@ std::vector<BodyId> World::bodies() const {
 BodyState World::body_state(BodyId id) const {
   const Body* b = impl_->get(id);
   if (!b) return BodyState{};
-  return BodyState{b->id, b->motion, b->origin.position, b->origin.rotation,
-                   b->linear_velocity, b->angular_velocity, b->sleeping};
+  return BodyState{b->id,        b->motion,         b->origin.position,
+                   b->origin.rotation, b->linear_velocity, b->angular_velocity,
+                   b->sleeping,  b->supported,      b->support_normal,
+                   b->block_normal};
 }
 
 void World::set_linear_velocity(BodyId id, const Vec3& v) {
@@ -421,5 +439,6 @@ Vec3 World::local_center_of_mass(BodyId id) const {
 void World::step() { impl_->step(); }
 uint64_t World::tick() const { return impl_->tick; }
 const StepProfile& World::profile() const { return impl_->profile; }
+std::span<const ContactEvent> World::contact_events() const { return impl_->events; }
 
 }  // namespace keel::sim

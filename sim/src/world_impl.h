@@ -48,6 +48,10 @@ struct Body {
   bool freeze_rotation = false;
   bool can_sleep = true;
   bool sleeping = false;
+  // Contact outputs of the last step (derived, not state).
+  bool supported = false;
+  Vec3 support_normal{0.0f, 1.0f, 0.0f};
+  Vec3 block_normal{0.0f, 1.0f, 0.0f};
 
   std::vector<uint32_t> shapes;  // collider slots, in the order the body declared them
 
@@ -94,6 +98,8 @@ struct WorldImpl {
   BroadPhase broadphase;
   ContactSet contacts;
   StepProfile profile;
+  std::vector<ContactEvent> events;      // of the last step
+  std::vector<uint64_t> touching_pairs;  // body pairs (user ids) touching last tick: state
   Executor executor;  // worker threads; never part of the state
 
   mutable std::vector<uint8_t> scratch;  // reused by hash()
@@ -105,6 +111,8 @@ struct WorldImpl {
   void create_shape(uint32_t body, const ColliderDef& def);
   void destroy_shape(uint32_t shape);
   void rebuild_broadphase();
+  /// Recomputes one contact's manifold from the current poses (carrying impulses by id).
+  void refresh_contact_from_poses(Contact& c, bool flatten_friction = true);
 
   void step();
 };

@@ -42,7 +42,8 @@ void ContactSet::remove_flagged(const std::vector<uint8_t>& dead) {
   items_.resize(w);
 }
 
-void update_manifold(Contact& c, const Manifold& m, const Vec3& center_a, const Vec3& center_b) {
+void update_manifold(Contact& c, const Manifold& m, const Vec3& center_a, const Vec3& center_b,
+                     bool flatten_friction) {
   ContactPoint old[kMaxManifoldPoints];
   int old_count = c.count;
   for (int i = 0; i < old_count; ++i) old[i] = c.points[i];
@@ -55,6 +56,7 @@ void update_manifold(Contact& c, const Manifold& m, const Vec3& center_a, const 
     p = ContactPoint{};
     p.anchor_a = mp.point - center_a;
     p.anchor_b = mp.point - center_b;
+    p.point = mp.point;
     p.depth = mp.depth;
     p.id = mp.id;
     for (int j = 0; j < old_count; ++j) {
@@ -62,7 +64,7 @@ void update_manifold(Contact& c, const Manifold& m, const Vec3& center_a, const 
       p.normal_impulse = old[j].normal_impulse;
       // Keep only the part of last tick's friction that lies in today's contact plane.
       Vec3 f = old[j].friction_impulse;
-      p.friction_impulse = f - glm::dot(f, m.normal) * m.normal;
+      p.friction_impulse = flatten_friction ? f - glm::dot(f, m.normal) * m.normal : f;
       break;
     }
   }

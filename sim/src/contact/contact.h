@@ -17,6 +17,7 @@ namespace keel::sim {
 struct ContactPoint {
   Vec3 anchor_a{0.0f};  // contact point relative to A's centre of mass (world axes)
   Vec3 anchor_b{0.0f};  // relative to B's centre of mass
+  Vec3 point{0.0f};     // world point at collide time (for events)
   float depth = 0.0f;   // penetration at collide time (negative: speculative gap)
   uint32_t id = 0;      // narrowphase feature id
   // Warm-start cache, carried across ticks and part of the saved state.
@@ -66,7 +67,9 @@ class ContactSet {
 
 /// Replaces a contact's points with a fresh manifold, carrying each point's cached
 /// impulses over from the old point with the same feature id (friction flattened onto
-/// the new contact plane).
-void update_manifold(Contact& c, const Manifold& m, const Vec3& center_a, const Vec3& center_b);
+/// the new contact plane unless `flatten_friction` is false: a restored world rebuilding
+/// the very manifold it saved copies the impulses bit for bit).
+void update_manifold(Contact& c, const Manifold& m, const Vec3& center_a, const Vec3& center_b,
+                     bool flatten_friction = true);
 
 }  // namespace keel::sim

@@ -108,11 +108,13 @@ void update_sleep(WorldImpl& w, float dt) {
     uint32_t root = find(parent, i);
     least_rest[root] = std::min(least_rest[root], b.can_sleep ? b.sleep_time : 0.0f);
   }
+  bool any_slept = false;
   for (uint32_t i = 0; i < n; ++i) {
     Body& b = w.bodies[i];
     if (!b.alive || !is_awake_dynamic(b)) continue;
     uint32_t root = find(parent, i);
     if (!held[root] || least_rest[root] < kSleepDelay) continue;
+    any_slept = true;
     b.sleeping = true;
     b.island = root;
     b.linear_velocity = Vec3(0.0f);
@@ -120,6 +122,16 @@ void update_sleep(WorldImpl& w, float dt) {
     // Tight bounds always describe the current pose (a restored world recomputes them
     // from it); an awake body refreshes them each tick, a sleeper here, once.
     for (uint32_t s : b.shapes) w.shapes[s].aabb = compute_shape_aabb(w.shapes[s], b.origin);
+  }
+  if (!any_slept) return;
+  // A sleeper's contacts keep their manifolds until it wakes; take them from the pose it
+  // sleeps in, so they are a function of the saved state (a restored world recomputes
+  // them the same way).
+  for (Contact& c : w.contacts.items()) {
+    if (!w.bodies[c.body_a].can_move() && !w.bodies[c.body_b].can_move() &&
+        (w.bodies[c.body_a].sleeping || w.bodies[c.body_b].sleeping)) {
+      w.refresh_contact_from_poses(c);
+    }
   }
 }
 

@@ -21,7 +21,7 @@ namespace keel::sim {
 namespace {
 
 constexpr char kMagic[8] = {'K', 'E', 'E', 'L', 'S', 'T', 'A', 'T'};
-constexpr uint32_t kStateVersion = 2;
+constexpr uint32_t kStateVersion = 3;
 // Bounds for reading untrusted state: far above any real world, low enough that a
 // forged count cannot make us allocate gigabytes before the bytes run out.
 constexpr uint32_t kMaxSlots = 1u << 22;
@@ -207,6 +207,9 @@ void write_state(const WorldImpl& world, StateWriter& w) {
   const auto& contacts = world.contacts.items();
   w.u32(uint32_t(contacts.size()));
   for (const Contact& c : contacts) write_contact(w, c);
+  // Which body pairs touched last tick: decides Began versus Stayed on the next.
+  w.u32(uint32_t(world.touching_pairs.size()));
+  for (uint64_t k : world.touching_pairs) w.u64(k);
 }
 
 namespace {
@@ -269,6 +272,12 @@ Status read_state(StateReader& r, WorldImpl& w) {
   auto& contacts = w.contacts.items();
   contacts.assign(nc, Contact{});
   for (Contact& c : contacts) read_contact(r, c);
+  uint32_t nt = r.count(8, kMaxSlots * 4);
+  w.touching_pairs.resize(nt);
+  for (uint32_t i = 0; i < nt && r.ok(); ++i) {
+    w.touching_pairs[i] = r.u64();
+    if (i > 0 && w.touching_pairs[i] <= w.touching_pairs[i - 1]) r.fail("touching pairs are not sorted");
+  }
   if (r.ok() && !r.at_end()) r.fail("trailing bytes after the state");
   if (r.ok()) check_references(r, w);
   if (!r.ok()) return Error{"world state is damaged: " + r.error()};
@@ -304,6 +313,14 @@ Status World::restore_state(std::span<const uint8_t> bytes) {
     c.body_b = fresh->shapes[c.shape_b].body;
   }
   fresh->rebuild_broadphase();
+  // Manifold points are not state: they follow from the poses. Contacts that the next
+  // step will not recompute (neither body can move) were refreshed from these very poses
+  // when they fell asleep, so recomputing them here gives the same points and ids.
+  for (Contact& c : contacts) {
+    if (!fresh->bodies[c.body_a].can_move() && !fresh->bodies[c.body_b].can_move()) {
+      fresh->refresh_contact_from_poses(c, false);
+    }
+  }
   impl_ = std::move(fresh);
   return Status::ok();
 }

@@ -36,6 +36,21 @@ struct BodyState {
   Vec3 linear_velocity{0.0f};
   Vec3 angular_velocity{0.0f};
   bool sleeping = false;
+  // Written each tick by the step (world up when nothing touched the body):
+  bool supported = false;       ///< a non-trigger contact touched it this tick
+  Vec3 support_normal{0, 1, 0};  ///< the most upward contact normal acting on it
+  Vec3 block_normal{0, 1, 0};    ///< the most horizontal contact normal acting on it
+};
+
+/// A change in whether two bodies touch, reported after the step that saw it.
+struct ContactEvent {
+  enum class Kind : uint8_t { Began = 0, Stayed = 1, Ended = 2 };
+  Kind kind = Kind::Began;
+  uint32_t body_a = 0;     ///< user id, always the lower of the two
+  uint32_t body_b = 0;     ///< user id
+  Vec3 point{0.0f};        ///< first contact point (Began, Stayed)
+  Vec3 normal{0.0f};       ///< from body_a to body_b (Began, Stayed)
+  float approach_speed = 0.0f;  ///< closing speed along the normal before the solve (Began, Stayed)
 };
 
 /// Time spent in each stage of the last step, in milliseconds.
@@ -96,6 +111,10 @@ class World {
   /// Ticks stepped since the world was created (or since the state it was restored from).
   uint64_t tick() const;
   const StepProfile& profile() const;
+  /// Contact events of the last step, ordered by (body_a, body_b). Began on the first
+  /// tick a pair touches, Stayed on each later tick it still does, Ended on the first
+  /// tick it does not (also when one of the bodies was removed: the event names it).
+  std::span<const ContactEvent> contact_events() const;
 
   /// The complete state as canonical bytes: little-endian, field by field, no padding,
   /// independent of capacities and memory layout.

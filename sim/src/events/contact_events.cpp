@@ -1,0 +1,102 @@
+#include "events/contact_events.h"
+
+#include "world_impl.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace keel::sim {
+
+namespace {
+
+struct Touch {
+  uint64_t key;     // lower user id << 32 | higher user id
+  uint32_t contact;  // the first contact (in pair-key order) of this body pair
+};
+
+Vec3 point_velocity(const Body& b, const Vec3& p) {
+  return b.linear_velocity + glm::cross(b.angular_velocity, p - b.center);
+}
+
+// The normal as it acts on each body: contacts push A along -n and B along +n. The first
+// of two equal candidates keeps its place (strict comparisons), in pair order.
+void reduce_normals(Body& body, const Vec3& acting) {
+  if (!body.supported) {
+    body.supported = true;
+    body.support_normal = acting;
+    body.block_normal = acting;
+    return;
+  }
+  if (acting.y > body.support_normal.y) body.support_normal = acting;
+  if (std::abs(acting.y) < std::abs(body.block_normal.y)) body.block_normal = acting;
+}
+
+// An event for a touching pair: the first point of its first contact, the normal turned
+// to run from the lower id to the higher, and the closing speed before the solve.
+ContactEvent make_event(const WorldImpl& w, ContactEvent::Kind kind, const Touch& t) {
+  const Contact& c = w.contacts.items()[t.contact];
+  const Body& a = w.bodies[c.body_a];
+  const Body& b = w.bodies[c.body_b];
+  ContactEvent e;
+  e.kind = kind;
+  e.body_a = uint32_t(t.key >> 32);
+  e.body_b = uint32_t(t.key);
+  e.point = c.points[0].point;
+  float flip = a.id == e.body_a ? 1.0f : -1.0f;
+  e.normal = flip * c.normal;
+  Vec3 closing = point_velocity(a, e.point) - point_velocity(b, e.point);
+  e.approach_speed = glm::dot(closing, c.normal);
+  return e;
+}
+
+}  // namespace
+
+void update_contact_events(WorldImpl& w) {
+  for (Body& b : w.bodies) {
+    b.supported = false;
+    b.support_normal = b.block_normal = Vec3(0.0f, 1.0f, 0.0f);
+  }
+  static thread_local std::vector<Touch> now;
+  now.clear();
+  const auto& contacts = w.contacts.items();
+  for (uint32_t i = 0; i < contacts.size(); ++i) {
+    const Contact& c = contacts[i];
+    if (c.count == 0) continue;
+    Body& a = w.bodies[c.body_a];
+    Body& b = w.bodies[c.body_b];
+    reduce_normals(a, -c.normal);
+    reduce_normals(b, c.normal);
+    uint32_t lo = std::min(a.id, b.id), hi = std::max(a.id, b.id);
+    now.push_back(Touch{uint64_t(lo) << 32 | hi, i});
+  }
+  // Unique keys per body pair, first contact kept: a stable sort keeps pair-key order
+  // among a pair's contacts, so "first" is decided by IDs.
+  std::stable_sort(now.begin(), now.end(), [](const Touch& x, const Touch& y) { return x.key < y.key; });
+  now.erase(std::unique(now.begin(), now.end(), [](const Touch& x, const Touch& y) { return x.key == y.key; }),
+            now.end());
+
+  w.events.clear();
+  const std::vector<uint64_t>& before = w.touching_pairs;
+  size_t i = 0, j = 0;
+  while (i < now.size() || j < before.size()) {
+    if (j == before.size() || (i < now.size() && now[i].key < before[j])) {
+      w.events.push_back(make_event(w, ContactEvent::Kind::Began, now[i]));
+      ++i;
+    } else if (i == now.size() || before[j] < now[i].key) {
+      ContactEvent e;
+      e.kind = ContactEvent::Kind::Ended;
+      e.body_a = uint32_t(before[j] >> 32);
+      e.body_b = uint32_t(before[j]);
+      w.events.push_back(e);
+      ++j;
+    } else {
+      w.events.push_back(make_event(w, ContactEvent::Kind::Stayed, now[i]));
+      ++i;
+      ++j;
+    }
+  }
+  w.touching_pairs.clear();
+  for (const Touch& t : now) w.touching_pairs.push_back(t.key);
+}
+
+}  // namespace keel::sim

@@ -1,0 +1,134 @@
+// Contact events: Began once, Stayed every later touching tick, Ended once, in id
+// order, with normals from the lower id to the higher; support and block normals.
+#include <keel/sim/world.h>
+
+#include <gtest/gtest.h>
+
+namespace keel::sim {
+namespace {
+
+BodyDef box_body(uint32_t id, MotionType m, Vec3 pos, Vec3 half) {
+  BodyDef b;
+  b.id = id;
+  b.motion = m;
+  b.position = pos;
+  ColliderDef c;
+  c.shape = ShapeType::Box;
+  c.half_extents = half;
+  b.colliders.push_back(c);
+  return b;
+}
+
+std::vector<ContactEvent> events_of(const World& w) {
+  return std::vector<ContactEvent>(w.contact_events().begin(), w.contact_events().end());
+}
+
+// A box (id 5) dropped on a floor (id 9): the pair is reported as (5, 9) with the normal
+// from 5 to 9, i.e. pointing down, however the contact is stored internally.
+TEST(ContactEvents, BeganOnceThenStayedThenEndedOnce) {
+  World w;
+  w.add_body(box_body(9, MotionType::Static, Vec3(0, -0.5f, 0), Vec3(10, 0.5f, 10)));
+  BodyId box = *w.add_body(box_body(5, MotionType::Dynamic, Vec3(0, 1.0f, 0), Vec3(0.5f)));
+  int began = 0, stayed = 0, ended = 0, first_began = -1;
+  for (int t = 1; t <= 90; ++t) {
+    w.step();
+    for (const ContactEvent& e : events_of(w)) {
+      EXPECT_EQ(e.body_a, 5u);
+      EXPECT_EQ(e.body_b, 9u);
+      if (e.kind == ContactEvent::Kind::Began) {
+        ++began;
+        first_began = t;
+        EXPECT_GT(e.approach_speed, 0.5f);  // it was falling onto the floor
+      }
+      if (e.kind == ContactEvent::Kind::Stayed) ++stayed;
+      if (e.kind == ContactEvent::Kind::Ended) {
+        ++ended;
+      } else {
+        EXPECT_NEAR(e.normal.y, -1.0f, 1e-4f);
+      }
+    }
+  }
+  EXPECT_EQ(began, 1);
+  EXPECT_EQ(stayed, 90 - first_began);  // every later tick, asleep or not
+  EXPECT_EQ(ended, 0);
+  EXPECT_TRUE(w.body_state(box).supported);
+  EXPECT_NEAR(w.body_state(box).support_normal.y, 1.0f, 1e-4f);  // the floor pushes up on it
+
+  w.set_linear_velocity(box, Vec3(0, 10, 0));  // launch it away
+  bool saw_end = false;
+  for (int t = 0; t < 10; ++t) {
+    w.step();
+    for (const ContactEvent& e : events_of(w)) {
+      if (e.kind == ContactEvent::Kind::Ended) {
+        EXPECT_FALSE(saw_end);
+        saw_end = true;
+      }
+    }
+  }
+  EXPECT_TRUE(saw_end);
+  EXPECT_FALSE(w.body_state(box).supported);
+  EXPECT_EQ(w.body_state(box).support_normal, Vec3(0, 1, 0));
+}
+
+TEST(ContactEvents, RemovedBodyEndsItsPairsByName) {
+  World w;
+  w.add_body(box_body(1, MotionType::Static, Vec3(0, -0.5f, 0), Vec3(10, 0.5f, 10)));
+  BodyId box = *w.add_body(box_body(7, MotionType::Dynamic, Vec3(0, 0.5f, 0), Vec3(0.5f)));
+  for (int t = 0; t < 5; ++t) w.step();
+  w.remove_body(box);
+  w.step();
+  auto ev = events_of(w);
+  ASSERT_EQ(ev.size(), 1u);
+  EXPECT_EQ(ev[0].kind, ContactEvent::Kind::Ended);
+  EXPECT_EQ(ev[0].body_a, 1u);
+  EXPECT_EQ(ev[0].body_b, 7u);
+}
+
+// Three boxes side by side on a floor, pressed together: events are sorted by (a, b),
+// and a box touching a wall reports that wall as its most horizontal normal.
+TEST(ContactEvents, OrderedByIdsAndBlockNormal) {
+  World w;
+  w.add_body(box_body(50, MotionType::Static, Vec3(0, -0.5f, 0), Vec3(10, 0.5f, 10)));
+  w.add_body(box_body(40, MotionType::Static, Vec3(2.0f, 1.0f, 0), Vec3(0.5f, 1.0f, 1.0f)));  // wall at x = 1.5
+  BodyDef pusher = box_body(3, MotionType::Dynamic, Vec3(1.0f, 0.5f, 0), Vec3(0.5f));
+  pusher.linear_velocity = Vec3(1, 0, 0);
+  BodyId id = *w.add_body(pusher);
+  w.add_body(box_body(20, MotionType::Dynamic, Vec3(-1.0f, 0.5f, 0), Vec3(0.5f)));
+  for (int t = 0; t < 5; ++t) w.step();
+  auto ev = events_of(w);
+  ASSERT_GE(ev.size(), 3u);
+  for (size_t i = 1; i < ev.size(); ++i) {
+    EXPECT_LT((uint64_t(ev[i - 1].body_a) << 32 | ev[i - 1].body_b), (uint64_t(ev[i].body_a) << 32 | ev[i].body_b));
+  }
+  for (const ContactEvent& e : ev) EXPECT_LT(e.body_a, e.body_b);
+  BodyState s = w.body_state(id);
+  EXPECT_NEAR(s.block_normal.x, -1.0f, 1e-3f);  // the wall pushes it back along -x
+  EXPECT_NEAR(s.support_normal.y, 1.0f, 1e-3f);
+}
+
+// A restored world reports the same events as the uninterrupted one (the touching set
+// is part of the state), across a sleep.
+TEST(ContactEvents, RestoredWorldReportsTheSameEvents) {
+  World a;
+  a.add_body(box_body(1, MotionType::Static, Vec3(0, -0.5f, 0), Vec3(10, 0.5f, 10)));
+  for (uint32_t i = 0; i < 3; ++i) a.add_body(box_body(10 + i, MotionType::Dynamic, Vec3(0, 0.6f + 1.1f * i, 0), Vec3(0.5f)));
+  for (int t = 0; t < 70; ++t) a.step();
+  World b;
+  ASSERT_TRUE(b.restore_state(a.save_state()));
+  for (int t = 0; t < 30; ++t) {
+    a.step();
+    b.step();
+    auto ea = events_of(a), eb = events_of(b);
+    ASSERT_EQ(ea.size(), eb.size());
+    for (size_t i = 0; i < ea.size(); ++i) {
+      EXPECT_EQ(ea[i].kind, eb[i].kind);
+      EXPECT_EQ(ea[i].body_a, eb[i].body_a);
+      EXPECT_EQ(ea[i].body_b, eb[i].body_b);
+      EXPECT_EQ(ea[i].point, eb[i].point);
+      EXPECT_EQ(ea[i].normal, eb[i].normal);
+    }
+  }
+}
+
+}  // namespace
+}  // namespace keel::sim
