@@ -142,6 +142,7 @@ void update_broadphase(WorldImpl& w, std::vector<uint64_t>& pairs) {
 void refresh_contact(WorldImpl& w, const std::vector<ShapeGeom>& geoms, Contact& c) {
   const Shape& sa = w.shapes[c.shape_a];
   const Shape& sb = w.shapes[c.shape_b];
+  c.sensor = sa.is_trigger || sb.is_trigger;
   c.friction = combine_friction(sa.friction, sb.friction);
   c.restitution = combine_restitution(sa.restitution, sb.restitution);
   Manifold m;  // stays empty when even the tight bounds are apart: no narrowphase needed
@@ -205,6 +206,7 @@ void WorldImpl::refresh_contact_from_poses(Contact& c, bool flatten_friction) {
   const Shape& sb = shapes[c.shape_b];
   c.body_a = sa.body;
   c.body_b = sb.body;
+  c.sensor = sa.is_trigger || sb.is_trigger;
   c.friction = combine_friction(sa.friction, sb.friction);
   c.restitution = combine_restitution(sa.restitution, sb.restitution);
   Manifold m;
@@ -440,5 +442,6 @@ void World::step() { impl_->step(); }
 uint64_t World::tick() const { return impl_->tick; }
 const StepProfile& World::profile() const { return impl_->profile; }
 std::span<const ContactEvent> World::contact_events() const { return impl_->events; }
+std::span<const TriggerEvent> World::trigger_events() const { return impl_->trigger_events; }
 
 }  // namespace keel::sim

@@ -100,6 +100,8 @@ struct WorldImpl {
   StepProfile profile;
   std::vector<ContactEvent> events;      // of the last step
   std::vector<uint64_t> touching_pairs;  // body pairs (user ids) touching last tick: state
+  std::vector<TriggerEvent> trigger_events;  // of the last step
+  std::vector<uint64_t> sensed_pairs;        // (trigger id, other id) overlapping last tick: state
   Executor executor;  // worker threads; never part of the state
 
   mutable std::vector<uint8_t> scratch;  // reused by hash()

@@ -132,3 +132,52 @@ TEST(ContactEvents, RestoredWorldReportsTheSameEvents) {
 
 }  // namespace
 }  // namespace keel::sim
+
+namespace keel::sim {
+namespace {
+
+// A static trigger volume (id 2) over a floor: a falling ball (id 8) enters, stays and
+// exits once, passes through untouched by any impulse, and the floor (static) is never
+// sensed.
+TEST(TriggerEvents, SenseDynamicIgnoreStaticNoImpulse) {
+  WorldSettings settings;
+  World w(settings);
+  w.add_body(box_body(1, MotionType::Static, Vec3(0, -0.5f, 0), Vec3(10, 0.5f, 10)));
+  BodyDef zone = box_body(2, MotionType::Static, Vec3(0, 5.0f, 0), Vec3(2.0f, 1.0f, 2.0f));
+  zone.colliders[0].is_trigger = true;
+  w.add_body(zone);
+  BodyDef touching_floor = box_body(3, MotionType::Static, Vec3(0, 0.5f, 5), Vec3(1.0f));
+  touching_floor.colliders[0].is_trigger = true;  // a trigger resting on the floor: never reports it
+  w.add_body(touching_floor);
+  BodyDef ball;
+  ball.id = 8;
+  ball.position = Vec3(0, 8.0f, 0);
+  ColliderDef s;
+  s.shape = ShapeType::Sphere;
+  s.radius = 0.25f;
+  ball.colliders.push_back(s);
+  BodyId id = *w.add_body(ball);
+  int enter = 0, stay = 0, exit = 0;
+  for (int t = 0; t < 90; ++t) {
+    w.step();
+    for (const TriggerEvent& e : w.trigger_events()) {
+      EXPECT_EQ(e.trigger, 2u);
+      EXPECT_EQ(e.other, 8u);
+      enter += e.kind == TriggerEvent::Kind::Enter;
+      stay += e.kind == TriggerEvent::Kind::Stay;
+      exit += e.kind == TriggerEvent::Kind::Exit;
+    }
+    for (const ContactEvent& e : w.contact_events()) EXPECT_FALSE(e.body_a == 2 || e.body_b == 2);
+    if (w.body_state(id).position.y < 2.0f) break;
+  }
+  EXPECT_EQ(enter, 1);
+  EXPECT_EQ(exit, 1);
+  EXPECT_GT(stay, 3);
+  // Free fall through the zone: v = g t exactly as if it were not there.
+  BodyState b = w.body_state(id);
+  float fallen = 8.0f - b.position.y;
+  EXPECT_NEAR(b.linear_velocity.y * b.linear_velocity.y, 2.0f * 9.81f * fallen, 0.05f * 2.0f * 9.81f * fallen);
+}
+
+}  // namespace
+}  // namespace keel::sim

@@ -40,8 +40,16 @@ AABB compute_shape_aabb(const Shape& shape, const Transform& body_origin) {
 bool should_collide(const Shape& a, const Body& body_a, const Shape& b, const Body& body_b) {
   if (a.body == b.body) return false;
   if (!a.enabled || !b.enabled) return false;
-  if (body_a.motion != MotionType::Dynamic && body_b.motion != MotionType::Dynamic) return false;
-  if (a.is_trigger || b.is_trigger) return false;  // trigger events arrive with the events module
+  if (a.is_trigger || b.is_trigger) {
+    // A trigger senses what can move (dynamic and kinematic bodies, moving triggers),
+    // never a static body: paired with the level it sits in it would report the floor
+    // for as long as the level lasted.
+    bool a_senses = a.is_trigger && body_b.motion != MotionType::Static;
+    bool b_senses = b.is_trigger && body_a.motion != MotionType::Static;
+    if (!a_senses && !b_senses) return false;
+  } else if (body_a.motion != MotionType::Dynamic && body_b.motion != MotionType::Dynamic) {
+    return false;
+  }
   return (body_a.layer & body_b.collides_with) != 0 && (body_b.layer & body_a.collides_with) != 0;
 }
 

@@ -30,8 +30,9 @@ inline constexpr float kSpeculativeDistance = 0.02f;
 /// Tight bounds of a collider placed at a body pose, grown by the speculative distance.
 AABB compute_shape_aabb(const Shape& shape, const Transform& body_origin);
 
-/// Whether two colliders may ever touch: different bodies, at least one dynamic, both
-/// enabled, layer and mask accepted both ways.
+/// Whether two colliders may ever touch: different bodies, both enabled, layer and mask
+/// accepted both ways, and at least one dynamic body (or, for a trigger, a body that can
+/// move on the other side).
 bool should_collide(const Shape& a, const Body& body_a, const Shape& b, const Body& body_b);
 
 class BroadPhase {

@@ -38,6 +38,7 @@ struct Contact {
   ContactPoint points[kMaxManifoldPoints];
   float friction = 0.0f;
   float restitution = 0.0f;
+  bool sensor = false;  // a trigger is involved: sensed, never solved
 };
 
 /// Friction of a pair: the geometric mean, so a zero-friction surface is slippery

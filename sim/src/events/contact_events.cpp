@@ -49,6 +49,41 @@ ContactEvent make_event(const WorldImpl& w, ContactEvent::Kind kind, const Touch
   return e;
 }
 
+// Trigger events: each trigger collider that overlaps something it senses is keyed by
+// (its body's id, the other body's id); the set of last tick's keys is state.
+void update_trigger_events(WorldImpl& w) {
+  static thread_local std::vector<uint64_t> now;
+  now.clear();
+  for (const Contact& c : w.contacts.items()) {
+    if (!c.sensor || c.count == 0) continue;
+    const Shape& sa = w.shapes[c.shape_a];
+    const Shape& sb = w.shapes[c.shape_b];
+    const Body& a = w.bodies[c.body_a];
+    const Body& b = w.bodies[c.body_b];
+    if (sa.is_trigger && b.motion != MotionType::Static) now.push_back(uint64_t(a.id) << 32 | b.id);
+    if (sb.is_trigger && a.motion != MotionType::Static) now.push_back(uint64_t(b.id) << 32 | a.id);
+  }
+  std::sort(now.begin(), now.end());
+  now.erase(std::unique(now.begin(), now.end()), now.end());
+  w.trigger_events.clear();
+  const std::vector<uint64_t>& before = w.sensed_pairs;
+  auto emit = [&](TriggerEvent::Kind kind, uint64_t key) {
+    w.trigger_events.push_back(TriggerEvent{kind, uint32_t(key >> 32), uint32_t(key)});
+  };
+  size_t i = 0, j = 0;
+  while (i < now.size() || j < before.size()) {
+    if (j == before.size() || (i < now.size() && now[i] < before[j])) {
+      emit(TriggerEvent::Kind::Enter, now[i++]);
+    } else if (i == now.size() || before[j] < now[i]) {
+      emit(TriggerEvent::Kind::Exit, before[j++]);
+    } else {
+      emit(TriggerEvent::Kind::Stay, now[i++]);
+      ++j;
+    }
+  }
+  w.sensed_pairs = now;
+}
+
 }  // namespace
 
 void update_contact_events(WorldImpl& w) {
@@ -61,7 +96,7 @@ void update_contact_events(WorldImpl& w) {
   const auto& contacts = w.contacts.items();
   for (uint32_t i = 0; i < contacts.size(); ++i) {
     const Contact& c = contacts[i];
-    if (c.count == 0) continue;
+    if (c.count == 0 || c.sensor) continue;
     Body& a = w.bodies[c.body_a];
     Body& b = w.bodies[c.body_b];
     reduce_normals(a, -c.normal);
@@ -97,6 +132,7 @@ void update_contact_events(WorldImpl& w) {
   }
   w.touching_pairs.clear();
   for (const Touch& t : now) w.touching_pairs.push_back(t.key);
+  update_trigger_events(w);
 }
 
 }  // namespace keel::sim

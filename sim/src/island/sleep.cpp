@@ -56,7 +56,7 @@ void wake_island_of(WorldImpl& w, uint32_t slot) {
 
 void wake_islands_touching(WorldImpl& w, uint32_t slot) {
   for (const Contact& c : w.contacts.items()) {
-    if (c.count == 0) continue;
+    if (c.count == 0 || c.sensor) continue;
     if (c.body_a == slot) wake_island_of(w, c.body_b);
     if (c.body_b == slot) wake_island_of(w, c.body_a);
   }
@@ -64,7 +64,7 @@ void wake_islands_touching(WorldImpl& w, uint32_t slot) {
 
 void wake_touched_islands(WorldImpl& w) {
   for (const Contact& c : w.contacts.items()) {
-    if (c.count == 0) continue;
+    if (c.count == 0 || c.sensor) continue;
     const Body& a = w.bodies[c.body_a];
     const Body& b = w.bodies[c.body_b];
     if (a.sleeping && (is_awake_dynamic(b) || is_moving_kinematic(b))) wake_island(w, a.island);
@@ -87,7 +87,7 @@ void update_sleep(WorldImpl& w, float dt) {
   for (uint32_t i = 0; i < n; ++i) parent[i] = i;
   held.assign(n, 0);
   for (const Contact& c : w.contacts.items()) {
-    if (c.count == 0) continue;
+    if (c.count == 0 || c.sensor) continue;
     const Body& a = w.bodies[c.body_a];
     const Body& b = w.bodies[c.body_b];
     bool da = is_awake_dynamic(a), db = is_awake_dynamic(b);
@@ -95,7 +95,7 @@ void update_sleep(WorldImpl& w, float dt) {
   }
   // Held: a member touches something outside the island that stays put on its own.
   for (const Contact& c : w.contacts.items()) {
-    if (c.count == 0) continue;
+    if (c.count == 0 || c.sensor) continue;
     const Body& a = w.bodies[c.body_a];
     const Body& b = w.bodies[c.body_b];
     if (is_awake_dynamic(a) && !is_awake_dynamic(b)) held[find(parent, c.body_a)] = 1;

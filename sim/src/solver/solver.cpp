@@ -313,7 +313,7 @@ void ContactSolver::color_contacts(std::vector<uint32_t>& order, std::vector<uin
   auto take = [&](int c, uint32_t sb) { used[c * words + sb / 64] |= uint64_t(1) << (sb % 64); };
   for (uint32_t ci = 0; ci < contacts.size(); ++ci) {
     const Contact& k = contacts[ci];
-    if (k.count == 0) continue;
+    if (k.count == 0 || k.sensor) continue;
     uint32_t a = solver_index_[k.body_a], b = solver_index_[k.body_b];
     if (a == 0 && b == 0) continue;  // nothing here can move (e.g. both asleep)
     bool da = dynamic(a), db = dynamic(b);

@@ -21,7 +21,7 @@ namespace keel::sim {
 namespace {
 
 constexpr char kMagic[8] = {'K', 'E', 'E', 'L', 'S', 'T', 'A', 'T'};
-constexpr uint32_t kStateVersion = 3;
+constexpr uint32_t kStateVersion = 4;
 // Bounds for reading untrusted state: far above any real world, low enough that a
 // forged count cannot make us allocate gigabytes before the bytes run out.
 constexpr uint32_t kMaxSlots = 1u << 22;
@@ -210,9 +210,20 @@ void write_state(const WorldImpl& world, StateWriter& w) {
   // Which body pairs touched last tick: decides Began versus Stayed on the next.
   w.u32(uint32_t(world.touching_pairs.size()));
   for (uint64_t k : world.touching_pairs) w.u64(k);
+  w.u32(uint32_t(world.sensed_pairs.size()));
+  for (uint64_t k : world.sensed_pairs) w.u64(k);
 }
 
 namespace {
+
+void read_sorted_keys(StateReader& r, std::vector<uint64_t>& keys, const char* what) {
+  uint32_t n = r.count(8, kMaxSlots * 4);
+  keys.resize(n);
+  for (uint32_t i = 0; i < n && r.ok(); ++i) {
+    keys[i] = r.u64();
+    if (i > 0 && keys[i] <= keys[i - 1]) r.fail(std::string(what) + " are not sorted");
+  }
+}
 
 // Cross-checks that make a forged or damaged state fail cleanly instead of stepping
 // with indices that point nowhere.
@@ -272,12 +283,8 @@ Status read_state(StateReader& r, WorldImpl& w) {
   auto& contacts = w.contacts.items();
   contacts.assign(nc, Contact{});
   for (Contact& c : contacts) read_contact(r, c);
-  uint32_t nt = r.count(8, kMaxSlots * 4);
-  w.touching_pairs.resize(nt);
-  for (uint32_t i = 0; i < nt && r.ok(); ++i) {
-    w.touching_pairs[i] = r.u64();
-    if (i > 0 && w.touching_pairs[i] <= w.touching_pairs[i - 1]) r.fail("touching pairs are not sorted");
-  }
+  read_sorted_keys(r, w.touching_pairs, "touching pairs");
+  read_sorted_keys(r, w.sensed_pairs, "sensed pairs");
   if (r.ok() && !r.at_end()) r.fail("trailing bytes after the state");
   if (r.ok()) check_references(r, w);
   if (!r.ok()) return Error{"world state is damaged: " + r.error()};

@@ -42,6 +42,15 @@ struct BodyState {
   Vec3 block_normal{0, 1, 0};    ///< the most horizontal contact normal acting on it
 };
 
+/// A body entering, staying in or leaving a trigger collider. A pair of triggers gives one
+/// event per trigger. A trigger senses dynamic and kinematic bodies, never static ones.
+struct TriggerEvent {
+  enum class Kind : uint8_t { Enter = 0, Stay = 1, Exit = 2 };
+  Kind kind = Kind::Enter;
+  uint32_t trigger = 0;  ///< user id of the body wearing the trigger collider
+  uint32_t other = 0;    ///< user id of the body it senses
+};
+
 /// A change in whether two bodies touch, reported after the step that saw it.
 struct ContactEvent {
   enum class Kind : uint8_t { Began = 0, Stayed = 1, Ended = 2 };
@@ -115,6 +124,8 @@ class World {
   /// tick a pair touches, Stayed on each later tick it still does, Ended on the first
   /// tick it does not (also when one of the bodies was removed: the event names it).
   std::span<const ContactEvent> contact_events() const;
+  /// Trigger events of the last step, ordered by (trigger, other).
+  std::span<const TriggerEvent> trigger_events() const;
 
   /// The complete state as canonical bytes: little-endian, field by field, no padding,
   /// independent of capacities and memory layout.
