@@ -34,7 +34,9 @@ float height_after_drop(uint32_t floor_layer, uint32_t floor_mask, uint32_t box_
   BodyId id = *w.add_body(box);
   for (int t = 0; t < 60; ++t) {
     w.step();
-    if (!box_enabled) EXPECT_TRUE(w.contact_events().empty());
+    if (!box_enabled) {
+      EXPECT_TRUE(w.contact_events().empty());
+    }
   }
   return w.body_state(id).position.y;
 }
