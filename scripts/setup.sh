@@ -12,6 +12,14 @@ PACKAGES=(
   libbullet-dev
 )
 
+# The determinism check's extra configurations (scripts/determinism.sh): clang, an aarch64
+# cross compiler, and qemu user-mode emulation to run what it builds. Installed only by
+# `scripts/setup.sh --determinism`, which that script calls.
+DETERMINISM_PACKAGES=(clang-14 g++-aarch64-linux-gnu qemu-user)
+if [ "${1:-}" = "--determinism" ]; then
+  PACKAGES=("${DETERMINISM_PACKAGES[@]}")
+fi
+
 missing=()
 for p in "${PACKAGES[@]}"; do
   if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then

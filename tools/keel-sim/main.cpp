@@ -1,5 +1,6 @@
 // keel-sim — run a scene headless, for tests, benchmarks and determinism checks.
 // The command line is a contract (DESIGN.md §6); flags may grow, never change.
+#include "determinism_command.h"
 #include "run_command.h"
 
 #include <CLI/CLI.hpp>
@@ -26,12 +27,16 @@ int main(int argc, char** argv) {
   auto* out_opt = cmd->add_option("--state-out", run.state_out, "where --save-at writes the state");
   save_opt->needs(out_opt);
   out_opt->needs(save_opt);
+  cmd->add_option("--record", run.record, "write a recording (.krec) of the run for keel-replay (needs SCENE)");
+
+  keel::tools::DeterminismCommand determinism(app);
 
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     return app.exit(e) == 0 ? 0 : 2;
   }
+  if (determinism.selected()) return determinism.run();
   if (run.scene.empty() == run.state.empty()) {
     std::cerr << "keel-sim run: give exactly one of SCENE or --state STATE.bin\n";
     return 2;

@@ -1,6 +1,8 @@
 #include "run_command.h"
 
 #include <keel/protocol/scene.h>
+#include <keel/replay/writer.h>
+#include <keel/sim/match.h>
 #include <keel/sim/world.h>
 
 #include <nlohmann/json.hpp>
@@ -12,6 +14,7 @@
 #include <fstream>
 #include <iostream>
 #include <iterator>
+#include <optional>
 #include <vector>
 
 namespace keel::tools {
@@ -108,11 +111,54 @@ bool save_state_to(const World& world, const std::string& path) {
   return false;
 }
 
+// --record steps a Match with zero players instead of a bare World: Match::step({}) is
+// World::step() and nothing else, so the printed World hashes are the same with or
+// without --record, while the recording stores Match hashes like every recording.
+struct Recorder {
+  std::optional<sim::Match> match;
+  std::optional<replay::RecordingWriter> writer;
+
+  bool start(const RunOptions& o) {
+    if (!o.state.empty()) {
+      std::cerr << "keel-sim: --record needs a SCENE (a recording starts from a scene, not a saved world)\n";
+      return false;
+    }
+    auto scene = protocol::load_scene_file(o.scene);
+    if (!scene) {
+      std::cerr << scene.error().message << "\n";
+      return false;
+    }
+    auto created = sim::Match::create(*scene);
+    if (!created) {
+      std::cerr << o.scene << ": " << created.error().message << "\n";
+      return false;
+    }
+    match.emplace(std::move(*created));
+    auto w = replay::RecordingWriter::create(o.record, *match);
+    if (!w) std::cerr << w.error().message << "\n";
+    else writer.emplace(std::move(*w));
+    return w.has_value();
+  }
+  bool step() {
+    sim::Status st = writer->step_and_record(*match, {});
+    if (!st) std::cerr << st.error().message << "\n";
+    return bool(st);
+  }
+  bool finish() {
+    sim::Status st = writer->finish();
+    if (!st) std::cerr << st.error().message << "\n";
+    return bool(st);
+  }
+};
+
 }  // namespace
 
 int run_simulation(const RunOptions& o) {
-  World world;
-  if (!load_world(o, world)) return 1;
+  World bare;
+  Recorder recorder;
+  if (!o.record.empty() ? !recorder.start(o) : !load_world(o, bare)) return 1;
+  // Only threads are set through this reference to the match's world (never results).
+  World& world = recorder.match ? recorder.match->world_for_rules() : bare;
   world.set_threads(o.threads);
 
   const uint64_t start = world.tick();
@@ -133,7 +179,8 @@ int run_simulation(const RunOptions& o) {
   if (o.timing) step_ms.reserve(o.ticks);
   while (world.tick() < end) {
     auto t0 = std::chrono::steady_clock::now();
-    world.step();
+    if (!recorder.match) world.step();
+    else if (!recorder.step()) return 1;
     if (o.timing) {
       step_ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
       stage_ms[0] += world.profile().broadphase_ms;
@@ -155,6 +202,7 @@ int run_simulation(const RunOptions& o) {
     std::cerr << o.dump_final << ": cannot write\n";
     return 1;
   }
+  if (recorder.writer && !recorder.finish()) return 1;
   print_hash("final", world.tick(), world.hash());
   return 0;
 }

@@ -17,6 +17,7 @@ struct RunOptions {
   std::string dump_final;            // JSON of every body after the last tick
   std::optional<uint64_t> save_at;   // absolute tick at which to save
   std::string state_out;
+  std::string record;                // --record: write a recording (.krec) of the run
 };
 
 /// Runs the command; returns the process exit code (0 ok, 1 bad input or I/O error).

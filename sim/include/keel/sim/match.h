@@ -131,6 +131,8 @@ class Match {
   void step(const TickInputs& inputs);
 
   uint64_t tick() const { return world_.tick(); }
+  /// Sets the world's worker threads; never changes results.
+  void set_threads(uint32_t threads) { world_.set_threads(threads); }
   const World& world() const { return world_; }
   /// Mutable access for Rules implementations (only ever called from inside step()).
   World& world_for_rules() { return world_; }

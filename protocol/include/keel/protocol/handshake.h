@@ -1,0 +1,87 @@
+// The connection handshake: request (carrying the connect token) -> challenge -> response.
+//
+// Handshake datagrams are a packet header (type ConnectionRequest/Challenge/Response/
+// Deny, sequence 0) followed by [u16 length][FlatBuffers Message], zero padded. The
+// client pads its request to kMinRequestBytes, and every server reply is smaller than
+// the request that caused it, so a spoofed source address cannot be used to amplify.
+//
+// The server answers a valid request with a challenge: the token's keys and identity,
+// encrypted under a random key only this server process holds, which the client must
+// echo from the same address. That round trip proves the client receives at the address
+// it claims before any connection state is created.
+#pragma once
+
+#include <keel/protocol/drop.h>
+#include <keel/protocol/messages.h>
+#include <keel/protocol/token.h>
+
+#include <array>
+#include <cstdint>
+#include <span>
+#include <string>
+#include <vector>
+
+namespace keel::protocol {
+
+inline constexpr size_t kMinRequestBytes = 1200;
+
+/// A client the server admitted: who it is and the keys for its Connection.
+struct AcceptedClient {
+  uint64_t client_id = 0;
+  uint64_t match_id = 0;
+  uint32_t timeout_seconds = 0;
+  std::array<uint8_t, kUserDataBytes> user_data{};
+  ConnectionKeys keys;  ///< server side: send = server-to-client
+  std::string address;
+};
+
+/// Server side of the handshake. Time is passed in (unix seconds).
+class ServerHandshake {
+ public:
+  /// `server_address` must appear, byte for byte, in a token's address list.
+  ServerHandshake(const TokenKey& key, std::string server_address);
+
+  /// Checks a ConnectionRequest from `from`. On None, `reply` holds the challenge.
+  /// Rejections: TooSmall (not padded), VerifierFailed/OutOfRange, VersionMismatch,
+  /// TokenExpired, TokenInvalid (tampered / other key), TokenWrongAddress, TokenInUse
+  /// (already seen from another address).
+  DropReason on_request(std::span<const uint8_t> datagram, const std::string& from,
+                        uint64_t now_unix, std::vector<uint8_t>& reply);
+  /// Checks a ConnectionResponse; on None, `out` describes the admitted client.
+  DropReason on_response(std::span<const uint8_t> datagram, const std::string& from,
+                         uint64_t now_unix, AcceptedClient& out);
+  const DropCounters& drops() const { return drops_; }
+
+ private:
+  struct UsedToken {
+    std::array<uint8_t, 16> mac{};
+    std::string address;
+    uint64_t expire_time = 0;
+  };
+  DropReason check_request(std::span<const uint8_t> datagram, const std::string& from,
+                           uint64_t now_unix, std::vector<uint8_t>& reply);
+  DropReason remember_token(std::span<const uint8_t, 16> mac, const std::string& from,
+                            uint64_t expire_time, uint64_t now_unix);
+
+  TokenKey key_;
+  std::string address_;
+  std::array<uint8_t, 32> challenge_key_{};
+  uint64_t challenge_sequence_ = 0;
+  std::vector<UsedToken> used_;  // bounded by kMaxUsedTokens
+  DropCounters drops_;
+};
+
+/// Client side: the padded request for a token.
+std::vector<uint8_t> build_connection_request(const ConnectToken& token);
+/// Client side: reads a challenge and builds the response to send back.
+DropReason answer_challenge(std::span<const uint8_t> datagram, std::vector<uint8_t>& response);
+/// A ConnectionDeny datagram (small: safe to send in reply to any request).
+std::vector<uint8_t> build_deny(fb::DenyReason reason);
+/// Reads any handshake datagram: header type, length prefix, then check_message().
+DropReason read_handshake(std::span<const uint8_t> datagram, PacketType& type,
+                          const fb::Message*& message);
+
+/// The client's keys for its Connection (send = client-to-server).
+ConnectionKeys client_keys(const ConnectToken& token);
+
+}  // namespace keel::protocol

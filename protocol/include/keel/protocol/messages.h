@@ -1,0 +1,48 @@
+// Building and checking the FlatBuffers messages of protocol/schemas/messages.fbs.
+//
+// check_message() is the gate every received message passes before any field is read:
+// FlatBuffers Verifier (bounded depth and table count), then range checks per message
+// type — known enums, bounded counts, finite floats, the protocol version in handshakes.
+// The generated API (keel/protocol/messages_generated.h) is used for everything else.
+#pragma once
+
+#include <keel/protocol/drop.h>
+#include <keel/protocol/messages_generated.h>
+#include <keel/protocol/packet.h>
+#include <keel/sim/match.h>
+
+#include <cstdint>
+#include <span>
+#include <vector>
+
+namespace keel::protocol {
+
+/// Bounds on what a message may carry; larger ones are dropped as OutOfRange.
+struct MessageLimits {
+  static constexpr size_t kMaxTokenBytes = 1024;
+  static constexpr size_t kMaxChallengeBytes = 512;
+  static constexpr uint32_t kMaxInputWindow = 64;       ///< frames in an InputBatch
+  static constexpr size_t kMaxInputBatchBytes = 1024;
+  static constexpr size_t kMaxSnapshotBytes = 256 * 1024;
+};
+
+/// Verifies and range-checks a message. On None, `out` points into `bytes`.
+DropReason check_message(std::span<const uint8_t> bytes, const fb::Message*& out);
+
+/// Finishes a builder holding `body` as a Message and returns the bytes.
+std::vector<uint8_t> finish_message(flatbuffers::FlatBufferBuilder& fbb, fb::Body type,
+                                    flatbuffers::Offset<void> body);
+
+/// The server's input frame for one tick: what the match applied, and the state hash after.
+struct InputFrameMessage {
+  uint64_t tick = 0;
+  uint64_t state_hash = 0;
+  sim::TickInputs inputs;
+};
+
+std::vector<uint8_t> encode_server_input_frame(const InputFrameMessage& frame);
+/// Converts a checked ServerInputFrame; returns OutOfRange for an unknown event kind, a
+/// non-finite number, more than kMaxPlayersPerMatch entries or unsorted player ids.
+DropReason decode_server_input_frame(const fb::ServerInputFrame& msg, InputFrameMessage& out);
+
+}  // namespace keel::protocol

@@ -1,0 +1,116 @@
+#include <keel/protocol/bitstream.h>
+
+#include <bit>
+#include <cassert>
+#include <cmath>
+
+namespace keel::protocol {
+
+void BitWriter::write_bits(uint32_t value, uint32_t bits) {
+  assert(bits <= 32);
+  uint64_t mask = bits == 32 ? 0xffffffffull : ((1ull << bits) - 1);
+  scratch_ |= (value & mask) << scratch_bits_;
+  scratch_bits_ += bits;
+  bits_ += bits;
+  while (scratch_bits_ >= 8) {
+    bytes_.push_back(static_cast<uint8_t>(scratch_));
+    scratch_ >>= 8;
+    scratch_bits_ -= 8;
+  }
+}
+
+void BitWriter::write_int(int64_t value, int64_t min, int64_t max) {
+  assert(min <= max && value >= min && value <= max);
+  uint64_t range = static_cast<uint64_t>(max - min);
+  uint64_t v = static_cast<uint64_t>(value - min);
+  uint32_t bits = bits_required(range);
+  if (bits > 32) {
+    write_bits(static_cast<uint32_t>(v), 32);
+    write_bits(static_cast<uint32_t>(v >> 32), bits - 32);
+  } else {
+    write_bits(static_cast<uint32_t>(v), bits);
+  }
+}
+
+void BitWriter::write_u64(uint64_t v) {
+  write_bits(static_cast<uint32_t>(v), 32);
+  write_bits(static_cast<uint32_t>(v >> 32), 32);
+}
+
+void BitWriter::write_float(float v) { write_bits(std::bit_cast<uint32_t>(v), 32); }
+
+void BitWriter::write_golomb(int64_t d) {
+  assert(d > -(int64_t{1} << 25) && d < (int64_t{1} << 25));
+  uint64_t v = (d < 0 ? uint64_t(-d) * 2 - 1 : uint64_t(d) * 2) + 1;  // zigzag, plus one
+  uint32_t n = bits_required(v);  // >= 1
+  write_bits(0, n - 1);
+  write_bits(1, 1);
+  write_bits(static_cast<uint32_t>(v & ((uint64_t{1} << (n - 1)) - 1)), n - 1);
+}
+
+std::vector<uint8_t> BitWriter::finish() const {
+  std::vector<uint8_t> out = bytes_;
+  if (scratch_bits_ > 0) out.push_back(static_cast<uint8_t>(scratch_));
+  return out;
+}
+
+uint32_t BitReader::read_bits(uint32_t bits) {
+  if (!ok_ || bits > 32 || bits > bits_left()) {
+    ok_ = false;
+    return 0;
+  }
+  uint32_t value = 0;
+  for (uint32_t i = 0; i < bits; ++i, ++pos_) {
+    uint32_t bit = (bytes_[pos_ / 8] >> (pos_ % 8)) & 1u;
+    value |= bit << i;
+  }
+  return value;
+}
+
+int64_t BitReader::read_int(int64_t min, int64_t max) {
+  if (min > max) {
+    ok_ = false;
+    return min;
+  }
+  uint64_t range = static_cast<uint64_t>(max - min);
+  uint32_t bits = bits_required(range);
+  uint64_t v = 0;
+  if (bits > 32) {
+    v = read_bits(32);
+    v |= static_cast<uint64_t>(read_bits(bits - 32)) << 32;
+  } else {
+    v = read_bits(bits);
+  }
+  if (!ok_ || v > range) {
+    ok_ = false;
+    return min;
+  }
+  return min + static_cast<int64_t>(v);
+}
+
+int64_t BitReader::read_golomb() {
+  uint32_t zeros = 0;
+  while (ok_ && !read_bool()) {
+    if (++zeros > 26) ok_ = false;
+  }
+  if (!ok_) return 0;
+  uint64_t v = ((uint64_t{1} << zeros) | read_bits(zeros)) - 1;
+  return (v & 1u) ? -static_cast<int64_t>((v + 1) / 2) : static_cast<int64_t>(v / 2);
+}
+
+uint64_t BitReader::read_u64() {
+  uint64_t lo = read_bits(32);
+  uint64_t hi = read_bits(32);
+  return lo | (hi << 32);
+}
+
+float BitReader::read_float() {
+  float v = std::bit_cast<float>(read_bits(32));
+  if (!std::isfinite(v)) {
+    ok_ = false;
+    return 0.0f;
+  }
+  return v;
+}
+
+}  // namespace keel::protocol

@@ -1,0 +1,247 @@
+#include <keel/protocol/token.h>
+
+#include "byte_io.h"
+
+#include <sodium.h>
+
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+
+namespace keel::protocol {
+namespace {
+
+constexpr size_t kTagBytes = crypto_aead_xchacha20poly1305_ietf_ABYTES;
+constexpr size_t kPlainBytes = kPrivateTokenBytes - kTagBytes;
+
+void ensure_sodium() {
+  if (sodium_init() < 0) std::abort();  // no usable CSPRNG: nothing secure can follow
+}
+
+// Additional data: binds the ciphertext to this protocol, version and expiry, so the
+// clear-text expiry beside it cannot be extended.
+std::array<uint8_t, 16> additional_data(uint64_t expire_time) {
+  std::vector<uint8_t> ad;
+  detail::ByteWriter w(ad);
+  w.u32(kProtocolId);
+  w.u32(kProtocolVersion);
+  w.u64(expire_time);
+  std::array<uint8_t, 16> out{};
+  std::copy(ad.begin(), ad.end(), out.begin());
+  return out;
+}
+
+bool valid_addresses(const std::vector<std::string>& addresses) {
+  if (addresses.empty() || addresses.size() > kMaxTokenAddresses) return false;
+  for (const auto& a : addresses) {
+    if (a.empty() || a.size() > kMaxAddressBytes) return false;
+  }
+  return true;
+}
+
+void write_addresses(detail::ByteWriter& w, const std::vector<std::string>& addresses) {
+  w.u8(static_cast<uint8_t>(addresses.size()));
+  for (const auto& a : addresses) {
+    w.u8(static_cast<uint8_t>(a.size()));
+    w.bytes({reinterpret_cast<const uint8_t*>(a.data()), a.size()});
+  }
+}
+
+bool read_addresses(detail::ByteReader& r, std::vector<std::string>& out) {
+  uint8_t n = r.u8();
+  if (n == 0 || n > kMaxTokenAddresses) return false;
+  for (uint8_t i = 0; i < n && r.ok(); ++i) {
+    uint8_t len = r.u8();
+    if (len == 0 || len > kMaxAddressBytes) return false;
+    auto b = r.bytes(len);
+    out.emplace_back(b.begin(), b.end());
+  }
+  return r.ok();
+}
+
+template <size_t N>
+void read_array(detail::ByteReader& r, std::array<uint8_t, N>& out) {
+  auto b = r.bytes(N);
+  if (r.ok()) std::copy(b.begin(), b.end(), out.begin());
+}
+
+std::vector<uint8_t> private_plaintext(const PrivateToken& t) {
+  std::vector<uint8_t> plain;
+  detail::ByteWriter w(plain);
+  w.u64(t.client_id);
+  w.u64(t.match_id);
+  w.u32(t.timeout_seconds);
+  write_addresses(w, t.server_addresses);
+  w.bytes(t.client_to_server_key);
+  w.bytes(t.server_to_client_key);
+  w.bytes(t.user_data);
+  plain.resize(kPlainBytes, 0);  // fixed size: the length reveals nothing
+  return plain;
+}
+
+}  // namespace
+
+TokenKey generate_token_key() {
+  ensure_sodium();
+  TokenKey key;
+  crypto_aead_xchacha20poly1305_ietf_keygen(key.data());
+  return key;
+}
+
+sim::Status save_token_key(const std::string& path, const TokenKey& key) {
+  std::array<char, 65> hex{};
+  sodium_bin2hex(hex.data(), hex.size(), key.data(), key.size());
+  std::ofstream f(path, std::ios::binary | std::ios::trunc);
+  if (!f) return sim::Error{path + ": cannot open for writing"};
+  f << hex.data() << "\n";
+  f.close();
+  if (!f) return sim::Error{path + ": write failed"};
+  return {};
+}
+
+sim::Expected<TokenKey> load_token_key(const std::string& path) {
+  std::ifstream f(path, std::ios::binary);
+  if (!f) return sim::Error{path + ": cannot open key file"};
+  std::string text;
+  std::getline(f, text);
+  TokenKey key{};
+  size_t len = 0;
+  const char* end = nullptr;
+  if (text.size() != 64 ||
+      sodium_hex2bin(key.data(), key.size(), text.data(), text.size(), nullptr, &len, &end) != 0 ||
+      len != key.size()) {
+    return sim::Error{path + ": not a key file (expected 64 hex digits; make one with "
+                             "`keel-token keygen " + path + "`)"};
+  }
+  return key;
+}
+
+sim::Expected<ConnectToken> mint_token(const TokenKey& key, const MintParams& p,
+                                       uint64_t now_unix) {
+  ensure_sodium();
+  if (!valid_addresses(p.server_addresses)) {
+    return sim::Error{"a token needs 1 to 8 server addresses of at most 63 bytes each"};
+  }
+  PrivateToken priv;
+  priv.client_id = p.client_id;
+  priv.match_id = p.match_id;
+  priv.timeout_seconds = p.timeout_seconds;
+  priv.server_addresses = p.server_addresses;
+  crypto_aead_chacha20poly1305_ietf_keygen(priv.client_to_server_key.data());
+  crypto_aead_chacha20poly1305_ietf_keygen(priv.server_to_client_key.data());
+  priv.user_data = p.user_data;
+
+  ConnectToken t;
+  t.create_time = now_unix;
+  t.expire_time = now_unix + p.ttl_seconds;
+  randombytes_buf(t.nonce.data(), t.nonce.size());
+  auto plain = private_plaintext(priv);
+  auto ad = additional_data(t.expire_time);
+  t.private_data.resize(kPrivateTokenBytes);
+  unsigned long long clen = 0;
+  crypto_aead_xchacha20poly1305_ietf_encrypt(t.private_data.data(), &clen, plain.data(),
+                                             plain.size(), ad.data(), ad.size(), nullptr,
+                                             t.nonce.data(), key.data());
+  t.timeout_seconds = p.timeout_seconds;
+  t.server_addresses = p.server_addresses;
+  t.client_to_server_key = priv.client_to_server_key;
+  t.server_to_client_key = priv.server_to_client_key;
+  sodium_memzero(plain.data(), plain.size());
+  return t;
+}
+
+DropReason open_private_token(const TokenKey& key, std::span<const uint8_t> private_data,
+                              std::span<const uint8_t, kTokenNonceBytes> nonce,
+                              uint64_t expire_time, PrivateToken& out) {
+  ensure_sodium();
+  if (private_data.size() != kPrivateTokenBytes) return DropReason::TokenInvalid;
+  std::vector<uint8_t> plain(kPlainBytes);
+  auto ad = additional_data(expire_time);
+  unsigned long long plen = 0;
+  if (crypto_aead_xchacha20poly1305_ietf_decrypt(plain.data(), &plen, nullptr, private_data.data(),
+                                                 private_data.size(), ad.data(), ad.size(),
+                                                 nonce.data(), key.data()) != 0) {
+    return DropReason::TokenInvalid;
+  }
+  // Authentic, so minted by a key holder; still parsed with the bounded reader.
+  detail::ByteReader r(plain);
+  out = PrivateToken{};
+  out.client_id = r.u64();
+  out.match_id = r.u64();
+  out.timeout_seconds = r.u32();
+  if (!read_addresses(r, out.server_addresses)) return DropReason::TokenInvalid;
+  read_array(r, out.client_to_server_key);
+  read_array(r, out.server_to_client_key);
+  read_array(r, out.user_data);
+  sodium_memzero(plain.data(), plain.size());
+  return r.ok() ? DropReason::None : DropReason::TokenInvalid;
+}
+
+std::vector<uint8_t> serialize_token(const ConnectToken& t) {
+  std::vector<uint8_t> out;
+  detail::ByteWriter w(out);
+  w.u32(kProtocolId);
+  w.u32(t.protocol_version);
+  w.u64(t.create_time);
+  w.u64(t.expire_time);
+  w.bytes(t.nonce);
+  w.u32(t.timeout_seconds);
+  write_addresses(w, t.server_addresses);
+  w.bytes(t.client_to_server_key);
+  w.bytes(t.server_to_client_key);
+  w.u16(static_cast<uint16_t>(t.private_data.size()));
+  w.bytes(t.private_data);
+  return out;
+}
+
+sim::Expected<ConnectToken> parse_token(std::span<const uint8_t> bytes) {
+  detail::ByteReader r(bytes);
+  ConnectToken t;
+  uint32_t id = r.u32();
+  t.protocol_version = r.u32();
+  if (!r.ok() || id != kProtocolId || t.protocol_version != kProtocolVersion) {
+    return sim::Error{"connect token: not a Keel token of protocol version " +
+                      std::to_string(kProtocolVersion)};
+  }
+  t.create_time = r.u64();
+  t.expire_time = r.u64();
+  read_array(r, t.nonce);
+  t.timeout_seconds = r.u32();
+  if (!read_addresses(r, t.server_addresses)) {
+    return sim::Error{"connect token: bad server address list"};
+  }
+  read_array(r, t.client_to_server_key);
+  read_array(r, t.server_to_client_key);
+  uint16_t n = r.u16();
+  auto priv = r.bytes(n);
+  if (!r.ok() || n != kPrivateTokenBytes || r.left() != 0) {
+    return sim::Error{"connect token: truncated or wrong size"};
+  }
+  t.private_data.assign(priv.begin(), priv.end());
+  return t;
+}
+
+std::string token_to_base64(const ConnectToken& token) {
+  ensure_sodium();
+  auto bytes = serialize_token(token);
+  constexpr int kVariant = sodium_base64_VARIANT_URLSAFE_NO_PADDING;
+  std::string out(sodium_base64_encoded_len(bytes.size(), kVariant), '\0');
+  sodium_bin2base64(out.data(), out.size(), bytes.data(), bytes.size(), kVariant);
+  out.resize(out.size() - 1);  // the terminating NUL
+  return out;
+}
+
+sim::Expected<ConnectToken> token_from_base64(const std::string& text) {
+  ensure_sodium();
+  if (text.size() > 4096) return sim::Error{"connect token: too long"};
+  std::vector<uint8_t> bytes(text.size());
+  size_t len = 0;
+  if (sodium_base642bin(bytes.data(), bytes.size(), text.data(), text.size(), " \n\r\t", &len,
+                        nullptr, sodium_base64_VARIANT_URLSAFE_NO_PADDING) != 0) {
+    return sim::Error{"connect token: not base64 (URL-safe, no padding)"};
+  }
+  bytes.resize(len);
+  return parse_token(bytes);
+}
+
+}  // namespace keel::protocol

@@ -1,0 +1,74 @@
+// The keel-replay subcommands as functions, so that tests (and a server's admin
+// endpoint) run exactly what the command line runs. Each returns the process exit code
+// and writes only to the streams it is given. docs/replay.md shows them in use.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <ostream>
+#include <string>
+
+namespace keel::replay::cli {
+
+/// Where a command writes: results to `out`, diagnostics and progress to `err`.
+struct Io {
+  std::ostream& out;
+  std::ostream& err;
+  bool progress = false;  ///< draw a progress bar on `err` (keel-replay: when it is a terminal)
+};
+
+/// Exit codes shared by every command.
+enum Exit : int {
+  kOk = 0,
+  kDiffers = 1,   ///< verify: diverged; diff: the sides differ; recover: nothing recovered
+  kError = 2,     ///< unreadable input, bad arguments, I/O failure
+  kPartial = 3,   ///< recover: some data was lost
+};
+
+/// info REC: format version, build, scene, ticks, duration, players, checkpoints, and
+/// whether the file is complete.
+int info(const std::string& rec, Io io);
+
+struct VerifyArgs {
+  std::string rec;
+  uint32_t threads = 1;
+  std::optional<uint64_t> from;
+  std::optional<uint64_t> to;
+};
+/// verify: last line `verified N ticks` (0) or `diverged at tick T: recorded H1 replayed H2` (1).
+int verify(const VerifyArgs& args, Io io);
+
+struct DumpArgs {
+  std::string rec;
+  uint64_t tick = 0;
+  std::string out;  ///< empty: JSON to io.out
+  uint32_t threads = 1;
+};
+/// dump: the match state at a tick as JSON, reached from the nearest checkpoint.
+int dump(const DumpArgs& args, Io io);
+
+struct DiffArgs {
+  std::string a;  ///< a recording or a desync dump
+  std::string b;
+  uint32_t threads = 1;
+  uint32_t limit = 40;  ///< field rows printed (all are counted)
+};
+/// diff: the first tick whose hashes differ, then the bodies and fields that differ there.
+int diff(const DiffArgs& args, Io io);
+
+/// recover REC --out FIXED: exit 0 nothing lost, 3 some lost, 1 nothing recoverable.
+int recover(const std::string& rec, const std::string& out, Io io);
+
+struct ExportArgs {
+  std::string rec;
+  std::string csv;
+  std::optional<uint64_t> from;
+  std::optional<uint64_t> to;
+  uint64_t every = 1;
+  uint32_t threads = 1;
+};
+/// export --csv: one row per body per exported tick (tick, body, position, rotation,
+/// linear and angular velocity, sleeping).
+int export_csv(const ExportArgs& args, Io io);
+
+}  // namespace keel::replay::cli

@@ -1,0 +1,137 @@
+// The Keel recording format (.krec): constants, the records it holds, and the encoders
+// and decoders of each chunk's payload. docs/recording-format.md describes it byte by
+// byte; this header is the code's side of that description.
+//
+// A file is a 16-byte preamble, then chunks, each framed as
+//   u32 type | u32 payload length | payload | u64 XXH3-64 of (type, length, payload)
+// then, when the writer finished cleanly, a footer chunk and a 16-byte tail. Everything
+// is little-endian. Chunks are only ever appended, so a file cut short by a crash is a
+// valid prefix plus at most one partial chunk.
+#pragma once
+
+#include <keel/sim/expected.h>
+#include <keel/sim/match.h>
+
+#include <array>
+#include <cstdint>
+#include <span>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace keel::replay {
+
+/// First 8 bytes of every recording. The high first byte and the CR LF / ^Z catch
+/// transfers that mangle binary files (the PNG trick).
+inline constexpr std::array<uint8_t, 8> kRecordingMagic = {0x89, 'K', 'R', 'E', 'C', '\r', '\n', 0x1a};
+/// Last 8 bytes of a finished recording (after the footer's offset).
+inline constexpr std::array<uint8_t, 8> kTailMagic = {'K', 'R', 'E', 'C', 'T', 'A', 'I', 'L'};
+
+/// The format version this code writes and the only one it reads. Additions that old
+/// readers can ignore (new chunk types, fields appended to a payload) keep the version;
+/// anything else bumps it.
+inline constexpr uint32_t kFormatVersion = 1;
+
+inline constexpr size_t kPreambleBytes = 16;
+inline constexpr size_t kChunkFrameBytes = 16;  ///< type + length before, checksum after
+inline constexpr size_t kTailBytes = 16;
+
+/// Limits that keep a hostile file from exhausting memory.
+inline constexpr uint32_t kMaxChunkPayload = 1u << 30;        ///< 1 GiB
+inline constexpr uint64_t kMaxCheckpointStateBytes = 1ull << 31;  ///< 2 GiB uncompressed
+inline constexpr uint32_t kMaxStringBytes = 1u << 16;
+inline constexpr uint32_t kMaxMetadataEntries = 1024;
+inline constexpr uint32_t kMaxCheckpointsInFooter = 1u << 24;
+
+enum class ChunkType : uint32_t {
+  Header = 1,      ///< exactly one, first
+  Tick = 2,        ///< one per tick, consecutive
+  Checkpoint = 3,  ///< the full match state after a tick chunk
+  Footer = 4,      ///< the checkpoint index; last chunk of a finished file
+};
+
+/// "Header", "Tick", ... or "unknown".
+const char* to_string(ChunkType t);
+
+enum class Compression : uint8_t { None = 0, Zstd = 1 };
+
+/// What the header chunk says: who made the file, and what to build the match from.
+struct Header {
+  uint32_t format_version = kFormatVersion;  ///< from the preamble
+  std::string keel_version;    ///< e.g. "0.1.0"
+  std::string build_id;        ///< version + commit at configure time
+  std::string compiler;        ///< e.g. "GNU 12.2.0"
+  std::string compiler_flags;  ///< flags every source of that build was compiled with
+  std::string target;          ///< CPU architecture, e.g. "x86_64"
+  std::string rules;           ///< Rules::name() of the match, e.g. "sandbox"
+  uint64_t start_tick = 0;     ///< first tick recorded; > 0 means a checkpoint follows it
+  uint32_t tick_rate = 60;
+  uint32_t checkpoint_interval = 600;
+  Compression checkpoint_compression = Compression::None;
+  /// Free-form key/value pairs the writer's owner adds (server: match id, start time, ...).
+  std::vector<std::pair<std::string, std::string>> metadata;
+  std::vector<uint8_t> scene;  ///< protocol::scene_to_binary of the match's scene
+};
+
+/// One tick: what Match::step received, and the match hash after it. The first tick of
+/// a recording (tick start_tick) has no inputs; its hash is the starting state's.
+struct TickRecord {
+  uint64_t tick = 0;
+  uint64_t hash = 0;
+  sim::TickInputs inputs;
+};
+
+/// A full match state (Match::save_state bytes, uncompressed here) after tick `tick`.
+struct Checkpoint {
+  uint64_t tick = 0;
+  uint64_t hash = 0;  ///< Match::hash() of `state`; equals the tick record's hash
+  std::vector<uint8_t> state;
+};
+
+struct CheckpointRef {
+  uint64_t tick = 0;
+  uint64_t offset = 0;  ///< file offset of the checkpoint chunk's frame
+  friend bool operator==(const CheckpointRef&, const CheckpointRef&) = default;
+};
+
+struct Footer {
+  uint64_t first_tick = 0;
+  uint64_t last_tick = 0;
+  std::vector<CheckpointRef> checkpoints;  ///< ascending by tick
+};
+
+// Payload encoders: append one chunk's payload (no frame) to `out`.
+void encode_header(const Header& h, std::vector<uint8_t>& out);
+void encode_tick(const TickRecord& t, std::vector<uint8_t>& out);
+/// `compression` is applied to the state bytes; Zstd falls back to None if it fails.
+void encode_checkpoint(const Checkpoint& c, Compression compression, std::vector<uint8_t>& out);
+void encode_footer(const Footer& f, std::vector<uint8_t>& out);
+
+// Payload decoders: the payload is untrusted; errors say which field is wrong. Bytes
+// past the fields this version knows are ignored (room for compatible additions).
+sim::Expected<Header> decode_header(std::span<const uint8_t> payload);
+sim::Expected<TickRecord> decode_tick(std::span<const uint8_t> payload);
+/// Decompresses and checks the state against the checkpoint's own hash.
+sim::Expected<Checkpoint> decode_checkpoint(std::span<const uint8_t> payload);
+/// Reads only a checkpoint's tick and hash (no decompression).
+sim::Expected<std::pair<uint64_t, uint64_t>> peek_checkpoint(std::span<const uint8_t> payload);
+sim::Expected<Footer> decode_footer(std::span<const uint8_t> payload);
+
+/// The 16-byte preamble for `version`.
+std::vector<uint8_t> encode_preamble(uint32_t version = kFormatVersion);
+/// Checks the magic and the version; a newer version gets a message that says so.
+sim::Expected<uint32_t> decode_preamble(std::span<const uint8_t> bytes);
+
+/// Frames a payload: type, length, payload, checksum.
+void frame_chunk(ChunkType type, std::span<const uint8_t> payload, std::vector<uint8_t>& out);
+void frame_chunk(uint32_t type, std::span<const uint8_t> payload, std::vector<uint8_t>& out);
+/// XXH3-64 of a frame's type, length and payload (what the checksum field holds).
+uint64_t chunk_checksum(std::span<const uint8_t> type_length_payload);
+
+/// The tail after a footer chunk: the footer's offset, then kTailMagic.
+std::vector<uint8_t> encode_tail(uint64_t footer_offset);
+
+/// Hash as 16 lowercase hex digits (the form every tool prints).
+std::string hex_hash(uint64_t h);
+
+}  // namespace keel::replay

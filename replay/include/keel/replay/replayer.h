@@ -1,0 +1,88 @@
+// Re-running a recording: the match is rebuilt from the header's scene and rules, reaches
+// any tick from the nearest checkpoint at or before it, and is stepped only by
+// Match::step with the recorded inputs — the same function the server ran.
+#pragma once
+
+#include <keel/replay/reader.h>
+#include <keel/sim/expected.h>
+#include <keel/sim/match.h>
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace keel::replay {
+
+/// The rules a recording names, or an error for rules this build does not know.
+sim::Expected<std::unique_ptr<sim::Rules>> make_rules(const std::string& name);
+
+/// A match built from a header: its scene (FlatBuffers binary, verified) and its rules.
+/// The match is at tick 0 as the scene describes it.
+sim::Expected<sim::Match> make_match(const Header& header, const std::string& source_name);
+
+struct ReplayOptions {
+  uint32_t threads = 1;  ///< World::set_threads; never changes results
+};
+
+/// A match being re-run through a recording.
+class Replay {
+ public:
+  /// The match at `tick`, reached from the nearest usable checkpoint at or before it (or
+  /// the start), stepping the ticks between without comparing them. Fails if the
+  /// recording does not reach `tick`.
+  static sim::Expected<Replay> start(const Recording& rec, uint64_t tick, const ReplayOptions& options = {});
+
+  uint64_t tick() const { return match_.tick(); }
+  const sim::Match& match() const { return match_; }
+  /// Moves the match out; the replay must not be used afterwards.
+  sim::Match release() { return std::move(match_); }
+  /// The hash the recording holds for the current tick.
+  uint64_t recorded_hash() const { return recorded_hash_; }
+  /// The inputs the current tick was stepped with (empty at the starting tick).
+  const sim::TickInputs& inputs() const { return inputs_; }
+  /// Steps one tick with the recorded inputs; false when the usable ticks end.
+  bool step();
+  /// The tick the replay started from (a checkpoint's, or the recording's first).
+  uint64_t base_tick() const { return base_tick_; }
+  /// Checkpoints that could not be used (damaged, or not matching their tick), and why.
+  const std::vector<std::string>& warnings() const { return warnings_; }
+  /// Why the last step() returned false, if the recording has ticks it could not read.
+  const std::vector<std::string>& cursor_problems() const { return cursor_.problems(); }
+
+ private:
+  Replay(sim::Match match, TickCursor cursor);
+
+  sim::Match match_;
+  TickCursor cursor_;
+  uint64_t recorded_hash_ = 0;
+  uint64_t base_tick_ = 0;
+  sim::TickInputs inputs_;
+  std::vector<std::string> warnings_;
+};
+
+/// The outcome of verify().
+struct VerifyResult {
+  uint64_t verified = 0;  ///< ticks stepped and matched (the range's length)
+  std::optional<uint64_t> diverged_at;
+  uint64_t recorded = 0;  ///< at diverged_at
+  uint64_t replayed = 0;
+  std::string error;      ///< set when the range could not be re-run at all
+  std::vector<std::string> warnings;
+};
+
+struct VerifyOptions {
+  uint32_t threads = 1;
+  std::optional<uint64_t> from;  ///< default: the first tick
+  std::optional<uint64_t> to;    ///< default: the last usable tick
+  /// Called now and then with (ticks done, ticks total); for a progress bar.
+  std::function<void(uint64_t, uint64_t)> progress;
+};
+
+/// Re-runs ticks [from, to] and compares every tick's hash with the recording's: the
+/// state at `from` first, then each tick stepped. The state hash covers the whole match,
+/// so ticks before `from` need no comparison of their own.
+VerifyResult verify(const Recording& rec, const VerifyOptions& options);
+
+}  // namespace keel::replay

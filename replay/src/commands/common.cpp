@@ -1,0 +1,75 @@
+#include "common.h"
+
+#include <keel/replay/format.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <vector>
+
+namespace keel::replay::cli::detail {
+
+void Progress::update(uint64_t done, uint64_t total) {
+  if (!io_.progress || total == 0) return;
+  int permille = int(std::min<uint64_t>(1000, done * 1000 / total));
+  if (permille == last_permille_) return;
+  last_permille_ = permille;
+  constexpr int kWidth = 30;
+  int filled = permille * kWidth / 1000;
+  io_.err << "\r" << label_ << " [" << std::string(size_t(filled), '#') << std::string(size_t(kWidth - filled), ' ')
+          << "] " << permille / 10 << "% " << done << "/" << total << " ticks" << std::flush;
+  drawn_ = true;
+}
+
+void Progress::done() {
+  if (drawn_) io_.err << "\n" << std::flush;
+  drawn_ = false;
+}
+
+std::string exact(float v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.9g", double(v));
+  return buf;
+}
+
+namespace {
+
+nlohmann::ordered_json vec(const sim::Vec3& v) { return nlohmann::ordered_json::array({v.x, v.y, v.z}); }
+
+nlohmann::ordered_json player_json(const sim::PlayerSlot& p) {
+  return {{"player", p.player},
+          {"character", p.character},
+          {"spawn_index", p.spawn_index},
+          {"last_input",
+           {{"move_x", p.last_input.move_x},
+            {"move_z", p.last_input.move_z},
+            {"look_yaw", p.last_input.look_yaw},
+            {"buttons", p.last_input.buttons}}},
+          {"fire_cooldown", p.fire_cooldown},
+          {"thrown", p.thrown}};
+}
+
+}  // namespace
+
+nlohmann::ordered_json match_json(const sim::Match& match) {
+  std::vector<sim::BodyState> states;
+  for (sim::BodyId id : match.world().bodies()) states.push_back(match.world().body_state(id));
+  std::sort(states.begin(), states.end(), [](const auto& a, const auto& b) { return a.id < b.id; });
+  nlohmann::ordered_json bodies = nlohmann::ordered_json::array();
+  for (const sim::BodyState& s : states) {
+    bodies.push_back({{"id", s.id},
+                      {"motion", sim::to_string(s.motion)},
+                      {"position", vec(s.position)},
+                      {"rotation", {s.rotation.x, s.rotation.y, s.rotation.z, s.rotation.w}},
+                      {"linear_velocity", vec(s.linear_velocity)},
+                      {"angular_velocity", vec(s.angular_velocity)},
+                      {"sleeping", s.sleeping}});
+  }
+  nlohmann::ordered_json players = nlohmann::ordered_json::array();
+  for (const sim::PlayerSlot& p : match.players()) players.push_back(player_json(p));
+  return {{"tick", match.tick()},
+          {"hash", hex_hash(match.hash())},
+          {"players", std::move(players)},
+          {"bodies", std::move(bodies)}};
+}
+
+}  // namespace keel::replay::cli::detail

@@ -1,0 +1,265 @@
+// Encoders and decoders of the recording's chunk payloads (docs/recording-format.md).
+#include <keel/replay/format.h>
+
+#include "byte_io.h"
+#include "compress.h"
+
+#include <xxhash.h>
+
+#include <algorithm>
+#include <cinttypes>
+#include <cstdio>
+
+namespace keel::replay {
+
+using detail::ByteReader;
+using detail::ByteWriter;
+
+namespace {
+
+constexpr size_t kEventBytes = 5;   // u8 kind, u32 player
+constexpr size_t kInputBytes = 20;  // u32 player, 3 x f32, u32 buttons
+constexpr size_t kCheckpointRefBytes = 16;
+
+sim::Error field_error(const char* chunk, const ByteReader& r) {
+  return sim::Error{std::string(chunk) + " chunk: " + r.error()};
+}
+
+}  // namespace
+
+const char* to_string(ChunkType t) {
+  switch (t) {
+    case ChunkType::Header: return "header";
+    case ChunkType::Tick: return "tick";
+    case ChunkType::Checkpoint: return "checkpoint";
+    case ChunkType::Footer: return "footer";
+  }
+  return "unknown";
+}
+
+std::string hex_hash(uint64_t h) {
+  char buf[17];
+  std::snprintf(buf, sizeof buf, "%016" PRIx64, h);
+  return buf;
+}
+
+void encode_header(const Header& h, std::vector<uint8_t>& out) {
+  ByteWriter w(out);
+  w.str(h.keel_version);
+  w.str(h.build_id);
+  w.str(h.compiler);
+  w.str(h.compiler_flags);
+  w.str(h.target);
+  w.str(h.rules);
+  w.u64(h.start_tick);
+  w.u32(h.tick_rate);
+  w.u32(h.checkpoint_interval);
+  w.u8(uint8_t(h.checkpoint_compression));
+  w.u32(uint32_t(h.metadata.size()));
+  for (const auto& [key, value] : h.metadata) {
+    w.str(key);
+    w.str(value);
+  }
+  w.u32(uint32_t(h.scene.size()));
+  w.bytes(h.scene);
+}
+
+sim::Expected<Header> decode_header(std::span<const uint8_t> payload) {
+  ByteReader r(payload);
+  Header h;
+  h.keel_version = r.str(kMaxStringBytes, "keel_version");
+  h.build_id = r.str(kMaxStringBytes, "build_id");
+  h.compiler = r.str(kMaxStringBytes, "compiler");
+  h.compiler_flags = r.str(kMaxStringBytes, "compiler_flags");
+  h.target = r.str(kMaxStringBytes, "target");
+  h.rules = r.str(kMaxStringBytes, "rules");
+  h.start_tick = r.u64();
+  h.tick_rate = r.u32();
+  h.checkpoint_interval = r.u32();
+  uint8_t compression = r.u8();
+  if (r.ok() && compression > uint8_t(Compression::Zstd)) r.fail("unknown checkpoint compression " + std::to_string(compression));
+  h.checkpoint_compression = Compression(compression);
+  uint32_t n = r.count(8, kMaxMetadataEntries, "metadata");
+  for (uint32_t i = 0; i < n && r.ok(); ++i) {
+    std::string key = r.str(kMaxStringBytes, "metadata key");
+    std::string value = r.str(kMaxStringBytes, "metadata value");
+    h.metadata.emplace_back(std::move(key), std::move(value));
+  }
+  uint32_t scene_bytes = r.count(1, kMaxChunkPayload, "scene");
+  auto scene = r.view(scene_bytes);
+  h.scene.assign(scene.begin(), scene.end());
+  if (r.ok() && h.tick_rate == 0) r.fail("tick_rate is 0");
+  if (!r.ok()) return field_error("header", r);
+  return h;
+}
+
+void encode_tick(const TickRecord& t, std::vector<uint8_t>& out) {
+  ByteWriter w(out);
+  w.u64(t.tick);
+  w.u64(t.hash);
+  w.u32(uint32_t(t.inputs.events.size()));
+  for (const sim::PlayerEvent& e : t.inputs.events) {
+    w.u8(uint8_t(e.kind));
+    w.u32(e.player);
+  }
+  w.u32(uint32_t(t.inputs.inputs.size()));
+  for (const sim::PlayerInput& in : t.inputs.inputs) {
+    w.u32(in.player);
+    w.f32(in.frame.move_x);
+    w.f32(in.frame.move_z);
+    w.f32(in.frame.look_yaw);
+    w.u32(in.frame.buttons);
+  }
+}
+
+sim::Expected<TickRecord> decode_tick(std::span<const uint8_t> payload) {
+  ByteReader r(payload);
+  TickRecord t;
+  t.tick = r.u64();
+  t.hash = r.u64();
+  uint32_t n = r.count(kEventBytes, kMaxChunkPayload, "event");
+  t.inputs.events.resize(n);
+  for (sim::PlayerEvent& e : t.inputs.events) {
+    uint8_t kind = r.u8();
+    if (r.ok() && kind > uint8_t(sim::PlayerEvent::Kind::Leave)) r.fail("unknown player event kind " + std::to_string(kind));
+    e.kind = sim::PlayerEvent::Kind(kind);
+    e.player = r.u32();
+  }
+  n = r.count(kInputBytes, kMaxChunkPayload, "input");
+  t.inputs.inputs.resize(n);
+  for (sim::PlayerInput& in : t.inputs.inputs) {
+    in.player = r.u32();
+    in.frame.move_x = r.f32();
+    in.frame.move_z = r.f32();
+    in.frame.look_yaw = r.f32();
+    in.frame.buttons = r.u32();
+  }
+  if (!r.ok()) return field_error("tick", r);
+  return t;
+}
+
+void encode_checkpoint(const Checkpoint& c, Compression compression, std::vector<uint8_t>& out) {
+  std::vector<uint8_t> packed;
+  if (compression == Compression::Zstd && !detail::zstd_compress(c.state, packed)) compression = Compression::None;
+  ByteWriter w(out);
+  w.u64(c.tick);
+  w.u64(c.hash);
+  w.u8(uint8_t(compression));
+  w.u64(c.state.size());
+  w.bytes(compression == Compression::None ? std::span<const uint8_t>(c.state) : std::span<const uint8_t>(packed));
+}
+
+sim::Expected<std::pair<uint64_t, uint64_t>> peek_checkpoint(std::span<const uint8_t> payload) {
+  ByteReader r(payload);
+  uint64_t tick = r.u64();
+  uint64_t hash = r.u64();
+  if (!r.ok()) return field_error("checkpoint", r);
+  return std::pair{tick, hash};
+}
+
+sim::Expected<Checkpoint> decode_checkpoint(std::span<const uint8_t> payload) {
+  ByteReader r(payload);
+  Checkpoint c;
+  c.tick = r.u64();
+  c.hash = r.u64();
+  uint8_t compression = r.u8();
+  uint64_t raw_size = r.u64();
+  if (r.ok() && compression > uint8_t(Compression::Zstd)) r.fail("unknown compression " + std::to_string(compression));
+  if (r.ok() && raw_size > kMaxCheckpointStateBytes) r.fail("state size " + std::to_string(raw_size) + " exceeds the limit");
+  if (r.ok() && compression == uint8_t(Compression::None) && raw_size != r.left()) {
+    r.fail("state size " + std::to_string(raw_size) + " does not match the " + std::to_string(r.left()) + " bytes stored");
+  }
+  if (!r.ok()) return field_error("checkpoint", r);
+  std::span<const uint8_t> stored = r.rest();
+  if (compression == uint8_t(Compression::None)) {
+    c.state.assign(stored.begin(), stored.end());
+  } else {
+    auto raw = detail::zstd_decompress(stored, raw_size);
+    if (!raw) return sim::Error{"checkpoint chunk: " + raw.error().message};
+    c.state = std::move(*raw);
+  }
+  uint64_t actual = XXH3_64bits(c.state.data(), c.state.size());
+  if (actual != c.hash) {
+    return sim::Error{"checkpoint chunk: state hashes to " + hex_hash(actual) + ", not the recorded " + hex_hash(c.hash)};
+  }
+  return c;
+}
+
+void encode_footer(const Footer& f, std::vector<uint8_t>& out) {
+  ByteWriter w(out);
+  w.u64(f.first_tick);
+  w.u64(f.last_tick);
+  w.u32(uint32_t(f.checkpoints.size()));
+  for (const CheckpointRef& c : f.checkpoints) {
+    w.u64(c.tick);
+    w.u64(c.offset);
+  }
+}
+
+sim::Expected<Footer> decode_footer(std::span<const uint8_t> payload) {
+  ByteReader r(payload);
+  Footer f;
+  f.first_tick = r.u64();
+  f.last_tick = r.u64();
+  uint32_t n = r.count(kCheckpointRefBytes, kMaxCheckpointsInFooter, "checkpoint");
+  f.checkpoints.resize(n);
+  for (CheckpointRef& c : f.checkpoints) {
+    c.tick = r.u64();
+    c.offset = r.u64();
+  }
+  if (r.ok() && f.last_tick < f.first_tick) r.fail("last_tick is before first_tick");
+  bool sorted = std::is_sorted(f.checkpoints.begin(), f.checkpoints.end(),
+                               [](const CheckpointRef& a, const CheckpointRef& b) { return a.tick < b.tick; });
+  if (r.ok() && !sorted) r.fail("checkpoints are not in tick order");
+  if (!r.ok()) return field_error("footer", r);
+  return f;
+}
+
+std::vector<uint8_t> encode_preamble(uint32_t version) {
+  std::vector<uint8_t> out(kRecordingMagic.begin(), kRecordingMagic.end());
+  ByteWriter w(out);
+  w.u32(version);
+  w.u32(0);  // reserved flags, written as 0 and ignored
+  return out;
+}
+
+sim::Expected<uint32_t> decode_preamble(std::span<const uint8_t> bytes) {
+  if (bytes.size() < kPreambleBytes || !std::equal(kRecordingMagic.begin(), kRecordingMagic.end(), bytes.begin())) {
+    return sim::Error{"not a Keel recording (the file does not start with the .krec magic)"};
+  }
+  ByteReader r(bytes.subspan(kRecordingMagic.size()));
+  uint32_t version = r.u32();
+  if (version > kFormatVersion) {
+    return sim::Error{"recording format version " + std::to_string(version) + " is newer than this build reads (version " +
+                      std::to_string(kFormatVersion) + "); use a keel-replay from the Keel release that wrote it"};
+  }
+  if (version < 1) return sim::Error{"recording format version " + std::to_string(version) + " is not a valid version"};
+  return version;
+}
+
+uint64_t chunk_checksum(std::span<const uint8_t> type_length_payload) {
+  return XXH3_64bits(type_length_payload.data(), type_length_payload.size());
+}
+
+void frame_chunk(uint32_t type, std::span<const uint8_t> payload, std::vector<uint8_t>& out) {
+  size_t start = out.size();
+  ByteWriter w(out);
+  w.u32(type);
+  w.u32(uint32_t(payload.size()));
+  w.bytes(payload);
+  w.u64(chunk_checksum(std::span<const uint8_t>(out).subspan(start)));
+}
+
+void frame_chunk(ChunkType type, std::span<const uint8_t> payload, std::vector<uint8_t>& out) {
+  frame_chunk(uint32_t(type), payload, out);
+}
+
+std::vector<uint8_t> encode_tail(uint64_t footer_offset) {
+  std::vector<uint8_t> out;
+  ByteWriter w(out);
+  w.u64(footer_offset);
+  w.bytes(kTailMagic);
+  return out;
+}
+
+}  // namespace keel::replay

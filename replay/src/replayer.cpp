@@ -1,0 +1,157 @@
+// Re-running recordings: building the match, seeking by checkpoint, verifying hashes.
+#include <keel/replay/replayer.h>
+
+#include <keel/protocol/scene.h>
+
+#include <algorithm>
+
+namespace keel::replay {
+
+sim::Expected<std::unique_ptr<sim::Rules>> make_rules(const std::string& name) {
+  if (name == "sandbox") return std::unique_ptr<sim::Rules>(std::make_unique<sim::SandboxRules>());
+  return sim::Error{"the recording's rules \"" + name + "\" are not known to this build (it knows: sandbox)"};
+}
+
+sim::Expected<sim::Match> make_match(const Header& header, const std::string& source_name) {
+  auto rules = make_rules(header.rules);
+  if (!rules) return sim::Error{source_name + ": " + rules.error().message};
+  auto scene = protocol::parse_scene_binary(header.scene, source_name + " (embedded scene)");
+  if (!scene) return scene.error();
+  auto match = sim::Match::create(*scene, std::move(*rules));
+  if (!match) return sim::Error{source_name + " (embedded scene): " + match.error().message};
+  return std::move(*match);
+}
+
+Replay::Replay(sim::Match match, TickCursor cursor) : match_(std::move(match)), cursor_(std::move(cursor)) {}
+
+namespace {
+
+std::string tick_str(uint64_t t) { return std::to_string(t); }
+
+// Restores `match` from the newest checkpoint at or before `tick` that is sound. Returns
+// the checkpoint used, or nullopt (then `match` is untouched: the scene's start state).
+std::optional<Checkpoint> restore_nearest(const Recording& rec, uint64_t tick, sim::Match& match,
+                                          std::vector<std::string>& warnings) {
+  std::vector<CheckpointRef> refs = rec.checkpoints();
+  for (auto it = refs.rbegin(); it != refs.rend(); ++it) {
+    if (it->tick > tick) continue;
+    auto c = rec.read_checkpoint(*it);
+    if (!c) {
+      warnings.push_back("checkpoint at tick " + tick_str(it->tick) + " is unusable: " + c.error().message);
+      continue;
+    }
+    sim::Status st = match.restore_state(c->state);
+    if (!st || match.tick() != c->tick || match.hash() != c->hash) {
+      warnings.push_back("checkpoint at tick " + tick_str(it->tick) + " does not restore: " +
+                         (st ? "its state is not at that tick" : st.error().message));
+      continue;
+    }
+    return std::move(*c);
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+sim::Expected<Replay> Replay::start(const Recording& rec, uint64_t tick, const ReplayOptions& options) {
+  const Header& h = rec.header();
+  if (tick < h.start_tick) {
+    return sim::Error{rec.name() + ": tick " + tick_str(tick) + " is before the recording starts (tick " + tick_str(h.start_tick) + ")"};
+  }
+  auto built = make_match(h, rec.name());
+  if (!built) return built.error();
+  sim::Match match = std::move(*built);
+  match.set_threads(options.threads);  // threads never change results
+
+  std::vector<std::string> warnings;
+  std::optional<Checkpoint> base = restore_nearest(rec, tick, match, warnings);
+  std::optional<Replay> replay;
+  if (base) {
+    CheckpointRef ref{base->tick, 0};
+    for (const CheckpointRef& r : rec.checkpoints()) {
+      if (r.tick == base->tick) ref = r;
+    }
+    replay.emplace(Replay(std::move(match), rec.ticks_after(ref)));
+    replay->recorded_hash_ = base->hash;
+  } else {
+    if (h.start_tick != 0) return sim::Error{rec.name() + ": no usable checkpoint at or before tick " + tick_str(tick)};
+    replay.emplace(Replay(std::move(match), rec.ticks_from_start()));
+    auto first = replay->cursor_.next();
+    if (!first) return sim::Error{rec.name() + ": the recording holds no tick"};
+    replay->recorded_hash_ = first->hash;
+  }
+  replay->base_tick_ = replay->tick();
+  replay->warnings_ = std::move(warnings);
+  while (replay->tick() < tick) {
+    if (!replay->step()) {
+      std::string why = replay->cursor_problems().empty() ? "" : " (" + replay->cursor_problems().back() + ")";
+      return sim::Error{rec.name() + ": the recording ends at tick " + tick_str(replay->tick()) + ", before tick " +
+                        tick_str(tick) + why};
+    }
+  }
+  return std::move(*replay);
+}
+
+bool Replay::step() {
+  std::optional<TickRecord> t = cursor_.next();
+  if (!t) return false;
+  inputs_ = std::move(t->inputs);
+  match_.step(inputs_);
+  recorded_hash_ = t->hash;
+  return true;
+}
+
+namespace {
+
+// Decodes every checkpoint in range: a checkpoint whose chunk verifies but whose state
+// does not hash to its recorded hash is reported here, at its tick.
+void check_checkpoints(const Recording& rec, uint64_t from, uint64_t to, std::vector<std::string>& warnings) {
+  for (const CheckpointRef& ref : rec.index().checkpoints) {
+    if (ref.tick < from || ref.tick > to) continue;
+    auto c = rec.read_checkpoint(ref);
+    if (!c) warnings.push_back("checkpoint at tick " + tick_str(ref.tick) + " is damaged: " + c.error().message);
+  }
+}
+
+}  // namespace
+
+VerifyResult verify(const Recording& rec, const VerifyOptions& options) {
+  VerifyResult result;
+  const RecordingIndex& idx = rec.index();
+  result.warnings = idx.problems;
+  const uint64_t from = options.from.value_or(idx.first_tick);
+  const uint64_t to = options.to.value_or(idx.last_tick);
+  if (from > to || from < idx.first_tick || to > idx.last_tick) {
+    result.error = rec.name() + ": the range " + tick_str(from) + ".." + tick_str(to) + " is not inside the recorded ticks " +
+                   tick_str(idx.first_tick) + ".." + tick_str(idx.last_tick);
+    return result;
+  }
+  check_checkpoints(rec, from, to, result.warnings);
+  auto replay = Replay::start(rec, from, ReplayOptions{options.threads});
+  if (!replay) {
+    result.error = replay.error().message;
+    return result;
+  }
+  result.warnings.insert(result.warnings.end(), replay->warnings().begin(), replay->warnings().end());
+  auto compare = [&]() {
+    uint64_t replayed = replay->match().hash();
+    if (replayed == replay->recorded_hash()) return true;
+    result.diverged_at = replay->tick();
+    result.recorded = replay->recorded_hash();
+    result.replayed = replayed;
+    return false;
+  };
+  if (!compare()) return result;
+  while (replay->tick() < to) {
+    if (!replay->step()) {
+      result.error = rec.name() + ": the ticks end at " + tick_str(replay->tick()) + " although the index reached " + tick_str(to);
+      return result;
+    }
+    if (!compare()) return result;
+    ++result.verified;
+    if (options.progress && (result.verified % 32 == 0 || replay->tick() == to)) options.progress(result.verified, to - from);
+  }
+  return result;
+}
+
+}  // namespace keel::replay

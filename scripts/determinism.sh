@@ -1,0 +1,201 @@
+#!/usr/bin/env bash
+# The cross-configuration determinism check (docs/determinism.md): every scene in scenes/
+# and the recorded match must reproduce the golden hash chains in tests/golden/ in every
+# configuration below, or this fails naming the configuration, the scene and the first
+# differing tick.
+#
+#   scripts/determinism.sh           check (scripts/test.sh, and so CI, runs this)
+#   scripts/determinism.sh --write   regenerate tests/golden/ with the normal build, then
+#                                    check; the commit that changes goldens says why
+#
+# Configurations (names as printed):
+#   gcc-O3        the normal build ($KEEL_BUILD_DIR, default build/): keel-sim on the JSON
+#                 scenes at 1, 2, 4 and 8 threads; at 1 thread also save/restore at
+#                 RESTORE_AT; and the recorded match likewise
+#   gcc-O0        a separate build of only the sim + keel-detrun, on binary scenes
+#   clang14-O2    the same with clang++-14
+#   aarch64-O2    the same cross-compiled with aarch64-linux-gnu-g++, run under qemu-aarch64
+# Each runs every scene and the recorded match. Under qemu the heavy scenes are checked for
+# their first ticks only (TICKS_QEMU below) to fit the CI budget; the start of a chain is
+# still an exact check of every hash in it.
+#
+# Environment: KEEL_BUILD_DIR (default build), KEEL_DETERMINISM_CONFIGS (a space-separated
+# subset of the names above, default all), KEEL_JOBS (default nproc).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+WRITE=0
+case "${1:-}" in
+  "") ;;
+  --write) WRITE=1 ;;
+  *) echo "usage: scripts/determinism.sh [--write]" >&2; exit 2 ;;
+esac
+
+BUILD_DIR=${KEEL_BUILD_DIR:-build}
+DET_DIR=$BUILD_DIR/determinism
+GOLDEN=tests/golden
+CONFIGS=${KEEL_DETERMINISM_CONFIGS:-"gcc-O3 gcc-O0 clang14-O2 aarch64-O2"}
+JOBS=${KEEL_JOBS:-$(nproc)}
+SCENES=(scenes/*.json)
+MATCH_SCENES=(scenes/demo.json)   # the recorded multi-player match (sandbox rules)
+RESTORE_AT=137,300,451            # mid-scene saves; ticks off and on the 10-tick grid
+THREADS=(1 2 4 8)
+# Ticks checked per scene under -O0 and qemu (scene stem -> ticks; absent = all 600),
+# chosen so that the whole check fits in 15 minutes of CI on 2 cores.
+declare -A TICKS_FULL=()
+declare -A TICKS_O0=()
+declare -A TICKS_QEMU=([pile]=150 [spheres_capsules]=300)
+
+START=$SECONDS
+FAILED=()
+
+say() { printf 'determinism: %s\n' "$*"; }
+
+in_configs() { [[ " $CONFIGS " == *" $1 "* ]]; }
+
+# check LABEL CMD...: runs a check, prefixing its lines with [LABEL]; records a failure.
+check() {
+  local label=$1 t0=$SECONDS status
+  shift
+  set +e
+  "$@" | awk -v prefix="[$label] " '{ print prefix $0; fflush() }'
+  status=${PIPESTATUS[0]}
+  set -e
+  if [ "$status" -ne 0 ]; then
+    FAILED+=("$label")
+    say "FAILED $label (exit $status, $((SECONDS - t0)) s)"
+  else
+    say "passed $label ($((SECONDS - t0)) s)"
+  fi
+}
+
+# The libm and flag guards for a standalone build (the main build's are ctest tests in
+# tests/determinism, which share the symbol list).
+guard_build() {
+  local label=$1 dir=$2 nm=${3:-nm}
+  local names alt hits bad
+  names=$(grep -v -e '^#' -e '^$' tests/determinism/libm_symbols.txt | tr '\n' '|')
+  alt=${names%|}
+  hits=$("$nm" -A "$dir/lib/libkeel_sim.a" "$dir/bin/keel-detrun" 2>/dev/null | awk '{print $NF}' |
+         sed 's/@.*//' | grep -E "^(__)?($alt)[fl]?(_finite)?\$" | sort -u || true)
+  if [ -n "$hits" ]; then
+    echo "[$label] libm transcendental symbols referenced: $(echo $hits)"
+    FAILED+=("$label libm guard")
+  fi
+  bad=$( { grep '"command":' "$dir/compile_commands.json" | grep -v -- '-ffp-contract=off' || true
+           grep '"command":' "$dir/compile_commands.json" |
+             grep -E -- '-ffast-math|-Ofast|-funsafe-math-optimizations|-fassociative-math|-freciprocal-math|-ffinite-math-only|-mfpmath=387|-ffp-contract=(fast|on)' || true; } | head -3)
+  if [ -n "$bad" ]; then
+    echo "[$label] compile commands break the rounding rules:"
+    echo "$bad"
+    FAILED+=("$label flags guard")
+  fi
+}
+
+# build_runner NAME CMAKE_ARGS...: a standalone build of the sim + keel-detrun only.
+build_runner() {
+  local name=$1 t0=$SECONDS
+  shift
+  say "building $name (sim + keel-detrun only)"
+  cmake -S tools/keel-detrun -B "$DET_DIR/$name" "$@" >"$DET_DIR/$name.configure.log" 2>&1 ||
+    { cat "$DET_DIR/$name.configure.log"; return 1; }
+  cmake --build "$DET_DIR/$name" -j"$JOBS" --target keel-detrun >"$DET_DIR/$name.build.log" 2>&1 ||
+    { tail -50 "$DET_DIR/$name.build.log"; return 1; }
+  say "built $name ($((SECONDS - t0)) s)"
+}
+
+# run_runner LABEL TICKS_TABLE RUNNER...: every binary scene, heavy ones as a prefix, and
+# the recorded match.
+run_runner() {
+  local label=$1 table=$2
+  shift 2
+  local -n limits=$table
+  local full=() stem
+  for scene in "$DET_DIR"/scenes/*.kscn; do
+    stem=$(basename "$scene" .kscn)
+    if [ -n "${limits[$stem]:-}" ]; then
+      check "$label $stem ${limits[$stem]} ticks" "$@" --golden "$GOLDEN" --ticks "${limits[$stem]}" "$scene"
+    else
+      full+=("$scene")
+    fi
+  done
+  [ ${#full[@]} -eq 0 ] || check "$label" "$@" --golden "$GOLDEN" "${full[@]}"
+  local match_bins=()
+  for scene in "${MATCH_SCENES[@]}"; do match_bins+=("$DET_DIR/scenes/$(basename "$scene" .json).kscn"); done
+  check "$label match" "$@" --golden "$GOLDEN" --match "${match_bins[@]}"
+}
+
+bash scripts/setup.sh
+bash scripts/setup.sh --determinism
+mkdir -p "$DET_DIR"
+
+say "normal build ($BUILD_DIR): keel-sim"
+if [ ! -f "$BUILD_DIR/CMakeCache.txt" ]; then
+  cmake -S . -B "$BUILD_DIR" -DCMAKE_BUILD_TYPE=Release >/dev/null
+fi
+cmake --build "$BUILD_DIR" -j"$JOBS" --target keel-sim keel-detrun >/dev/null
+KEEL_SIM=$BUILD_DIR/bin/keel-sim
+say "normal build ready ($((SECONDS - START)) s)"
+
+if [ "$WRITE" -eq 1 ]; then
+  say "writing $GOLDEN from the normal build"
+  "$KEEL_SIM" determinism "${SCENES[@]}" --golden "$GOLDEN" --write
+  "$KEEL_SIM" determinism "${MATCH_SCENES[@]}" --golden "$GOLDEN" --write --match
+  for g in "$GOLDEN"/*.golden; do
+    stem=$(basename "$g" .golden)
+    stem=${stem%.match}
+    [ -f "scenes/$stem.json" ] || say "warning: $g has no scene scenes/$stem.json; delete it if the scene is gone"
+  done
+fi
+
+if in_configs gcc-O3; then
+  for t in "${THREADS[@]}"; do
+    extra=()
+    label="gcc-O3 threads=$t"
+    if [ "$t" -eq 1 ]; then
+      extra=(--restore-at "$RESTORE_AT")
+      label="$label save/restore@$RESTORE_AT"
+    fi
+    check "$label" "$KEEL_SIM" determinism "${SCENES[@]}" --golden "$GOLDEN" --threads "$t" "${extra[@]}"
+    check "$label match" "$KEEL_SIM" determinism "${MATCH_SCENES[@]}" --golden "$GOLDEN" --match --threads "$t" "${extra[@]}"
+  done
+fi
+
+# Binary scenes for keel-detrun: no JSON parser in those builds.
+rm -rf "$DET_DIR/scenes"
+mkdir -p "$DET_DIR/scenes"
+flatc -b -o "$DET_DIR/scenes" protocol/schemas/scene.fbs "${SCENES[@]}"
+
+O2=(-DCMAKE_BUILD_TYPE=Release "-DCMAKE_CXX_FLAGS_RELEASE=-O2 -DNDEBUG")
+if in_configs gcc-O0; then
+  if build_runner gcc-O0 -DCMAKE_CXX_COMPILER=g++ -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_FLAGS_DEBUG=-O0; then
+    guard_build gcc-O0 "$DET_DIR/gcc-O0"
+    run_runner gcc-O0 TICKS_O0 "$DET_DIR/gcc-O0/bin/keel-detrun"
+  else
+    FAILED+=("gcc-O0 build")
+  fi
+fi
+if in_configs clang14-O2; then
+  if build_runner clang14-O2 -DCMAKE_CXX_COMPILER=clang++-14 "${O2[@]}"; then
+    guard_build clang14-O2 "$DET_DIR/clang14-O2"
+    run_runner clang14-O2 TICKS_FULL "$DET_DIR/clang14-O2/bin/keel-detrun"
+  else
+    FAILED+=("clang14-O2 build")
+  fi
+fi
+if in_configs aarch64-O2; then
+  if build_runner aarch64-O2 --toolchain "$PWD/cmake/aarch64-linux-gnu.cmake" "${O2[@]}"; then
+    guard_build aarch64-O2 "$DET_DIR/aarch64-O2" aarch64-linux-gnu-nm
+    run_runner aarch64-O2 TICKS_QEMU qemu-aarch64 -L /usr/aarch64-linux-gnu "$DET_DIR/aarch64-O2/bin/keel-detrun"
+  else
+    FAILED+=("aarch64-O2 build")
+  fi
+fi
+
+if [ ${#FAILED[@]} -ne 0 ]; then
+  say "FAILED after $((SECONDS - START)) s: ${FAILED[*]}"
+  say "a mismatch means a build or a change broke determinism (docs/determinism.md lists the usual causes);"
+  say "if a change is meant to alter results, run scripts/determinism.sh --write and say why in the commit"
+  exit 1
+fi
+say "all configurations ($CONFIGS) match $GOLDEN in $((SECONDS - START)) s"

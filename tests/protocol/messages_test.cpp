@@ -1,0 +1,135 @@
+// Every message of messages.fbs survives build -> check_message -> read, and the checks
+// refuse what they must: truncation, wrong version, bad enums, non-finite numbers.
+#include <keel/protocol/messages.h>
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <limits>
+
+namespace kp = keel::protocol;
+namespace fb = keel::protocol::fb;
+
+namespace {
+
+const fb::Message* checked(const std::vector<uint8_t>& bytes) {
+  const fb::Message* m = nullptr;
+  EXPECT_EQ(kp::check_message(bytes, m), kp::DropReason::None);
+  return m;
+}
+
+template <class Make>
+std::vector<uint8_t> build(fb::Body type, Make make) {
+  flatbuffers::FlatBufferBuilder fbb;
+  return kp::finish_message(fbb, type, make(fbb).Union());
+}
+
+}  // namespace
+
+TEST(Messages, HandshakeRoundTrips) {
+  std::vector<uint8_t> nonce(24, 7), token(1024, 9), challenge(300, 3);
+  auto req = build(fb::Body::ConnectionRequest, [&](auto& b) {
+    return fb::CreateConnectionRequestDirect(b, kp::kProtocolVersion, 123, &nonce, &token);
+  });
+  auto* r = checked(req)->body_as_ConnectionRequest();
+  EXPECT_EQ(r->token_expiry(), 123u);
+  EXPECT_EQ(r->token()->size(), 1024u);
+
+  auto ch = build(fb::Body::ConnectionChallenge, [&](auto& b) {
+    return fb::CreateConnectionChallengeDirect(b, kp::kProtocolVersion, 5, &challenge);
+  });
+  EXPECT_EQ(checked(ch)->body_as_ConnectionChallenge()->challenge_sequence(), 5u);
+  auto resp = build(fb::Body::ConnectionResponse, [&](auto& b) {
+    return fb::CreateConnectionResponseDirect(b, kp::kProtocolVersion, 5, &challenge);
+  });
+  EXPECT_EQ(checked(resp)->body_as_ConnectionResponse()->challenge()->size(), 300u);
+  auto acc = build(fb::Body::ConnectionAccept, [&](auto& b) {
+    return fb::CreateConnectionAccept(b, kp::kProtocolVersion, 3, 42, 60, 1000);
+  });
+  auto* a = checked(acc)->body_as_ConnectionAccept();
+  EXPECT_EQ(a->player_id(), 42u);
+  EXPECT_EQ(a->server_tick(), 1000u);
+  auto deny = build(fb::Body::ConnectionDeny, [&](auto& b) {
+    return fb::CreateConnectionDeny(b, kp::kProtocolVersion, fb::DenyReason::TokenExpired);
+  });
+  EXPECT_EQ(checked(deny)->body_as_ConnectionDeny()->reason(), fb::DenyReason::TokenExpired);
+  auto ka = build(fb::Body::KeepAlive, [&](auto& b) { return fb::CreateKeepAlive(b, 3); });
+  EXPECT_EQ(checked(ka)->body_as_KeepAlive()->client_index(), 3u);
+  auto dc = build(fb::Body::Disconnect,
+                  [&](auto& b) { return fb::CreateDisconnect(b, fb::DenyReason::Kicked); });
+  EXPECT_EQ(checked(dc)->body_as_Disconnect()->reason(), fb::DenyReason::Kicked);
+}
+
+TEST(Messages, GameplayRoundTrips) {
+  std::vector<uint8_t> frames(40, 1), payload(5000, 2);
+  auto batch = build(fb::Body::InputBatch, [&](auto& b) {
+    return fb::CreateInputBatchDirect(b, 100, 8, &frames, 97, 95);
+  });
+  auto* ib = checked(batch)->body_as_InputBatch();
+  EXPECT_EQ(ib->first_tick(), 100u);
+  EXPECT_EQ(ib->count(), 8);
+  EXPECT_EQ(ib->ack_snapshot_tick(), 97u);
+  auto snap = build(fb::Body::Snapshot, [&](auto& b) {
+    return fb::CreateSnapshotDirect(b, 200, 10, &payload);
+  });
+  auto* s = checked(snap)->body_as_Snapshot();
+  EXPECT_EQ(s->baseline_age(), 10u);
+  EXPECT_EQ(s->payload()->size(), 5000u);
+  auto hr = build(fb::Body::HashReport,
+                  [&](auto& b) { return fb::CreateHashReport(b, 77, 0x1234567890abcdefull); });
+  EXPECT_EQ(checked(hr)->body_as_HashReport()->state_hash(), 0x1234567890abcdefull);
+  auto ev = build(fb::Body::MatchEvent, [&](auto& b) {
+    return fb::CreateMatchEvent(b, fb::MatchEventKind::DesyncDetected, 50, 4, 1, 2);
+  });
+  auto* e = checked(ev)->body_as_MatchEvent();
+  EXPECT_EQ(e->kind(), fb::MatchEventKind::DesyncDetected);
+  EXPECT_EQ(e->reported_hash(), 2u);
+  auto bi = build(fb::Body::BlockInfo, [&](auto& b) { return fb::CreateBlockInfo(b, 1, 600, 4 << 20); });
+  EXPECT_EQ(checked(bi)->body_as_BlockInfo()->size(), 4u << 20);
+}
+
+TEST(Messages, ServerInputFrameRoundTrip) {
+  kp::InputFrameMessage f;
+  f.tick = 1234;
+  f.state_hash = 0xfeedface12345678ull;
+  f.inputs.events = {{keel::sim::PlayerEvent::Kind::Join, 7}, {keel::sim::PlayerEvent::Kind::Leave, 3}};
+  f.inputs.inputs = {{1, {0.5f, -0.25f, 1.0f, 3}}, {7, {0, 1, -3.0f, 0}}};
+  auto bytes = kp::encode_server_input_frame(f);
+  const fb::Message* m = checked(bytes);
+  ASSERT_NE(m, nullptr);
+  kp::InputFrameMessage back;
+  ASSERT_EQ(kp::decode_server_input_frame(*m->body_as_ServerInputFrame(), back), kp::DropReason::None);
+  EXPECT_EQ(back.tick, f.tick);
+  EXPECT_EQ(back.state_hash, f.state_hash);
+  EXPECT_EQ(back.inputs, f.inputs);
+}
+
+TEST(Messages, ChecksRejectBadMessages) {
+  const fb::Message* m = nullptr;
+  auto deny = build(fb::Body::ConnectionDeny, [&](auto& b) {
+    return fb::CreateConnectionDeny(b, kp::kProtocolVersion + 1, fb::DenyReason::Unknown);
+  });
+  EXPECT_EQ(kp::check_message(deny, m), kp::DropReason::VersionMismatch);
+  auto bad_enum = build(fb::Body::ConnectionDeny, [&](auto& b) {
+    return fb::CreateConnectionDeny(b, kp::kProtocolVersion, static_cast<fb::DenyReason>(200));
+  });
+  EXPECT_EQ(kp::check_message(bad_enum, m), kp::DropReason::OutOfRange);
+  std::vector<uint8_t> short_nonce(5);
+  auto req = build(fb::Body::ConnectionRequest, [&](auto& b) {
+    return fb::CreateConnectionRequestDirect(b, kp::kProtocolVersion, 1, &short_nonce, nullptr);
+  });
+  EXPECT_EQ(kp::check_message(req, m), kp::DropReason::OutOfRange);
+  auto zero_batch = build(fb::Body::InputBatch, [&](auto& b) { return fb::CreateInputBatch(b, 1, 0); });
+  EXPECT_EQ(kp::check_message(zero_batch, m), kp::DropReason::OutOfRange);
+  kp::InputFrameMessage f;
+  f.inputs.inputs = {{1, {std::numeric_limits<float>::quiet_NaN(), 0, 0, 0}}};
+  EXPECT_EQ(kp::check_message(kp::encode_server_input_frame(f), m), kp::DropReason::OutOfRange);
+  f.inputs.inputs = {{2, {}}, {1, {}}};  // unsorted players
+  EXPECT_EQ(kp::check_message(kp::encode_server_input_frame(f), m), kp::DropReason::OutOfRange);
+  auto good = build(fb::Body::HashReport, [&](auto& b) { return fb::CreateHashReport(b, 1, 2); });
+  for (size_t n = 0; n < good.size(); ++n) {
+    EXPECT_NE(kp::check_message(std::span(good).first(n), m), kp::DropReason::None) << n;
+  }
+  std::vector<uint8_t> garbage(64, 0xff);
+  EXPECT_NE(kp::check_message(garbage, m), kp::DropReason::None);
+}

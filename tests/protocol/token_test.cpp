@@ -1,0 +1,163 @@
+// Connect tokens and the handshake: a good token connects; expired, tampered, wrongly
+// addressed, foreign-key and replayed-from-elsewhere tokens are refused; replies are
+// never larger than requests; the keys that come out drive authenticated connections.
+#include <keel/protocol/handshake.h>
+#include <keel/protocol/token.h>
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+
+namespace kp = keel::protocol;
+
+namespace {
+
+constexpr uint64_t kNow = 1'800'000'000;
+const std::string kServer = "10.0.0.5:7777";
+
+struct Fixture {
+  kp::TokenKey key = kp::generate_token_key();
+  kp::ServerHandshake server{key, kServer};
+
+  kp::ConnectToken mint(uint64_t ttl = 30, std::vector<std::string> servers = {kServer}) {
+    kp::MintParams p;
+    p.client_id = 42;
+    p.match_id = 9;
+    p.server_addresses = std::move(servers);
+    p.ttl_seconds = ttl;
+    p.user_data[0] = 0xab;
+    auto t = kp::mint_token(key, p, kNow);
+    EXPECT_TRUE(t.has_value());
+    return *t;
+  }
+};
+
+}  // namespace
+
+TEST(Token, Base64RoundTrip) {
+  Fixture f;
+  auto t = f.mint();
+  auto text = kp::token_to_base64(t);
+  auto back = kp::token_from_base64(text);
+  ASSERT_TRUE(back.has_value()) << back.error().message;
+  EXPECT_EQ(kp::serialize_token(*back), kp::serialize_token(t));
+  EXPECT_FALSE(kp::token_from_base64("not a token!").has_value());
+  EXPECT_FALSE(kp::token_from_base64(text.substr(0, text.size() - 10)).has_value());
+}
+
+TEST(Token, KeyFileRoundTrip) {
+  auto path = std::filesystem::temp_directory_path() / "keel_token_test.key";
+  auto key = kp::generate_token_key();
+  ASSERT_TRUE(kp::save_token_key(path.string(), key).has_value());
+  auto back = kp::load_token_key(path.string());
+  ASSERT_TRUE(back.has_value());
+  EXPECT_EQ(*back, key);
+  std::filesystem::remove(path);
+  EXPECT_FALSE(kp::load_token_key(path.string()).has_value());
+}
+
+TEST(Handshake, GoodTokenConnectsAndKeysMatch) {
+  Fixture f;
+  auto token = f.mint();
+  auto request = kp::build_connection_request(token);
+  EXPECT_GE(request.size(), kp::kMinRequestBytes);
+  std::vector<uint8_t> challenge;
+  ASSERT_EQ(f.server.on_request(request, "1.2.3.4:5000", kNow, challenge), kp::DropReason::None);
+  EXPECT_LT(challenge.size(), request.size());  // no amplification
+  std::vector<uint8_t> response;
+  ASSERT_EQ(kp::answer_challenge(challenge, response), kp::DropReason::None);
+  kp::AcceptedClient client;
+  ASSERT_EQ(f.server.on_response(response, "1.2.3.4:5000", kNow + 1, client),
+            kp::DropReason::None);
+  EXPECT_EQ(client.client_id, 42u);
+  EXPECT_EQ(client.match_id, 9u);
+  EXPECT_EQ(client.user_data[0], 0xab);
+  EXPECT_EQ(client.keys.receive, token.client_to_server_key);
+  EXPECT_EQ(client.keys.send, token.server_to_client_key);
+
+  // The keys drive authenticated connections both ways.
+  kp::Connection server_conn, client_conn;
+  server_conn.set_keys(client.keys);
+  client_conn.set_keys(kp::client_keys(token));
+  std::vector<uint8_t> hello{1, 2, 3};
+  client_conn.send(kp::Channel::Control, hello);
+  for (auto& d : client_conn.update(0.0)) EXPECT_EQ(server_conn.receive(d, 0.0), kp::DropReason::None);
+  EXPECT_EQ(server_conn.take(kp::Channel::Control), hello);
+}
+
+TEST(Handshake, ExpiredTokenIsRefused) {
+  Fixture f;
+  auto request = kp::build_connection_request(f.mint(30));
+  std::vector<uint8_t> reply;
+  EXPECT_EQ(f.server.on_request(request, "a:1", kNow + 30, reply), kp::DropReason::TokenExpired);
+  EXPECT_TRUE(reply.empty());
+}
+
+TEST(Handshake, TokenForAnotherServerIsRefused) {
+  Fixture f;
+  auto request = kp::build_connection_request(f.mint(30, {"10.0.0.6:7777", "10.0.0.5:7778"}));
+  std::vector<uint8_t> reply;
+  EXPECT_EQ(f.server.on_request(request, "a:1", kNow, reply), kp::DropReason::TokenWrongAddress);
+}
+
+TEST(Handshake, TamperedOrForeignTokensAreRefused) {
+  Fixture f;
+  auto token = f.mint();
+  std::vector<uint8_t> reply;
+  for (size_t i : {0u, 100u, 1023u}) {
+    auto t = token;
+    t.private_data[i] ^= 1;
+    EXPECT_EQ(f.server.on_request(kp::build_connection_request(t), "a:1", kNow, reply),
+              kp::DropReason::TokenInvalid);
+  }
+  auto extended = token;
+  extended.expire_time += 3600;  // the expiry is authenticated: cannot be extended
+  EXPECT_EQ(f.server.on_request(kp::build_connection_request(extended), "a:1", kNow, reply),
+            kp::DropReason::TokenInvalid);
+  kp::ServerHandshake other(kp::generate_token_key(), kServer);
+  EXPECT_EQ(other.on_request(kp::build_connection_request(token), "a:1", kNow, reply),
+            kp::DropReason::TokenInvalid);
+  EXPECT_EQ(f.server.drops()[kp::DropReason::TokenInvalid], 4u);
+}
+
+TEST(Handshake, TokenReplayedFromAnotherAddressIsRefused) {
+  Fixture f;
+  auto request = kp::build_connection_request(f.mint());
+  std::vector<uint8_t> reply;
+  ASSERT_EQ(f.server.on_request(request, "1.1.1.1:1", kNow, reply), kp::DropReason::None);
+  // A resend from the same address (the challenge was lost) is answered again.
+  EXPECT_EQ(f.server.on_request(request, "1.1.1.1:1", kNow, reply), kp::DropReason::None);
+  EXPECT_EQ(f.server.on_request(request, "6.6.6.6:1", kNow, reply), kp::DropReason::TokenInUse);
+}
+
+TEST(Handshake, ChallengeMustComeBackFromTheSameAddress) {
+  Fixture f;
+  auto request = kp::build_connection_request(f.mint());
+  std::vector<uint8_t> challenge, response;
+  ASSERT_EQ(f.server.on_request(request, "1.1.1.1:1", kNow, challenge), kp::DropReason::None);
+  ASSERT_EQ(kp::answer_challenge(challenge, response), kp::DropReason::None);
+  kp::AcceptedClient c;
+  EXPECT_EQ(f.server.on_response(response, "9.9.9.9:1", kNow, c), kp::DropReason::ChallengeInvalid);
+  auto forged = response;
+  forged[forged.size() - 3] ^= 0x10;
+  EXPECT_EQ(f.server.on_response(forged, "1.1.1.1:1", kNow, c), kp::DropReason::ChallengeInvalid);
+  EXPECT_EQ(f.server.on_response(response, "1.1.1.1:1", kNow + 3600, c), kp::DropReason::TokenExpired);
+}
+
+TEST(Handshake, ShortOrGarbageRequestsAreDroppedSilently) {
+  Fixture f;
+  auto request = kp::build_connection_request(f.mint());
+  std::vector<uint8_t> reply;
+  EXPECT_EQ(f.server.on_request(std::span(request).first(kp::kMinRequestBytes - 1), "a:1", kNow, reply),
+            kp::DropReason::TooSmall);
+  auto garbage = request;
+  for (size_t i = kp::kPacketHeaderBytes; i < garbage.size(); ++i) garbage[i] = uint8_t(i * 7);
+  EXPECT_NE(f.server.on_request(garbage, "a:1", kNow, reply), kp::DropReason::None);
+  EXPECT_TRUE(reply.empty());
+  auto deny = kp::build_deny(kp::fb::DenyReason::ServerFull);
+  EXPECT_LT(deny.size(), 64u);
+  kp::PacketType type{};
+  const kp::fb::Message* m = nullptr;
+  ASSERT_EQ(kp::read_handshake(deny, type, m), kp::DropReason::None);
+  EXPECT_EQ(m->body_as_ConnectionDeny()->reason(), kp::fb::DenyReason::ServerFull);
+}

@@ -1,0 +1,255 @@
+// Recording and verifying: every scene, a multi-player sandbox session, the header, the
+// flush policy, format evolution (unknown chunks skipped, future versions refused).
+#include "replay_test_util.h"
+
+#include <keel/replay/commands.h>
+#include <keel/replay/desync_dump.h>
+#include <keel/replay/replayer.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <sstream>
+
+namespace keel::replay::test {
+namespace {
+
+std::vector<std::string> all_scenes() {
+  std::vector<std::string> names;
+  for (const auto& e : fs::directory_iterator(std::string(KEEL_SOURCE_DIR) + "/scenes")) {
+    if (e.path().extension() == ".json") names.push_back(e.path().filename().string());
+  }
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+std::string last_line(const std::string& text) {
+  std::string t = text;
+  while (!t.empty() && t.back() == '\n') t.pop_back();
+  size_t nl = t.rfind('\n');
+  return nl == std::string::npos ? t : t.substr(nl + 1);
+}
+
+int run_verify(const std::string& path, std::string& out, cli::VerifyArgs args = {}) {
+  std::ostringstream o, e;
+  args.rec = path;
+  int code = cli::verify(args, cli::Io{o, e});
+  out = o.str() + e.str();
+  return code;
+}
+
+class EveryScene : public ::testing::TestWithParam<std::string> {};
+
+// 120 ticks with a checkpoint every 50: the command's last line is the contract.
+TEST_P(EveryScene, RecordThenVerify) {
+  TempDir dir;
+  const std::string rec = dir.path("run.krec");
+  record(rec, load_scene(GetParam()), 120, false, 50);
+  std::string out;
+  EXPECT_EQ(run_verify(rec, out), 0) << out;
+  EXPECT_EQ(last_line(out), "verified 120 ticks") << out;
+  auto r = Recording::open(rec);
+  ASSERT_TRUE(r);
+  EXPECT_TRUE(r->index().finished);
+  EXPECT_TRUE(r->index().problems.empty());
+  ASSERT_EQ(r->index().checkpoints.size(), 2u);
+  EXPECT_EQ(r->index().checkpoints[1].tick, 100u);
+  ASSERT_TRUE(r->footer().has_value());
+  EXPECT_EQ(r->footer()->checkpoints, r->index().checkpoints);
+}
+
+INSTANTIATE_TEST_SUITE_P(Scenes, EveryScene, ::testing::ValuesIn(all_scenes()),
+                         [](const auto& info) { return info.param.substr(0, info.param.find('.')); });
+
+TEST(Recording, MultiPlayerSandboxSessionVerifiesAtAnyThreadCount) {
+  TempDir dir;
+  const std::string rec = dir.path("match.krec");
+  record(rec, load_scene("demo.json"), 150, true);
+  for (uint32_t threads : {1u, 2u}) {
+    std::string out;
+    cli::VerifyArgs args;
+    args.threads = threads;
+    EXPECT_EQ(run_verify(rec, out, args), 0) << out;
+    EXPECT_EQ(last_line(out), "verified 150 ticks");
+  }
+  auto r = Recording::open(rec);
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->index().players_seen, 3u);
+  EXPECT_EQ(r->index().max_players, 3u);
+  EXPECT_EQ(r->index().player_events, 5u);
+  // The inputs come back exactly as Match::step received them.
+  TickCursor c = r->ticks_from_start();
+  for (uint64_t t = 0; t <= 150; ++t) {
+    auto rec_tick = c.next();
+    ASSERT_TRUE(rec_tick);
+    ASSERT_EQ(rec_tick->tick, t);
+    EXPECT_EQ(rec_tick->inputs, t == 0 ? sim::TickInputs{} : scripted_inputs(t)) << "tick " << t;
+  }
+  EXPECT_FALSE(c.next());
+}
+
+TEST(Recording, VerifyRangeStartsFromACheckpoint) {
+  TempDir dir;
+  const std::string rec = dir.path("match.krec");
+  record(rec, load_scene("demo.json"), 150, true);
+  std::string out;
+  cli::VerifyArgs args;
+  args.from = 95;
+  args.to = 140;
+  EXPECT_EQ(run_verify(rec, out, args), 0) << out;
+  EXPECT_EQ(last_line(out), "verified 45 ticks");
+  args.to = 151;
+  EXPECT_EQ(run_verify(rec, out, args), 2) << out;
+}
+
+TEST(Recording, HeaderDescribesTheBuildTheSceneAndTheRules) {
+  TempDir dir;
+  const std::string rec = dir.path("h.krec");
+  record(rec, load_scene("demo.json"), 3, false);
+  auto r = Recording::open(rec);
+  ASSERT_TRUE(r);
+  const Header& h = r->header();
+  EXPECT_EQ(h.format_version, kFormatVersion);
+  EXPECT_EQ(h.rules, "sandbox");
+  EXPECT_EQ(h.tick_rate, 60u);
+  EXPECT_EQ(h.checkpoint_interval, 30u);
+  EXPECT_FALSE(h.compiler.empty());
+  EXPECT_NE(h.compiler_flags.find("-ffp-contract=off"), std::string::npos);
+  auto scene = protocol::parse_scene_binary(h.scene, "embedded");
+  ASSERT_TRUE(scene);
+  EXPECT_EQ(scene->name, "demo");
+  std::ostringstream o, e;
+  EXPECT_EQ(cli::info(rec, cli::Io{o, e}), 0);
+  EXPECT_NE(o.str().find("complete: yes"), std::string::npos) << o.str();
+  EXPECT_NE(o.str().find("ticks: 0..3 (3 steps"), std::string::npos) << o.str();
+}
+
+// The writer flushes every K ticks: a reader opening the file while the match runs (or
+// after the process died) sees every tick up to the last flush.
+TEST(Recording, FlushPolicyMakesTicksVisibleBeforeFinish) {
+  TempDir dir;
+  const std::string rec = dir.path("live.krec");
+  auto match = sim::Match::create(load_scene("demo.json"));
+  ASSERT_TRUE(match);
+  WriterOptions options;
+  options.flush_every_ticks = 10;
+  auto writer = RecordingWriter::create(rec, *match, options);
+  ASSERT_TRUE(writer);
+  for (int t = 1; t <= 25; ++t) ASSERT_TRUE(writer->step_and_record(*match, {}));
+  auto live = Recording::open(rec);
+  ASSERT_TRUE(live) << live.error().message;
+  EXPECT_EQ(live->index().last_tick, 20u);
+  EXPECT_FALSE(live->index().finished);
+  ASSERT_TRUE(writer->flush());
+  EXPECT_EQ(Recording::open(rec)->index().last_tick, 25u);
+  // A record out of sequence is refused rather than written.
+  match->step({});
+  match->step({});
+  EXPECT_FALSE(writer->record({}, *match));
+}
+
+TEST(Recording, StartsMidMatchWithACheckpoint) {
+  TempDir dir;
+  const std::string rec = dir.path("mid.krec");
+  auto match = sim::Match::create(load_scene("demo.json"));
+  ASSERT_TRUE(match);
+  for (uint64_t t = 1; t <= 40; ++t) match->step(scripted_inputs(t));
+  {
+    auto writer = RecordingWriter::create(rec, *match);
+    ASSERT_TRUE(writer);
+    for (uint64_t t = 41; t <= 80; ++t) ASSERT_TRUE(writer->step_and_record(*match, scripted_inputs(t)));
+  }  // the destructor finishes the file
+  std::string out;
+  EXPECT_EQ(run_verify(rec, out), 0) << out;
+  EXPECT_EQ(last_line(out), "verified 40 ticks");
+}
+
+TEST(Recording, UnknownChunkTypesAreSkipped) {
+  TempDir dir;
+  const std::string rec = dir.path("a.krec");
+  record(rec, load_scene("pyramid.json"), 20, false);
+  std::vector<uint8_t> file = read_bytes(rec);
+  ChunkSpan after = find_chunk(file, ChunkType::Tick, 10);
+  std::vector<uint8_t> extra;
+  std::vector<uint8_t> payload = {1, 2, 3, 4, 5};
+  frame_chunk(uint32_t(77), payload, extra);
+  file.insert(file.begin() + std::ptrdiff_t(after.end()), extra.begin(), extra.end());
+  const std::string edited = dir.path("b.krec");
+  write_bytes(edited, file);  // the footer's offsets are now stale: readers fall back to scanning
+  std::string out;
+  EXPECT_EQ(run_verify(edited, out), 0) << out;
+  EXPECT_EQ(last_line(out), "verified 20 ticks");
+}
+
+TEST(Recording, FutureFormatVersionIsRefusedClearly) {
+  TempDir dir;
+  const std::string rec = dir.path("a.krec");
+  record(rec, load_scene("pyramid.json"), 5, false);
+  std::vector<uint8_t> file = read_bytes(rec);
+  file[8] = 2;  // format version, little-endian u32 after the magic
+  write_bytes(rec, file);
+  auto r = Recording::open(rec);
+  ASSERT_FALSE(r);
+  EXPECT_NE(r.error().message.find("format version 2 is newer than this build reads (version 1)"), std::string::npos)
+      << r.error().message;
+  std::string out;
+  EXPECT_EQ(run_verify(rec, out), 2);
+  EXPECT_NE(out.find("newer"), std::string::npos) << out;
+}
+
+TEST(Recording, NotARecordingAndUnknownRulesAreRefused) {
+  TempDir dir;
+  const std::string junk = dir.path("junk.krec");
+  write_bytes(junk, {'h', 'e', 'l', 'l', 'o'});
+  auto r = Recording::open(junk);
+  ASSERT_FALSE(r);
+  EXPECT_NE(r.error().message.find("not a Keel recording"), std::string::npos);
+  Header h;
+  h.rules = "capture-the-flag";
+  h.scene = protocol::scene_to_binary(load_scene("demo.json"));
+  auto m = make_match(h, "x.krec");
+  ASSERT_FALSE(m);
+  EXPECT_NE(m.error().message.find("rules \"capture-the-flag\" are not known"), std::string::npos) << m.error().message;
+}
+
+TEST(DesyncDump, RoundTripsAndRejectsDamage) {
+  TempDir dir;
+  auto match = sim::Match::create(load_scene("demo.json"));
+  ASSERT_TRUE(match);
+  for (uint64_t t = 1; t <= 12; ++t) match->step(scripted_inputs(t));
+  const std::string path = dir.path("client.kdsy");
+  ASSERT_TRUE(write_desync_dump(path, *match, 0x1234, "client 7"));
+  auto d = read_desync_dump(path);
+  ASSERT_TRUE(d) << d.error().message;
+  EXPECT_EQ(d->tick, 12u);
+  EXPECT_EQ(d->hash, match->hash());
+  EXPECT_EQ(d->expected_hash, 0x1234u);
+  EXPECT_EQ(d->note, "client 7");
+  EXPECT_EQ(d->state, match->save_state());
+  std::vector<uint8_t> bytes = read_bytes(path);
+  bytes[bytes.size() / 2] ^= 0x10;
+  auto bad = decode_desync_dump(bytes);
+  ASSERT_FALSE(bad);
+  EXPECT_NE(bad.error().message.find("checksum"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace keel::replay::test
+
+namespace keel::replay::test {
+namespace {
+
+// Regenerates the fuzz seed corpus: KEEL_WRITE_FUZZ_SEEDS=tests/fuzz/corpus/replay_reader
+// build/bin/keel_replay_tests --gtest_filter=FuzzSeeds.*
+TEST(FuzzSeeds, WrittenOnlyWhenAsked) {
+  const char* dir = std::getenv("KEEL_WRITE_FUZZ_SEEDS");
+  if (dir == nullptr) GTEST_SKIP() << "set KEEL_WRITE_FUZZ_SEEDS=DIR to write the seeds";
+  const std::string base = std::string(dir) + "/";
+  record(base + "sandbox_players.krec", load_scene("demo.json"), 12, true, 5);
+  auto match = sim::Match::create(load_scene("demo.json"));
+  ASSERT_TRUE(match);
+  for (uint64_t t = 1; t <= 6; ++t) match->step(scripted_inputs(t));
+  ASSERT_TRUE(write_desync_dump(base + "client.kdsy", *match, 0, "seed"));
+}
+
+}  // namespace
+}  // namespace keel::replay::test

@@ -1,0 +1,143 @@
+// Helpers for the replay tests: temporary files, recordings made the way a server makes
+// them, and byte surgery on recorded files (flipping bits, fixing checksums).
+#pragma once
+
+#include <keel/protocol/scene.h>
+#include <keel/replay/format.h>
+#include <keel/replay/reader.h>
+#include <keel/replay/writer.h>
+#include <keel/sim/match.h>
+
+#include <gtest/gtest.h>
+
+#include <unistd.h>
+
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <string>
+#include <vector>
+
+namespace keel::replay::test {
+
+namespace fs = std::filesystem;
+
+inline std::string scene_path(const std::string& name) { return std::string(KEEL_SOURCE_DIR) + "/scenes/" + name; }
+
+inline sim::SceneDef load_scene(const std::string& name) {
+  auto scene = protocol::load_scene_file(scene_path(name));
+  EXPECT_TRUE(scene) << (scene ? "" : scene.error().message);
+  return *scene;
+}
+
+/// A fresh directory per test, removed afterwards.
+class TempDir {
+ public:
+  TempDir() {
+    const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
+    std::string name = std::string(info->test_suite_name()) + "_" + info->name();
+    for (char& c : name) {
+      if (c == '/') c = '_';
+    }
+    dir_ = fs::temp_directory_path() / ("keel_replay_" + name + "_" + std::to_string(::getpid()));
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+  }
+  ~TempDir() { fs::remove_all(dir_); }
+  std::string path(const std::string& file) const { return (dir_ / file).string(); }
+
+ private:
+  fs::path dir_;
+};
+
+inline std::vector<uint8_t> read_bytes(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::vector<uint8_t>((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+}
+
+inline void write_bytes(const std::string& path, const std::vector<uint8_t>& bytes) {
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  out.write(reinterpret_cast<const char*>(bytes.data()), std::streamsize(bytes.size()));
+}
+
+/// The inputs of tick t in the scripted multi-player session: three players join at
+/// different ticks, walk, turn, jump and fire; one leaves and comes back.
+inline sim::TickInputs scripted_inputs(uint64_t t) {
+  using Kind = sim::PlayerEvent::Kind;
+  sim::TickInputs in;
+  if (t == 1) in.events.push_back({Kind::Join, 7});
+  if (t == 5) in.events.push_back({Kind::Join, 3});
+  if (t == 20) in.events.push_back({Kind::Join, 11});
+  if (t == 70) in.events.push_back({Kind::Leave, 3});
+  if (t == 90) in.events.push_back({Kind::Join, 3});
+  for (uint32_t p : {3u, 7u, 11u}) {
+    if ((t + p) % 3 == 0) continue;  // some ticks carry no frame: the repeat-last rule
+    sim::InputFrame f;
+    f.move_x = float(int(t % 7) - 3) / 3.0f;
+    f.move_z = float(int((t + p) % 5) - 2) / 2.0f;
+    f.look_yaw = float(t % 13) * 0.5f;  // past pi: the match wraps it
+    f.buttons = ((t + p) % 4 == 0 ? uint32_t(sim::kButtonJump) : 0u) | ((t + p) % 9 == 0 ? uint32_t(sim::kButtonFire) : 0u);
+    in.inputs.push_back({p, f});
+  }
+  return in;
+}
+
+/// Records `ticks` ticks of `scene`, with the scripted inputs when `players`.
+inline void record(const std::string& path, const sim::SceneDef& scene, uint64_t ticks, bool players,
+                   uint32_t checkpoint_interval = 30) {
+  auto match = sim::Match::create(scene);
+  ASSERT_TRUE(match) << match.error().message;
+  WriterOptions options;
+  options.checkpoint_interval = checkpoint_interval;
+  auto writer = RecordingWriter::create(path, *match, options);
+  ASSERT_TRUE(writer) << writer.error().message;
+  for (uint64_t t = 1; t <= ticks; ++t) {
+    auto st = writer->step_and_record(*match, players ? scripted_inputs(t) : sim::TickInputs{});
+    ASSERT_TRUE(st) << st.error().message;
+  }
+  ASSERT_TRUE(writer->finish());
+}
+
+/// One chunk's place in a file, found by walking the frames (no checksum checks).
+struct ChunkSpan {
+  uint32_t type = 0;
+  size_t offset = 0;  ///< of the frame
+  size_t length = 0;  ///< payload bytes
+  size_t payload() const { return offset + 8; }
+  size_t end() const { return offset + kChunkFrameBytes + length; }
+};
+
+inline uint32_t le32(const uint8_t* p) { return uint32_t(p[0]) | uint32_t(p[1]) << 8 | uint32_t(p[2]) << 16 | uint32_t(p[3]) << 24; }
+inline uint64_t le64(const uint8_t* p) { return uint64_t(le32(p)) | uint64_t(le32(p + 4)) << 32; }
+
+inline std::vector<ChunkSpan> chunks_of(const std::vector<uint8_t>& file) {
+  std::vector<ChunkSpan> out;
+  size_t at = kPreambleBytes;
+  while (at + 8 <= file.size()) {
+    ChunkSpan c{le32(&file[at]), at, le32(&file[at + 4])};
+    if (c.end() > file.size()) break;
+    out.push_back(c);
+    if (ChunkType(c.type) == ChunkType::Footer) break;
+    at = c.end();
+  }
+  return out;
+}
+
+/// The chunk of `type` whose payload starts with u64 `tick` (ticks and checkpoints).
+inline ChunkSpan find_chunk(const std::vector<uint8_t>& file, ChunkType type, uint64_t tick) {
+  for (const ChunkSpan& c : chunks_of(file)) {
+    if (c.type == uint32_t(type) && le64(&file[c.payload()]) == tick) return c;
+  }
+  ADD_FAILURE() << "no " << to_string(type) << " chunk for tick " << tick;
+  return {};
+}
+
+/// Recomputes a chunk's checksum after its payload was edited (a wrong but well-framed
+/// recording, as a buggy or diverged writer would make).
+inline void fix_checksum(std::vector<uint8_t>& file, const ChunkSpan& c) {
+  uint64_t sum = chunk_checksum(std::span<const uint8_t>(file).subspan(c.offset, 8 + c.length));
+  for (int i = 0; i < 8; ++i) file[c.offset + 8 + c.length + size_t(i)] = uint8_t(sum >> (8 * i));
+}
+
+}  // namespace keel::replay::test

@@ -1,0 +1,106 @@
+#include "match_script.h"
+
+#include <algorithm>
+#include <vector>
+
+namespace keel::det {
+
+namespace {
+
+struct ScriptEvent {
+  uint64_t tick;
+  sim::PlayerEvent::Kind kind;
+  uint32_t player;
+};
+
+constexpr auto kJoin = sim::PlayerEvent::Kind::Join;
+constexpr auto kLeave = sim::PlayerEvent::Kind::Leave;
+
+// Joins, leaves and a rejoin (player 2 comes back with a new character and spawn point);
+// a repeated join and the leave of an absent player check that both are ignored.
+constexpr ScriptEvent kEvents[] = {
+    {0, kJoin, 1},    {0, kJoin, 2},    {30, kJoin, 3},   {60, kJoin, 4},  {100, kJoin, 1},
+    {200, kLeave, 7}, {240, kJoin, 5},  {300, kLeave, 2}, {420, kJoin, 2}, {540, kLeave, 3},
+};
+
+// Move components: walking, strafing, standing, diagonals (length > 1 gets shortened).
+constexpr float kMoves[5] = {-1.0f, -0.5f, 0.0f, 0.5f, 1.0f};
+
+constexpr uint64_t kForgedTick = 333;
+constexpr uint64_t kAbsentPlayerTick = 150;
+constexpr uint32_t kAbsentPlayer = 9;
+
+/// A well-mixed 32-bit value from (player, n): integer operations only.
+uint32_t mix(uint32_t player, uint32_t n) {
+  uint32_t h = player * 0x9e3779b9u ^ (n + 1u) * 0x85ebca6bu;
+  h ^= h >> 16;
+  h *= 0x7feb352du;
+  h ^= h >> 15;
+  h *= 0x846ca68bu;
+  h ^= h >> 16;
+  return h;
+}
+
+/// The n-th frame a player picks: every value is exact in binary (k/8 radians of yaw).
+sim::InputFrame scripted_frame(uint32_t player, uint32_t n) {
+  const uint32_t h = mix(player, n);
+  sim::InputFrame f;
+  f.move_x = kMoves[h % 5];
+  f.move_z = kMoves[(h / 5) % 5];
+  f.look_yaw = float(int((h / 25) % 48) - 24) * 0.125f;
+  if ((h / 1200) % 4 == 0) f.buttons |= sim::kButtonJump;
+  if ((h / 4800) % 3 == 0) f.buttons |= sim::kButtonFire;
+  return f;
+}
+
+/// Whether `player` changes its input at `tick`: each on its own period, so frames from
+/// several players land on the same tick only sometimes.
+bool changes_at(uint32_t player, uint64_t tick) { return (tick + 7u * player) % (12u + 3u * player) == 0; }
+
+}  // namespace
+
+std::map<uint64_t, sim::TickInputs> scripted_match_inputs(uint64_t ticks) {
+  std::map<uint64_t, sim::TickInputs> out;
+  std::vector<uint32_t> present;  // sorted
+  uint32_t changes = 0;
+  for (uint64_t t = 0; t < ticks; ++t) {
+    sim::TickInputs in;
+    std::vector<uint32_t> joined_now;
+    for (const ScriptEvent& e : kEvents) {
+      if (e.tick != t) continue;
+      in.events.push_back({e.kind, e.player});
+      auto it = std::lower_bound(present.begin(), present.end(), e.player);
+      const bool here = it != present.end() && *it == e.player;
+      if (e.kind == kJoin && !here) {
+        present.insert(it, e.player);
+        joined_now.push_back(e.player);
+      } else if (e.kind == kLeave && here) {
+        present.erase(it);
+      }
+    }
+    for (uint32_t p : present) {
+      const bool just_joined = std::find(joined_now.begin(), joined_now.end(), p) != joined_now.end();
+      if (!just_joined && !changes_at(p, t)) continue;
+      in.inputs.push_back({p, scripted_frame(p, changes++)});
+    }
+    if (t == kAbsentPlayerTick && !std::binary_search(present.begin(), present.end(), kAbsentPlayer)) {
+      // A frame for a player who is not in the match: Match::step must ignore it.
+      auto at = std::find_if(in.inputs.begin(), in.inputs.end(),
+                             [](const sim::PlayerInput& pi) { return pi.player > kAbsentPlayer; });
+      in.inputs.insert(at, {kAbsentPlayer, scripted_frame(kAbsentPlayer, 0)});
+    }
+    if (t == kForgedTick && !present.empty()) {
+      // Forged: |move| = 5, yaw beyond pi, unknown button bits. Match::step sanitises it.
+      sim::TickInputs forged = in;
+      forged.inputs.erase(std::remove_if(forged.inputs.begin(), forged.inputs.end(),
+                                         [&](const sim::PlayerInput& pi) { return pi.player == present[0]; }),
+                          forged.inputs.end());
+      forged.inputs.insert(forged.inputs.begin(), {present[0], sim::InputFrame{3.0f, -4.0f, 7.5f, 0xffu}});
+      in = std::move(forged);
+    }
+    if (!in.events.empty() || !in.inputs.empty()) out.emplace(t, std::move(in));
+  }
+  return out;
+}
+
+}  // namespace keel::det
