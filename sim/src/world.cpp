@@ -444,4 +444,23 @@ const StepProfile& World::profile() const { return impl_->profile; }
 std::span<const ContactEvent> World::contact_events() const { return impl_->events; }
 std::span<const TriggerEvent> World::trigger_events() const { return impl_->trigger_events; }
 
+std::vector<ContactView> World::contacts() const {
+  std::vector<ContactView> out;
+  for (const Contact& c : impl_->contacts.items()) {
+    if (c.count == 0) continue;
+    ContactView v;
+    v.body_a = impl_->bodies[c.body_a].id;
+    v.body_b = impl_->bodies[c.body_b].id;
+    v.normal = c.normal;
+    v.sensor = c.sensor;
+    v.count = c.count;
+    for (int i = 0; i < c.count; ++i) {
+      const ContactPoint& p = c.points[i];
+      v.points[i] = ContactView::Point{p.point, p.depth, p.id, p.normal_impulse, p.friction_impulse};
+    }
+    out.push_back(v);
+  }
+  return out;
+}
+
 }  // namespace keel::sim

@@ -66,10 +66,28 @@ nlohmann::ordered_json match_json(const sim::Match& match) {
   }
   nlohmann::ordered_json players = nlohmann::ordered_json::array();
   for (const sim::PlayerSlot& p : match.players()) players.push_back(player_json(p));
+  nlohmann::ordered_json contacts = nlohmann::ordered_json::array();
+  for (const sim::ContactView& c : match.world().contacts()) {
+    nlohmann::ordered_json points = nlohmann::ordered_json::array();
+    for (int i = 0; i < c.count; ++i) {
+      const auto& p = c.points[i];
+      points.push_back({{"point", vec(p.point)},
+                        {"depth", p.depth},
+                        {"feature", p.feature},
+                        {"normal_impulse", p.normal_impulse},
+                        {"friction_impulse", vec(p.friction_impulse)}});
+    }
+    contacts.push_back({{"body_a", c.body_a},
+                        {"body_b", c.body_b},
+                        {"normal", vec(c.normal)},
+                        {"sensor", c.sensor},
+                        {"points", std::move(points)}});
+  }
   return {{"tick", match.tick()},
           {"hash", hex_hash(match.hash())},
           {"players", std::move(players)},
-          {"bodies", std::move(bodies)}};
+          {"bodies", std::move(bodies)},
+          {"contacts", std::move(contacts)}};
 }
 
 }  // namespace keel::replay::cli::detail

@@ -72,6 +72,23 @@ struct StepProfile {
   uint32_t touching_pairs = 0;  ///< pairs with at least one manifold point
 };
 
+/// One touching contact as the solver holds it (read-only view, for dumps and tools).
+struct ContactView {
+  uint32_t body_a = 0;  ///< user id of the body wearing the lower collider slot
+  uint32_t body_b = 0;
+  Vec3 normal{0.0f};    ///< from body_a to body_b
+  bool sensor = false;  ///< a trigger pair (never solved)
+  struct Point {
+    Vec3 point{0.0f};
+    float depth = 0.0f;
+    uint32_t feature = 0;
+    float normal_impulse = 0.0f;
+    Vec3 friction_impulse{0.0f};  ///< world vector
+  };
+  int count = 0;
+  Point points[4];
+};
+
 struct WorldImpl;
 
 class World {
@@ -124,6 +141,8 @@ class World {
   /// tick a pair touches, Stayed on each later tick it still does, Ended on the first
   /// tick it does not (also when one of the bodies was removed: the event names it).
   std::span<const ContactEvent> contact_events() const;
+  /// Every contact with at least one point, in the solver's (pair-key) order.
+  std::vector<ContactView> contacts() const;
   /// Trigger events of the last step, ordered by (trigger, other).
   std::span<const TriggerEvent> trigger_events() const;
 
