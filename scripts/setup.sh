@@ -10,6 +10,7 @@ PACKAGES=(
   libasio-dev libsodium-dev libzstd-dev
   libgtest-dev libcli11-dev nlohmann-json3-dev
   libbullet-dev
+  clang-14 libclang-rt-14-dev  # libFuzzer + sanitizers for scripts/fuzz.sh
 )
 
 # The determinism check's extra configurations (scripts/determinism.sh): clang, an aarch64
