@@ -84,7 +84,8 @@ for ((round = 1; round <= RUNS; round++)); do
   for scene in $SCENES; do
     file="scenes/$scene.json"
     if [[ -x "$BIN/keel-sim" ]]; then
-      run "$scene.keel" "$BIN/keel-sim" run "$file" --ticks "$TICKS" --timing
+      run "$scene.keel" "$BIN/keel-sim" run "$file" --ticks "$TICKS" --timing --sleep on
+      run "$scene.keel-sleep-off" "$BIN/keel-sim" run "$file" --ticks "$TICKS" --timing --sleep off
     fi
     run "$scene.bullet-sleep-on" "$BIN/keel-bullet-bench" "$file" --ticks "$TICKS" --sleep on
     run "$scene.bullet-sleep-off" "$BIN/keel-bullet-bench" "$file" --ticks "$TICKS" --sleep off
@@ -113,8 +114,8 @@ echo
 echo "Median of $RUNS runs of each program's median step time (step_ms_p50), $TICKS ticks at 60 Hz, one thread."
 echo "Machine: $cpu, $(nproc) logical CPUs; load average before the table: $(cut -d' ' -f1-3 /proc/loadavg)${NICE:+; programs run at nice $NICE}."
 echo
-header="| scene | Keel ms | Bullet ms, sleep on | Bullet ms, sleep off | Keel / Bullet (on) | Keel / Bullet (off) | Bullet creep, sleep off (m) |"
-rule="|---|---:|---:|---:|---:|---:|---:|"
+header="| scene | Keel ms, sleep on | Keel ms, sleep off | Bullet ms, sleep on | Bullet ms, sleep off | Keel / Bullet (on) | Keel / Bullet (off) | Bullet creep, sleep off (m) |"
+rule="|---|---:|---:|---:|---:|---:|---:|---:|"
 if [[ "$WITH_F64" == 1 ]]; then
   header="$header Bullet f64 ms, sleep off |"
   rule="$rule---:|"
@@ -123,10 +124,11 @@ echo "$header"
 echo "$rule"
 for scene in $SCENES; do
   keel="$(median step_ms_p50 "$scene.keel")"
+  keel_off="$(median step_ms_p50 "$scene.keel-sleep-off")"
   on="$(median step_ms_p50 "$scene.bullet-sleep-on")"
   off="$(median step_ms_p50 "$scene.bullet-sleep-off")"
   creep="$(median max_displacement_m "$scene.bullet-sleep-off")"
-  line="| $scene | $keel | $on | $off | $(ratio "$keel" "$on") | $(ratio "$keel" "$off") | $creep |"
+  line="| $scene | $keel | $keel_off | $on | $off | $(ratio "$keel" "$on") | $(ratio "$keel_off" "$off") | $creep |"
   if [[ "$WITH_F64" == 1 ]]; then
     line="$line $(median step_ms_p50 "$scene.bullet-f64-sleep-off") |"
   fi
@@ -135,10 +137,11 @@ done
 echo
 echo "CPU time per tick (whole process: user + sys over $TICKS ticks, scene loading included), median of $RUNS runs:"
 echo
-echo "| scene | Keel ms | Bullet ms, sleep on | Bullet ms, sleep off |"
-echo "|---|---:|---:|---:|"
+echo "| scene | Keel ms, sleep on | Keel ms, sleep off | Bullet ms, sleep on | Bullet ms, sleep off |"
+echo "|---|---:|---:|---:|---:|"
 for scene in $SCENES; do
   echo "| $scene | $(median process_cpu_ms_per_tick "$scene.keel") |" \
+    "$(median process_cpu_ms_per_tick "$scene.keel-sleep-off") |" \
     "$(median process_cpu_ms_per_tick "$scene.bullet-sleep-on") |" \
     "$(median process_cpu_ms_per_tick "$scene.bullet-sleep-off") |"
 done

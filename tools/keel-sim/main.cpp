@@ -21,6 +21,9 @@ int main(int argc, char** argv) {
   cmd->add_option("--threads", run.threads, "worker threads (results never depend on it)")
       ->check(CLI::Range(1u, 256u));
   cmd->add_option("--hash-every", run.hash_every, "print `tick T HASH` when T is a multiple of K (0: only the final line; default 60)");
+  std::string sleep_mode = "on";
+  cmd->add_option("--sleep", sleep_mode, "on (default) or off: off keeps every body awake (for benchmarks)")
+      ->check(CLI::IsMember({"on", "off"}));
   cmd->add_flag("--timing", run.timing, "print step time statistics");
   cmd->add_option("--dump-final", run.dump_final, "write every body's final state as JSON");
   auto* save_opt = cmd->add_option("--save-at", save_at, "absolute tick at which to save the state");
@@ -43,5 +46,6 @@ int main(int argc, char** argv) {
   }
   (void)state_opt;
   if (save_opt->count() > 0) run.save_at = save_at;
+  run.sleep = sleep_mode == "on";
   return keel::tools::run_simulation(run);
 }

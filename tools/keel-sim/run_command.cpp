@@ -58,6 +58,9 @@ bool load_world(const RunOptions& o, World& world) {
     std::cerr << scene.error().message << "\n";
     return false;
   }
+  if (!o.sleep) {
+    for (sim::BodyDef& b : scene->bodies) b.can_sleep = false;
+  }
   auto built = World::from_scene(*scene);
   if (!built) {
     std::cerr << o.scene << ": " << built.error().message << "\n";
@@ -127,6 +130,9 @@ struct Recorder {
     if (!scene) {
       std::cerr << scene.error().message << "\n";
       return false;
+    }
+    if (!o.sleep) {
+      for (sim::BodyDef& b : scene->bodies) b.can_sleep = false;
     }
     auto created = sim::Match::create(*scene);
     if (!created) {
