@@ -30,7 +30,11 @@ int main(int argc, char** argv) {
   auto* out_opt = cmd->add_option("--state-out", run.state_out, "where --save-at writes the state");
   save_opt->needs(out_opt);
   out_opt->needs(save_opt);
-  cmd->add_option("--record", run.record, "write a recording (.krec) of the run for keel-replay (needs SCENE)");
+  auto* record_opt =
+      cmd->add_option("--record", run.record, "write a recording (.krec) of the run for keel-replay (needs SCENE)");
+  cmd->add_option("--bots", run.bots, "with --record: this many scripted players join and play the match")
+      ->check(CLI::Range(0u, 64u))
+      ->needs(record_opt);
 
   keel::tools::DeterminismCommand determinism(app);
 

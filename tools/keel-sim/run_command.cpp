@@ -117,6 +117,35 @@ bool save_state_to(const World& world, const std::string& path) {
 // --record steps a Match with zero players instead of a bare World: Match::step({}) is
 // World::step() and nothing else, so the printed World hashes are the same with or
 // without --record, while the recording stores Match hashes like every recording.
+/// A well-mixed value from (bot, n), integer arithmetic only: the same on every machine.
+uint32_t mix(uint32_t bot, uint32_t n) {
+  uint32_t h = bot * 0x9e3779b9u ^ (n + 1u) * 0x85ebca6bu;
+  h ^= h >> 16;
+  h *= 0x7feb352du;
+  h ^= h >> 15;
+  return h;
+}
+
+/// Scripted headless players 1..bots: all join on the first tick, then each picks a new
+/// walk direction, look yaw and buttons every second or so, on its own period.
+sim::TickInputs bot_inputs(uint64_t tick, uint32_t bots) {
+  sim::TickInputs in;
+  for (uint32_t b = 1; b <= bots; ++b) {
+    if (tick == 0) in.events.push_back({sim::PlayerEvent::Kind::Join, b});
+    const uint32_t period = 50u + 7u * b;
+    if (tick % period != 0) continue;  // otherwise the match repeats the bot's last frame
+    const uint32_t h = mix(b, uint32_t(tick / period));
+    sim::InputFrame f;
+    f.move_x = float(int(h % 5) - 2) * 0.5f;
+    f.move_z = float(int((h / 5) % 5) - 2) * 0.5f;
+    f.look_yaw = float(int((h / 25) % 48) - 24) * 0.125f;
+    if ((h / 1200) % 4 == 0) f.buttons |= sim::kButtonJump;
+    if ((h / 4800) % 3 == 0) f.buttons |= sim::kButtonFire;
+    in.inputs.push_back({b, f});
+  }
+  return in;
+}
+
 struct Recorder {
   std::optional<sim::Match> match;
   std::optional<replay::RecordingWriter> writer;
@@ -140,13 +169,16 @@ struct Recorder {
       return false;
     }
     match.emplace(std::move(*created));
+    bots = o.bots;
     auto w = replay::RecordingWriter::create(o.record, *match);
     if (!w) std::cerr << w.error().message << "\n";
     else writer.emplace(std::move(*w));
     return w.has_value();
   }
+  uint32_t bots = 0;
+
   bool step() {
-    sim::Status st = writer->step_and_record(*match, {});
+    sim::Status st = writer->step_and_record(*match, bot_inputs(match->tick(), bots));
     if (!st) std::cerr << st.error().message << "\n";
     return bool(st);
   }

@@ -14,7 +14,8 @@ struct RunOptions {
   uint32_t threads = 1;
   uint64_t hash_every = 60;          // 0 = only the final line
   bool timing = false;
-  bool sleep = true;                 // --sleep off keeps every body awake (benchmarks)
+  bool sleep = true;
+  uint32_t bots = 0;                 // with --record: scripted players driving the match                 // --sleep off keeps every body awake (benchmarks)
   std::string dump_final;            // JSON of every body after the last tick
   std::optional<uint64_t> save_at;   // absolute tick at which to save
   std::string state_out;
