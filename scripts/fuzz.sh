@@ -17,6 +17,12 @@ JOBS="${JOBS:-2}"
 SECONDS_EACH="${1:-20}"
 shift || true
 
+if ! command -v clang++-14 >/dev/null || \
+   ! ls /usr/lib/llvm-14/lib/clang/*/lib/linux/libclang_rt.fuzzer-*.a >/dev/null 2>&1; then
+  echo "fuzz: needs clang-14 and libclang-rt-14-dev (scripts/setup.sh installs them)" >&2
+  exit 2
+fi
+
 CC=clang-14 CXX=clang++-14 cmake -S "$ROOT" -B "$BUILD_DIR" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
   -DKEEL_BUILD_FUZZ=ON -DKEEL_BUILD_TESTS=OFF -DKEEL_BUILD_BENCH=OFF -DKEEL_WITH_TBB=OFF >/dev/null
 

@@ -220,7 +220,6 @@ std::vector<uint8_t> Connection::seal(Outgoing& out, double now) {
   unresolved_.push_back(h.sequence);
   if (unresolved_.size() > 1024) unresolved_.pop_front();
   last_send_time_ = now;
-  ack_pending_ = false;
   ++stats_.packets_sent;
   stats_.bytes_sent += packet.size();
   return packet;
@@ -240,7 +239,6 @@ DropReason Connection::receive(std::span<const uint8_t> datagram, double now) {
   replay_.accept(seq64);
   newest_received_ = std::max(newest_received_, seq64);
   received_.record(h.sequence);
-  ack_pending_ = true;
   last_receive_time_ = now;
   ++stats_.packets_received;
   stats_.bytes_received += datagram.size();
@@ -404,38 +402,43 @@ DropReason Connection::on_fragment(uint8_t channel, uint16_t group, uint32_t ind
   if (std::find(recent_groups_.begin(), recent_groups_.end(), key) != recent_groups_.end()) {
     return DropReason::Duplicate;
   }
-  auto it = std::find_if(reassemblies_.begin(), reassemblies_.end(), [&](const Reassembly& a) {
-    return a.channel == channel && a.group == group;
-  });
-  if (it == reassemblies_.end()) {
-    // Full: the oldest partial message gives way. Newer messages matter more on
-    // unreliable channels, and rejecting new ones would let stale partials block a
-    // lossy link for a whole timeout. The eviction is counted.
-    while (!reassemblies_.empty() &&
-           (reassemblies_.size() >= config_.max_reassemblies ||
-            reassembly_bytes_ + size_t{count} * kFragmentBytes > config_.max_reassembly_bytes)) {
-      reassembly_bytes_ -= reassemblies_.front().bytes;
-      reassemblies_.erase(reassemblies_.begin());
-      drops_.add(DropReason::ReassemblyFull);
-    }
-    reassemblies_.push_back({channel, group, count, 0, 0, now, {}});
-    reassemblies_.back().parts.resize(count);
-    it = reassemblies_.end() - 1;
-  }
-  if (it->count != count) return DropReason::FragmentInvalid;
-  if (!it->parts[index].empty()) return DropReason::Duplicate;
-  it->parts[index].assign(bytes.begin(), bytes.end());
-  it->bytes += bytes.size();
+  Reassembly* a = find_or_start_reassembly(channel, group, count, now);
+  if (a == nullptr) return DropReason::ReassemblyFull;
+  if (a->count != count) return DropReason::FragmentInvalid;
+  if (!a->parts[index].empty()) return DropReason::Duplicate;
+  a->parts[index].assign(bytes.begin(), bytes.end());
+  a->bytes += bytes.size();
   reassembly_bytes_ += bytes.size();
-  if (++it->received < it->count) return DropReason::None;
+  if (++a->received < a->count) return DropReason::None;
   std::vector<uint8_t> message;
-  message.reserve(it->bytes);
-  for (auto& p : it->parts) message.insert(message.end(), p.begin(), p.end());
-  reassembly_bytes_ -= it->bytes;
-  reassemblies_.erase(it);
+  message.reserve(a->bytes);
+  for (auto& p : a->parts) message.insert(message.end(), p.begin(), p.end());
+  reassembly_bytes_ -= a->bytes;
+  reassemblies_.erase(reassemblies_.begin() + (a - reassemblies_.data()));
   recent_groups_.push_back(key);
   if (recent_groups_.size() > kRecentGroups) recent_groups_.pop_front();
   return deliver(channel, std::move(message));
+}
+
+Connection::Reassembly* Connection::find_or_start_reassembly(uint8_t channel, uint16_t group,
+                                                             uint32_t count, double now) {
+  for (auto& a : reassemblies_) {
+    if (a.channel == channel && a.group == group) return &a;
+  }
+  // Full: the oldest partial message gives way. Newer messages matter more on unreliable
+  // channels, and refusing new ones would let stale partials block a lossy link for a
+  // whole timeout. Evictions are counted.
+  size_t need = size_t{count} * kFragmentBytes;
+  while (!reassemblies_.empty() && (reassemblies_.size() >= config_.max_reassemblies ||
+                                    reassembly_bytes_ + need > config_.max_reassembly_bytes)) {
+    reassembly_bytes_ -= reassemblies_.front().bytes;
+    reassemblies_.erase(reassemblies_.begin());
+    drops_.add(DropReason::ReassemblyFull);
+  }
+  if (need > config_.max_reassembly_bytes || config_.max_reassemblies == 0) return nullptr;
+  reassemblies_.push_back({channel, group, count, 0, 0, now, {}});
+  reassemblies_.back().parts.resize(count);
+  return &reassemblies_.back();
 }
 
 void Connection::expire_reassemblies(double now) {

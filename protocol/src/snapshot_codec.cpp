@@ -484,62 +484,67 @@ const QuantSnapshot* usable_older(const Baselines& b) {
   return b.base->tick - b.older->tick <= 65535 ? b.older : nullptr;
 }
 
+// How the current snapshot differs from the base in which bodies it has.
+struct BodyDiff {
+  std::vector<uint32_t> removed;  // indices into the base
+  std::vector<const QuantBody*> added;
+  std::vector<std::pair<const QuantBody*, const QuantBody*>> kept;  // (current, base)
+  std::vector<uint32_t> changed;  // indices into kept
+};
+
+BodyDiff diff_bodies(const QuantSnapshot& cur, const QuantSnapshot& base) {
+  BodyDiff d;
+  size_t i = 0, j = 0;
+  while (i < cur.bodies.size() || j < base.bodies.size()) {
+    if (j == base.bodies.size() ||
+        (i < cur.bodies.size() && cur.bodies[i].id < base.bodies[j].id)) {
+      d.added.push_back(&cur.bodies[i++]);
+    } else if (i == cur.bodies.size() || base.bodies[j].id < cur.bodies[i].id) {
+      d.removed.push_back(static_cast<uint32_t>(j++));
+    } else {
+      if (!(cur.bodies[i] == base.bodies[j])) d.changed.push_back(uint32_t(d.kept.size()));
+      d.kept.emplace_back(&cur.bodies[i++], &base.bodies[j++]);
+    }
+  }
+  return d;
+}
+
 void encode_delta(BitWriter& w, const Codec& k, const QuantSnapshot& cur, const Baselines& bl) {
   const QuantSnapshot& base = *bl.base;
   const QuantSnapshot* older = usable_older(bl);
   w.write_bool(older != nullptr);
   if (older != nullptr) w.write_bits(static_cast<uint32_t>(base.tick - older->tick), 16);
-
-  std::vector<uint32_t> removed, changed;
-  std::vector<const QuantBody*> added;
-  std::vector<std::pair<const QuantBody*, const QuantBody*>> kept;  // (cur, base)
-  size_t i = 0, j = 0;
-  while (i < cur.bodies.size() || j < base.bodies.size()) {
-    if (j == base.bodies.size() || (i < cur.bodies.size() && cur.bodies[i].id < base.bodies[j].id)) {
-      added.push_back(&cur.bodies[i++]);
-    } else if (i == cur.bodies.size() || base.bodies[j].id < cur.bodies[i].id) {
-      removed.push_back(static_cast<uint32_t>(j++));
-    } else {
-      if (!(cur.bodies[i] == base.bodies[j])) changed.push_back(static_cast<uint32_t>(kept.size()));
-      kept.emplace_back(&cur.bodies[i++], &base.bodies[j++]);
-    }
-  }
+  BodyDiff d = diff_bodies(cur, base);
   auto base_n = static_cast<int64_t>(base.bodies.size());
-  w.write_int(static_cast<int64_t>(removed.size()), 0, base_n);
-  for (uint32_t idx : removed) w.write_int(idx, 0, base_n - 1);
-  w.write_bits(static_cast<uint32_t>(added.size()), 16);
-  for (const QuantBody* b : added) {
+  w.write_int(static_cast<int64_t>(d.removed.size()), 0, base_n);
+  for (uint32_t idx : d.removed) w.write_int(idx, 0, base_n - 1);
+  w.write_bits(static_cast<uint32_t>(d.added.size()), 16);
+  for (const QuantBody* b : d.added) {
     w.write_bits(b->id, 32);
     k.write_full(w, *b);
   }
-  write_changed(w, changed, hot_flags(kept_base(kept), older));
+  write_changed(w, d.changed, hot_flags(kept_base(d.kept), older));
   // Two rare flags of the changed bodies, as sparse lists rather than a bit each: which
   // are at rest, and which changed their largest rotation component.
   std::vector<uint32_t> resting, flipped;
-  for (uint32_t n = 0; n < changed.size(); ++n) {
-    const auto& [now, was] = kept[changed[n]];
+  for (uint32_t n = 0; n < d.changed.size(); ++n) {
+    const auto& [now, was] = d.kept[d.changed[n]];
     if (now->at_rest) resting.push_back(n);
     if (now->largest != was->largest) flipped.push_back(n);
   }
-  write_changed_set(w, resting, changed.size());
-  write_changed_set(w, flipped, changed.size());
-  for (uint32_t c : changed) {
-    const auto& [now, was] = kept[c];
+  write_changed_set(w, resting, d.changed.size());
+  write_changed_set(w, flipped, d.changed.size());
+  for (uint32_t c : d.changed) {
+    const auto& [now, was] = d.kept[c];
     Prediction pred = k.predict(*was, find_body(older, was->id), cur.tick, base.tick,
                                 older ? older->tick : 0);
     k.write_delta(w, *now, *was, pred);
   }
 }
 
-DropReason decode_delta(BitReader& r, const Codec& k, const Baselines& bl, QuantSnapshot& out) {
-  const QuantSnapshot& base = *bl.base;
-  const QuantSnapshot* older = nullptr;
-  if (r.read_bool()) {
-    uint32_t gap = r.read_bits(16);
-    older = usable_older(bl);
-    // The caller must hand over the older baseline the server used.
-    if (older == nullptr || base.tick - older->tick != gap) return DropReason::Stale;
-  }
+// The baseline bodies a delta keeps: all but the removed ones (strictly increasing
+// indices into the baseline).
+std::vector<const QuantBody*> read_kept(BitReader& r, const QuantSnapshot& base) {
   auto base_n = static_cast<int64_t>(base.bodies.size());
   auto n_removed = static_cast<size_t>(r.read_int(0, base_n));
   std::vector<uint8_t> gone(base.bodies.size(), 0);
@@ -553,42 +558,66 @@ DropReason decode_delta(BitReader& r, const Codec& k, const Baselines& bl, Quant
   for (size_t j = 0; j < base.bodies.size(); ++j) {
     if (!gone[j]) kept.push_back(&base.bodies[j]);
   }
+  return kept;
+}
+
+void read_added(BitReader& r, const Codec& k, size_t kept, std::vector<QuantBody>& out) {
   uint32_t n_added = r.read_bits(16);
-  if (kept.size() + n_added > kMaxSnapshotBodies) r.fail();
-  out.bodies.clear();
-  out.bodies.reserve(r.ok() ? kept.size() + n_added : 0);
+  if (kept + n_added > kMaxSnapshotBodies) r.fail();
+  out.reserve(r.ok() ? kept + n_added : 0);
   for (uint32_t i = 0; i < n_added && r.ok(); ++i) {
     QuantBody b;
     b.id = r.read_bits(32);
     k.read_full(r, b);
     if (!plausible_rotation(b, k.c.rotation_bits)) r.fail();
-    out.bodies.push_back(b);
+    out.push_back(b);
   }
-  std::vector<uint32_t> changed;
+}
+
+// Appends every kept body: the changed ones decoded against their prediction, the rest
+// copied from the baseline.
+void read_kept_bodies(BitReader& r, const Codec& k, const std::vector<const QuantBody*>& kept,
+                      const QuantSnapshot* older, uint64_t base_tick, QuantSnapshot& out) {
+  std::vector<uint32_t> changed, resting, flipped;
   read_changed(r, hot_flags(kept, older), changed);
-  std::vector<uint32_t> resting, flipped;
   read_changed_set(r, changed.size(), resting);
   read_changed_set(r, changed.size(), flipped);
   size_t next = 0, next_rest = 0, next_flip = 0;
   for (size_t c = 0; c < kept.size() && r.ok(); ++c) {
-    if (next < changed.size() && changed[next] == c) {
-      bool at_rest = next_rest < resting.size() && resting[next_rest] == next;
-      bool same = !(next_flip < flipped.size() && flipped[next_flip] == next);
-      next_rest += at_rest;
-      next_flip += !same;
-      Prediction pred = k.predict(*kept[c], find_body(older, kept[c]->id), out.tick,
-                                  base.tick, older ? older->tick : 0);
-      QuantBody b;
-      b.at_rest = at_rest;
-      k.read_delta(r, *kept[c], pred, same, b);
-      if (!plausible_rotation(b, k.c.rotation_bits)) r.fail();
-      out.bodies.push_back(b);
-      ++next;
-    } else {
+    if (next == changed.size() || changed[next] != c) {
       out.bodies.push_back(*kept[c]);
+      continue;
     }
+    bool at_rest = next_rest < resting.size() && resting[next_rest] == next;
+    bool same = !(next_flip < flipped.size() && flipped[next_flip] == next);
+    next_rest += at_rest;
+    next_flip += !same;
+    Prediction pred = k.predict(*kept[c], find_body(older, kept[c]->id), out.tick, base_tick,
+                                older ? older->tick : 0);
+    QuantBody b;
+    b.at_rest = at_rest;
+    k.read_delta(r, *kept[c], pred, same, b);
+    if (!plausible_rotation(b, k.c.rotation_bits)) r.fail();
+    out.bodies.push_back(b);
+    ++next;
   }
+}
+
+DropReason decode_delta(BitReader& r, const Codec& k, const Baselines& bl, QuantSnapshot& out) {
+  const QuantSnapshot& base = *bl.base;
+  const QuantSnapshot* older = nullptr;
+  if (r.read_bool()) {
+    uint32_t gap = r.read_bits(16);
+    older = usable_older(bl);
+    // The caller must hand over the older baseline the server used.
+    if (older == nullptr || base.tick - older->tick != gap) return DropReason::Stale;
+  }
+  std::vector<const QuantBody*> kept = read_kept(r, base);
+  out.bodies.clear();
+  read_added(r, k, kept.size(), out.bodies);
+  read_kept_bodies(r, k, kept, older, base.tick, out);
   if (!r.ok()) return DropReason::OutOfRange;
+  // Added bodies came first: restore id order, and refuse an added id that repeats.
   std::stable_sort(out.bodies.begin(), out.bodies.end(),
                    [](const QuantBody& a, const QuantBody& b) { return a.id < b.id; });
   for (size_t i = 1; i < out.bodies.size(); ++i) {

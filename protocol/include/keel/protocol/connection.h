@@ -164,6 +164,8 @@ class Connection {
                          std::span<const uint8_t> bytes, double now);
   DropReason on_block_fragment(uint16_t id, uint32_t index, uint32_t count, uint32_t csize,
                                uint32_t usize, std::span<const uint8_t> bytes);
+  Reassembly* find_or_start_reassembly(uint8_t channel, uint16_t group, uint32_t count,
+                                       double now);
   DropReason deliver(uint8_t channel, std::vector<uint8_t> message);
   void expire_reassemblies(double now);
 
@@ -175,7 +177,6 @@ class Connection {
   uint64_t newest_received_ = 0;
   ReplayWindow replay_;
   ReceivedPackets received_;
-  bool ack_pending_ = false;
   double last_send_time_ = -1e9;
   double last_receive_time_ = 0;
   SequenceBuffer<SentPacket> sent_;
