@@ -4,20 +4,12 @@
 
 #include <gtest/gtest.h>
 
+#include "test_bodies.h"
+
 namespace keel::sim {
 namespace {
 
-BodyDef box_body(uint32_t id, MotionType m, Vec3 pos, Vec3 half) {
-  BodyDef b;
-  b.id = id;
-  b.motion = m;
-  b.position = pos;
-  ColliderDef c;
-  c.shape = ShapeType::Box;
-  c.half_extents = half;
-  b.colliders.push_back(c);
-  return b;
-}
+using test::box_body;
 
 std::vector<ContactEvent> events_of(const World& w) {
   return std::vector<ContactEvent>(w.contact_events().begin(), w.contact_events().end());
@@ -135,6 +127,8 @@ TEST(ContactEvents, RestoredWorldReportsTheSameEvents) {
 
 namespace keel::sim {
 namespace {
+
+using test::box_body;
 
 // A static trigger volume (id 2) over a floor: a falling ball (id 8) enters, stays and
 // exits once, passes through untouched by any impulse, and the floor (static) is never

@@ -4,20 +4,12 @@
 
 #include <gtest/gtest.h>
 
+#include "test_bodies.h"
+
 namespace keel::sim {
 namespace {
 
-BodyDef box_body(uint32_t id, MotionType m, Vec3 pos, Vec3 half) {
-  BodyDef b;
-  b.id = id;
-  b.motion = m;
-  b.position = pos;
-  ColliderDef c;
-  c.shape = ShapeType::Box;
-  c.half_extents = half;
-  b.colliders.push_back(c);
-  return b;
-}
+using test::box_body;
 
 // Drops a box on a floor with the given filters; returns its height after 1 s.
 float height_after_drop(uint32_t floor_layer, uint32_t floor_mask, uint32_t box_layer, uint32_t box_mask,

@@ -4,23 +4,14 @@
 
 #include <gtest/gtest.h>
 
+#include "test_bodies.h"
+
 #include <cmath>
 
 namespace keel::sim {
 namespace {
 
-BodyDef box_body(uint32_t id, MotionType m, Vec3 pos, Vec3 half, Quat rot = identity_quat()) {
-  BodyDef b;
-  b.id = id;
-  b.motion = m;
-  b.position = pos;
-  b.rotation = rot;
-  ColliderDef c;
-  c.shape = ShapeType::Box;
-  c.half_extents = half;
-  b.colliders.push_back(c);
-  return b;
-}
+using test::box_body;
 
 struct Tower {
   World world;

@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include "test_bodies.h"
+
 #include <cmath>
 
 namespace keel::sim {
@@ -12,14 +14,7 @@ namespace {
 constexpr float kPi = 3.14159265358979f;
 
 BodyDef dynamic_box(uint32_t id, Vec3 pos, Vec3 half = Vec3(0.5f)) {
-  BodyDef b;
-  b.id = id;
-  b.position = pos;
-  ColliderDef c;
-  c.shape = ShapeType::Box;
-  c.half_extents = half;
-  b.colliders.push_back(c);
-  return b;
+  return test::box_body(id, MotionType::Dynamic, pos, half);
 }
 
 TEST(WorldApi, BoxMassAndInertiaFromDensity) {

@@ -40,6 +40,19 @@ bool write_file(const std::string& path, const std::vector<uint8_t>& bytes) {
   return bool(out);
 }
 
+/// Reads the scene file (errors printed), applying --sleep off to every body.
+std::optional<sim::SceneDef> load_scene(const RunOptions& o) {
+  auto scene = protocol::load_scene_file(o.scene);
+  if (!scene) {
+    std::cerr << scene.error().message << "\n";
+    return std::nullopt;
+  }
+  if (!o.sleep) {
+    for (sim::BodyDef& b : scene->bodies) b.can_sleep = false;
+  }
+  return std::move(*scene);
+}
+
 bool load_world(const RunOptions& o, World& world) {
   if (!o.state.empty()) {
     std::vector<uint8_t> bytes;
@@ -53,14 +66,8 @@ bool load_world(const RunOptions& o, World& world) {
     }
     return true;
   }
-  auto scene = protocol::load_scene_file(o.scene);
-  if (!scene) {
-    std::cerr << scene.error().message << "\n";
-    return false;
-  }
-  if (!o.sleep) {
-    for (sim::BodyDef& b : scene->bodies) b.can_sleep = false;
-  }
+  std::optional<sim::SceneDef> scene = load_scene(o);
+  if (!scene) return false;
   auto built = World::from_scene(*scene);
   if (!built) {
     std::cerr << o.scene << ": " << built.error().message << "\n";
@@ -155,14 +162,8 @@ struct Recorder {
       std::cerr << "keel-sim: --record needs a SCENE (a recording starts from a scene, not a saved world)\n";
       return false;
     }
-    auto scene = protocol::load_scene_file(o.scene);
-    if (!scene) {
-      std::cerr << scene.error().message << "\n";
-      return false;
-    }
-    if (!o.sleep) {
-      for (sim::BodyDef& b : scene->bodies) b.can_sleep = false;
-    }
+    std::optional<sim::SceneDef> scene = load_scene(o);
+    if (!scene) return false;
     auto created = sim::Match::create(*scene);
     if (!created) {
       std::cerr << o.scene << ": " << created.error().message << "\n";

@@ -1,0 +1,22 @@
+// Small builders for the bodies the sim tests drop, push and stack.
+#pragma once
+
+#include <keel/sim/defs.h>
+
+namespace keel::sim::test {
+
+/// A body with one box collider (half extents `half`).
+inline BodyDef box_body(uint32_t id, MotionType motion, Vec3 position, Vec3 half, Quat rotation = identity_quat()) {
+  BodyDef b;
+  b.id = id;
+  b.motion = motion;
+  b.position = position;
+  b.rotation = rotation;
+  ColliderDef c;
+  c.shape = ShapeType::Box;
+  c.half_extents = half;
+  b.colliders.push_back(c);
+  return b;
+}
+
+}  // namespace keel::sim::test
