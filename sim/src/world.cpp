@@ -138,16 +138,19 @@ void update_broadphase(WorldImpl& w, std::vector<uint64_t>& pairs) {
   w.contacts.insert_new(pairs);
 }
 
-// Recomputes one contact's manifold from the current poses.
-void refresh_contact(WorldImpl& w, const std::vector<ShapeGeom>& geoms, Contact& c) {
+// Recomputes one contact's manifold from the two colliders placed in world space,
+// carrying impulses over by feature id.
+void refresh_contact(WorldImpl& w, Contact& c, const ShapeGeom& ga, const ShapeGeom& gb, bool flatten_friction) {
   const Shape& sa = w.shapes[c.shape_a];
   const Shape& sb = w.shapes[c.shape_b];
+  c.body_a = sa.body;
+  c.body_b = sb.body;
   c.sensor = sa.is_trigger || sb.is_trigger;
   c.friction = combine_friction(sa.friction, sb.friction);
   c.restitution = combine_restitution(sa.restitution, sb.restitution);
   Manifold m;  // stays empty when even the tight bounds are apart: no narrowphase needed
-  if (overlaps(sa.aabb, sb.aabb)) collide(geoms[c.shape_a], geoms[c.shape_b], kSpeculativeDistance, m);
-  update_manifold(c, m, w.bodies[sa.body].center, w.bodies[sb.body].center);
+  if (overlaps(sa.aabb, sb.aabb)) collide(ga, gb, kSpeculativeDistance, m);
+  update_manifold(c, m, w.bodies[sa.body].center, w.bodies[sb.body].center, flatten_friction);
 }
 
 // Recomputes every contact's manifold from the current poses; drops contacts whose fat
@@ -155,12 +158,20 @@ void refresh_contact(WorldImpl& w, const std::vector<ShapeGeom>& geoms, Contact&
 // static, a still kinematic body) keeps its manifold and impulses and is flagged in
 // `held` for refresh_woken_contacts.
 void update_contacts(WorldImpl& w, std::vector<ShapeGeom>& geoms, std::vector<uint8_t>& flags) {
-  geoms.resize(w.shapes.size());
-  for (uint32_t i = 0; i < w.shapes.size(); ++i) {
-    const Shape& s = w.shapes[i];
-    if (s.alive) geoms[i] = world_geom(s, w.bodies[s.body]);
-  }
   auto& items = w.contacts.items();
+  // World-space shape data only for colliders in contacts that will be recomputed: a
+  // resting, sleeping world then pays nothing per collider here.
+  static thread_local std::vector<uint8_t> needed;
+  geoms.resize(w.shapes.size());
+  needed.assign(w.shapes.size(), 0);
+  for (const Contact& c : items) {
+    const Shape& sa = w.shapes[c.shape_a];
+    const Shape& sb = w.shapes[c.shape_b];
+    if (w.bodies[sa.body].can_move() || w.bodies[sb.body].can_move()) needed[c.shape_a] = needed[c.shape_b] = 1;
+  }
+  for (uint32_t i = 0; i < w.shapes.size(); ++i) {
+    if (needed[i]) geoms[i] = world_geom(w.shapes[i], w.bodies[w.shapes[i].body]);
+  }
   flags.assign(items.size(), 0);
   // Each contact reads only shapes and bodies and writes only itself (and its own
   // flag), so the chunks may run on any threads.
@@ -180,7 +191,7 @@ void update_contacts(WorldImpl& w, std::vector<ShapeGeom>& geoms, std::vector<ui
         flags[i] = kContactHeld;
         continue;
       }
-      refresh_contact(w, geoms, c);
+      refresh_contact(w, c, geoms[c.shape_a], geoms[c.shape_b], true);
     }
   });
 }
@@ -188,12 +199,12 @@ void update_contacts(WorldImpl& w, std::vector<ShapeGeom>& geoms, std::vector<ui
 // Contacts that were held because both sides slept, where one side has just been woken,
 // get their manifold now, before the solve (their poses have not changed while asleep,
 // but the manifold must come from the poses alone so a restored world computes the same).
-void refresh_woken_contacts(WorldImpl& w, const std::vector<ShapeGeom>& geoms, std::vector<uint8_t>& flags) {
+void refresh_woken_contacts(WorldImpl& w, std::vector<uint8_t>& flags) {
   auto& items = w.contacts.items();
   for (size_t i = 0; i < items.size(); ++i) {
     if (flags[i] != kContactHeld) continue;
     Contact& c = items[i];
-    if (w.bodies[c.body_a].can_move() || w.bodies[c.body_b].can_move()) refresh_contact(w, geoms, c);
+    if (w.bodies[c.body_a].can_move() || w.bodies[c.body_b].can_move()) w.refresh_contact_from_poses(c);
   }
   for (uint8_t& f : flags) f = f == kContactDead ? 1 : 0;
   w.contacts.remove_flagged(flags);
@@ -204,16 +215,7 @@ void refresh_woken_contacts(WorldImpl& w, const std::vector<ShapeGeom>& geoms, s
 void WorldImpl::refresh_contact_from_poses(Contact& c, bool flatten_friction) {
   const Shape& sa = shapes[c.shape_a];
   const Shape& sb = shapes[c.shape_b];
-  c.body_a = sa.body;
-  c.body_b = sb.body;
-  c.sensor = sa.is_trigger || sb.is_trigger;
-  c.friction = combine_friction(sa.friction, sb.friction);
-  c.restitution = combine_restitution(sa.restitution, sb.restitution);
-  Manifold m;
-  if (overlaps(sa.aabb, sb.aabb)) {
-    collide(world_geom(sa, bodies[sa.body]), world_geom(sb, bodies[sb.body]), kSpeculativeDistance, m);
-  }
-  update_manifold(c, m, bodies[sa.body].center, bodies[sb.body].center, flatten_friction);
+  refresh_contact(*this, c, world_geom(sa, bodies[sa.body]), world_geom(sb, bodies[sb.body]), flatten_friction);
 }
 
 void WorldImpl::step() {
@@ -226,7 +228,7 @@ void WorldImpl::step() {
   auto t1 = Clock::now();
   update_contacts(*this, geoms, dead);
   wake_touched_islands(*this);
-  refresh_woken_contacts(*this, geoms, dead);
+  refresh_woken_contacts(*this, dead);
   update_contact_events(*this);
   auto t2 = Clock::now();
   const float dt = 1.0f / float(settings.tick_rate);

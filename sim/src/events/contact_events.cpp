@@ -106,7 +106,8 @@ void update_contact_events(WorldImpl& w) {
   }
   // Unique keys per body pair, first contact kept: a stable sort keeps pair-key order
   // among a pair's contacts, so "first" is decided by IDs.
-  std::stable_sort(now.begin(), now.end(), [](const Touch& x, const Touch& y) { return x.key < y.key; });
+  auto by_key = [](const Touch& x, const Touch& y) { return x.key < y.key; };
+  if (!std::is_sorted(now.begin(), now.end(), by_key)) std::stable_sort(now.begin(), now.end(), by_key);
   now.erase(std::unique(now.begin(), now.end(), [](const Touch& x, const Touch& y) { return x.key == y.key; }),
             now.end());
 
