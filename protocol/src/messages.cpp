@@ -77,6 +77,9 @@ DropReason check_gameplay(const fb::Message& m) {
                                                                       : DropReason::None;
     case fb::Body::BlockInfo:
       return m.body_as_BlockInfo()->kind() > 1 ? DropReason::OutOfRange : DropReason::None;
+    case fb::Body::ClientHello:
+      return m.body_as_ClientHello()->mode() > fb::ClientMode::MAX ? DropReason::OutOfRange
+                                                                     : DropReason::None;
     default:
       return DropReason::None;
   }

@@ -88,6 +88,15 @@ TokenKey generate_token_key() {
   return key;
 }
 
+TokenKey development_token_key() {
+  // Public on purpose: "keel-development-key" padded with zeros. Anyone can mint tokens
+  // for it, which is why a server using it binds loopback only (docs/security.md).
+  TokenKey key{};
+  const char text[] = "keel-development-key";
+  for (size_t i = 0; i + 1 < sizeof(text); ++i) key[i] = static_cast<uint8_t>(text[i]);
+  return key;
+}
+
 sim::Status save_token_key(const std::string& path, const TokenKey& key) {
   std::array<char, 65> hex{};
   sodium_bin2hex(hex.data(), hex.size(), key.data(), key.size());

@@ -64,6 +64,10 @@ struct MintParams {
 
 /// A fresh random key (libsodium's CSPRNG).
 TokenKey generate_token_key();
+/// The well-known key of development mode: keel-server without --token-key and keel-bot
+/// without --token-key both use it, so the whole token and encryption path runs as in
+/// production, but anyone can mint tokens — a server using it binds loopback only.
+TokenKey development_token_key();
 /// Key files hold the key as 64 hex digits and a newline.
 sim::Status save_token_key(const std::string& path, const TokenKey& key);
 sim::Expected<TokenKey> load_token_key(const std::string& path);
