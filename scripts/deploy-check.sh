@@ -1,0 +1,67 @@
+#!/usr/bin/env bash
+# Checks deploy/ as far as a machine without Docker or a cluster can:
+#   1. yamllint on every YAML file under deploy/;
+#   2. `kubectl kustomize` renders the base and every overlay, and each rendering holds the
+#      Fleet, the FleetAutoscaler and the image the overlay pins;
+#   3. the Dockerfile's run stage installs exactly the Debian packages that own the shared
+#      libraries the built binaries link against (ldd), besides what debian:bookworm-slim
+#      already has.
+# Usage: scripts/deploy-check.sh [BUILD_DIR]   (BUILD_DIR/bin holds the built binaries)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+BUILD_DIR=${1:-${KEEL_BUILD_DIR:-build}}
+fail=0
+say() { printf 'deploy-check: %s\n' "$*"; }
+
+# 1. YAML lint.
+if yamllint -s -c deploy/.yamllint deploy; then
+  say "yamllint ok ($(find deploy -name '*.yaml' | wc -l) files)"
+else
+  say "yamllint FAILED"; fail=1
+fi
+
+# 2. Kustomize renderings.
+render() {  # dir, expected image (or empty)
+  local out
+  if ! out=$(kubectl kustomize "$1" 2>/tmp/keel-kustomize.err); then
+    say "kubectl kustomize $1 FAILED: $(grep -v '^# Warning' /tmp/keel-kustomize.err)"; fail=1; return
+  fi
+  for kind in Fleet FleetAutoscaler; do
+    grep -q "^kind: $kind\$" <<<"$out" || { say "$1: no $kind in the rendering"; fail=1; }
+  done
+  if [ -n "$2" ] && ! grep -q "image: $2\$" <<<"$out"; then
+    say "$1: image $2 not set"; fail=1
+  fi
+  say "kustomize $1 ok ($(grep -c '^kind:' <<<"$out") objects)"
+}
+render deploy/k8s/base keel-server:latest
+render deploy/k8s/overlays/dev keel-server:dev
+render deploy/k8s/overlays/production registry.example.com/keel/keel-server:0.1.0
+
+# 3. Run-stage packages against what the binaries link.
+declared=$(sed -n 's/^# runtime-packages: //p' deploy/Dockerfile | tr ' ' '\n' | sort -u)
+if ! grep -q "apt-get install -y --no-install-recommends $(sed -n 's/^# runtime-packages: //p' deploy/Dockerfile) " deploy/Dockerfile; then
+  say "Dockerfile: the run stage's apt-get line differs from its runtime-packages comment"; fail=1
+fi
+base_image="libc6 libstdc++6 libgcc-s1"  # part of debian:bookworm-slim
+bins=()
+for b in keel-server keel-bot keel-replay keel-token keel-sim; do
+  [ -x "$BUILD_DIR/bin/$b" ] && bins+=("$BUILD_DIR/bin/$b")
+done
+if [ ${#bins[@]} -eq 0 ]; then
+  say "no binaries in $BUILD_DIR/bin: build first"; exit 1
+fi
+needed=$(for b in "${bins[@]}"; do ldd "$b" | awk '$3 ~ /^\// {print $3}'; done | sort -u |
+  while read -r lib; do dpkg -S "$(readlink -f "$lib")" 2>/dev/null || dpkg -S "$lib"; done |
+  cut -d: -f1 | sort -u)
+for p in $needed; do
+  grep -qx "$p" <<<"$declared" || grep -qw "$p" <<<"$base_image" ||
+    { say "Dockerfile run stage lacks $p (linked by the binaries)"; fail=1; }
+done
+for p in $declared; do
+  grep -qx "$p" <<<"$needed" || { say "Dockerfile run stage installs $p, which nothing links"; fail=1; }
+done
+say "runtime packages checked against ldd of ${#bins[@]} binaries: $(echo $needed)"
+
+[ $fail -eq 0 ] && say "all checks passed" || say "FAILED"
+exit $fail
