@@ -10,8 +10,33 @@ PACKAGES=(
   libasio-dev libsodium-dev libzstd-dev
   libgtest-dev libcli11-dev nlohmann-json3-dev
   libbullet-dev
-  clang-14 libclang-rt-14-dev  # libFuzzer + sanitizers for scripts/fuzz.sh
+  # scripts/fuzz.sh (run by scripts/test.sh): clang-14, libFuzzer and the ASan/UBSan
+  # runtimes (libclang-rt-14-dev), and llvm-symbolizer (llvm-14) for readable crash stacks.
+  clang-14 libclang-rt-14-dev llvm-14
 )
+
+# The replay viewer's browser test (tests/viewer/): Node.js and npm (Debian's, unless the
+# machine already has them), Debian's chromium, and playwright-core pinned by
+# tests/viewer/package-lock.json. Installed one by one and never fatal: where Chromium
+# cannot be installed the test skips, and everything else still builds and runs.
+viewer_test_deps() {
+  if [ "${1:-}" = "--determinism" ]; then return 0; fi
+  local dir p
+  dir="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)/tests/viewer"
+  for p in nodejs:node npm:npm chromium:chromium; do
+    if ! command -v "${p#*:}" >/dev/null 2>&1; then
+      p="${p%%:*}"
+      echo "keel setup: installing $p (browser test)"
+      { DEBIAN_FRONTEND=noninteractive ${SUDO:-} apt-get install -y -qq --no-install-recommends "$p" ||
+        { ${SUDO:-} apt-get update -qq && DEBIAN_FRONTEND=noninteractive ${SUDO:-} apt-get install -y -qq --no-install-recommends "$p"; }; } ||
+        echo "keel setup: could not install $p; the viewer's browser test will be skipped" >&2
+    fi
+  done
+  if [ ! -d "$dir/node_modules/playwright-core" ] && command -v npm >/dev/null 2>&1; then
+    (cd "$dir" && npm ci --no-audit --no-fund --loglevel=error) ||
+      echo "keel setup: npm ci in tests/viewer failed; the viewer's browser test will fail until it succeeds" >&2
+  fi
+}
 
 # The determinism check's extra configurations (scripts/determinism.sh): clang, an aarch64
 # cross compiler, and qemu user-mode emulation to run what it builds. Installed only by
@@ -29,6 +54,8 @@ for p in "${PACKAGES[@]}"; do
 done
 
 if [ ${#missing[@]} -eq 0 ]; then
+  SUDO=""; [ "$(id -u)" -eq 0 ] || SUDO="sudo"
+  viewer_test_deps "${1:-}"
   exit 0
 fi
 
@@ -44,3 +71,4 @@ fi
 export DEBIAN_FRONTEND=noninteractive
 $SUDO apt-get update -qq
 $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
+viewer_test_deps "${1:-}"

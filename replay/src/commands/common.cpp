@@ -25,6 +25,35 @@ void Progress::done() {
   drawn_ = false;
 }
 
+FirstDifference first_difference(const Recording& a, const Recording& b) {
+  FirstDifference d;
+  TickCursor ca = a.ticks_from_start(), cb = b.ticks_from_start();
+  std::optional<TickRecord> ta = ca.next(), tb = cb.next();
+  while (ta && tb) {
+    if (ta->tick < tb->tick) { ta = ca.next(); continue; }
+    if (tb->tick < ta->tick) { tb = cb.next(); continue; }
+    d.common_last = ta->tick;
+    if (!d.inputs_at && !(ta->inputs == tb->inputs)) d.inputs_at = ta->tick;
+    if (ta->hash != tb->hash) {
+      d.tick = ta->tick;
+      d.hash_a = ta->hash;
+      d.hash_b = tb->hash;
+      return d;
+    }
+    ta = ca.next();
+    tb = cb.next();
+  }
+  return d;
+}
+
+std::optional<uint64_t> recorded_hash_at(const Recording& rec, uint64_t tick) {
+  TickCursor c = rec.ticks_from_start();
+  while (auto t = c.next()) {
+    if (t->tick == tick) return t->hash;
+  }
+  return std::nullopt;
+}
+
 std::string exact(float v) {
   char buf[32];
   std::snprintf(buf, sizeof buf, "%.9g", double(v));

@@ -2,11 +2,13 @@
 #pragma once
 
 #include <keel/replay/commands.h>
+#include <keel/replay/reader.h>
 #include <keel/sim/match.h>
 
 #include <nlohmann/json.hpp>
 
 #include <cstdint>
+#include <optional>
 #include <string>
 
 namespace keel::replay::cli::detail {
@@ -29,6 +31,20 @@ class Progress {
 /// Every body (sorted by id) and player of a match as JSON, in the keel-sim
 /// --dump-final vocabulary plus motion type and players.
 nlohmann::ordered_json match_json(const sim::Match& match);
+
+/// Where two recordings first differ: `tick` is the first tick both hold whose hashes
+/// differ (nullopt when every common tick matches), `inputs_at` the first whose inputs do.
+/// `diff` and `view --against` both start from it.
+struct FirstDifference {
+  std::optional<uint64_t> tick;
+  uint64_t hash_a = 0, hash_b = 0;
+  std::optional<uint64_t> inputs_at;
+  uint64_t common_last = 0;
+};
+FirstDifference first_difference(const Recording& a, const Recording& b);
+
+/// The hash a recording holds for `tick`, if it reaches it.
+std::optional<uint64_t> recorded_hash_at(const Recording& rec, uint64_t tick);
 
 /// A float printed so that it reads back to the same bits.
 std::string exact(float v);

@@ -18,6 +18,10 @@ namespace keel::replay::cli {
 
 namespace {
 
+using detail::first_difference;
+using detail::FirstDifference;
+using detail::recorded_hash_at;
+
 struct Side {
   std::string label;  // "A" or "B"
   std::string path;
@@ -39,44 +43,6 @@ bool load_side(Side& s, Io io) {
   if (!r) io.err << "error: " << r.error().message << "\n";
   else s.rec.emplace(std::move(*r));
   return r.has_value();
-}
-
-// The first tick where two recordings' hashes differ; `inputs_at` the first where their
-// inputs do. nullopt when every common tick matches.
-struct FirstDifference {
-  std::optional<uint64_t> tick;
-  uint64_t hash_a = 0, hash_b = 0;
-  std::optional<uint64_t> inputs_at;
-  uint64_t common_last = 0;
-};
-
-FirstDifference first_difference(const Recording& a, const Recording& b) {
-  FirstDifference d;
-  TickCursor ca = a.ticks_from_start(), cb = b.ticks_from_start();
-  std::optional<TickRecord> ta = ca.next(), tb = cb.next();
-  while (ta && tb) {
-    if (ta->tick < tb->tick) { ta = ca.next(); continue; }
-    if (tb->tick < ta->tick) { tb = cb.next(); continue; }
-    d.common_last = ta->tick;
-    if (!d.inputs_at && !(ta->inputs == tb->inputs)) d.inputs_at = ta->tick;
-    if (ta->hash != tb->hash) {
-      d.tick = ta->tick;
-      d.hash_a = ta->hash;
-      d.hash_b = tb->hash;
-      return d;
-    }
-    ta = ca.next();
-    tb = cb.next();
-  }
-  return d;
-}
-
-std::optional<uint64_t> recorded_hash_at(const Recording& rec, uint64_t tick) {
-  TickCursor c = rec.ticks_from_start();
-  while (auto t = c.next()) {
-    if (t->tick == tick) return t->hash;
-  }
-  return std::nullopt;
 }
 
 // A match to restore a dump into: the other side's scene and rules when it is a

@@ -66,6 +66,16 @@ int main(int argc, char** argv) {
   add_range(exp, e.from, e.to);
   add_threads(exp, e.threads);
 
+  cli::ViewArgs w;
+  CLI::App* view = app.add_subcommand("view", "write one self-contained HTML page that plays the recording in 3D");
+  view->add_option("rec", w.rec, "recording (.krec)")->required();
+  view->add_option("--against", w.against, "a second recording of the same match, or a desync dump, to compare with");
+  view->add_option("--out", w.out, "the HTML page to write")->required();
+  view->add_option("--every", w.every, "draw every K-th tick (default: the densest that fits --max-mb)")
+      ->check(CLI::Range(uint64_t(1), uint64_t(1) << 32));
+  view->add_option("--max-mb", w.max_mb, "page size budget in MB (default 19)")->check(CLI::Range(1.0, 2000.0));
+  add_threads(view, w.threads);
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& err) {
@@ -77,5 +87,6 @@ int main(int argc, char** argv) {
   if (*dump) return cli::dump(d, io);
   if (*diff) return cli::diff(f, io);
   if (*recover) return cli::recover(rec_in, rec_out, io);
+  if (*view) return cli::view(w, io);
   return cli::export_csv(e, io);
 }

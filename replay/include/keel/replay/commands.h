@@ -71,4 +71,15 @@ struct ExportArgs {
 /// linear and angular velocity, sleeping).
 int export_csv(const ExportArgs& args, Io io);
 
+struct ViewArgs {
+  std::string rec;
+  std::string against;  ///< optional: a second recording of the same match, or a desync dump
+  std::string out;      ///< the HTML page to write
+  uint64_t every = 0;   ///< draw every K-th tick; 0 = the smallest K that fits max_mb
+  double max_mb = 19.0; ///< page size budget in MB (10^6 bytes)
+  uint32_t threads = 1;
+};
+/// view: one self-contained HTML page that plays the recording in 3D (docs/replay.md).
+int view(const ViewArgs& args, Io io);
+
 }  // namespace keel::replay::cli
