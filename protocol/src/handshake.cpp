@@ -59,7 +59,7 @@ void read_into(detail::ByteReader& r, std::array<uint8_t, N>& out) {
 }  // namespace
 
 DropReason read_handshake(std::span<const uint8_t> datagram, PacketType& type,
-                          const fb::Message*& message) {
+                          const fb::Message*& message, std::vector<uint8_t>& storage) {
   PacketHeader h;
   DropReason r = read_header(datagram, h);
   if (r != DropReason::None) return r;
@@ -69,7 +69,9 @@ DropReason read_handshake(std::span<const uint8_t> datagram, PacketType& type,
   uint16_t len = br.u16();
   auto body = br.bytes(len);
   if (!br.ok()) return DropReason::MalformedPayload;
-  r = check_message(body, message);
+  // Reading the message where it lies (offset 15) would be misaligned loads.
+  storage.assign(body.begin(), body.end());
+  r = check_message(storage, message);
   if (r != DropReason::None) return r;
   // The packet type and the message inside must agree.
   fb::Body expect = type == PacketType::ConnectionRequest     ? fb::Body::ConnectionRequest
@@ -100,7 +102,8 @@ DropReason ServerHandshake::check_request(std::span<const uint8_t> datagram,
   if (datagram.size() < kMinRequestBytes) return DropReason::TooSmall;
   PacketType type{};
   const fb::Message* m = nullptr;
-  DropReason r = read_handshake(datagram, type, m);
+  std::vector<uint8_t> storage;
+  DropReason r = read_handshake(datagram, type, m, storage);
   if (r != DropReason::None) return r;
   if (type != PacketType::ConnectionRequest) return DropReason::TypeNotAllowed;
   const auto* req = m->body_as_ConnectionRequest();
@@ -162,7 +165,8 @@ DropReason ServerHandshake::on_response(std::span<const uint8_t> datagram, const
                                         uint64_t now_unix, AcceptedClient& out) {
   PacketType type{};
   const fb::Message* m = nullptr;
-  DropReason r = read_handshake(datagram, type, m);
+  std::vector<uint8_t> storage;
+  DropReason r = read_handshake(datagram, type, m, storage);
   if (r == DropReason::None && type != PacketType::ConnectionResponse) r = DropReason::TypeNotAllowed;
   std::vector<uint8_t> plain(kChallengePlainBytes);
   if (r == DropReason::None) {
@@ -210,7 +214,8 @@ std::vector<uint8_t> build_connection_request(const ConnectToken& token) {
 DropReason answer_challenge(std::span<const uint8_t> datagram, std::vector<uint8_t>& response) {
   PacketType type{};
   const fb::Message* m = nullptr;
-  DropReason r = read_handshake(datagram, type, m);
+  std::vector<uint8_t> storage;
+  DropReason r = read_handshake(datagram, type, m, storage);
   if (r != DropReason::None) return r;
   if (type != PacketType::ConnectionChallenge) return DropReason::TypeNotAllowed;
   const auto* c = m->body_as_ConnectionChallenge();

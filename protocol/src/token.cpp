@@ -243,6 +243,8 @@ std::string token_to_base64(const ConnectToken& token) {
 sim::Expected<ConnectToken> token_from_base64(const std::string& text) {
   ensure_sodium();
   if (text.size() > 4096) return sim::Error{"connect token: too long"};
+  // Also keeps a null buffer (an empty vector's data()) away from libsodium's nonnull argument.
+  if (text.empty()) return sim::Error{"connect token: empty"};
   std::vector<uint8_t> bytes(text.size());
   size_t len = 0;
   if (sodium_base642bin(bytes.data(), bytes.size(), text.data(), text.size(), " \n\r\t", &len,

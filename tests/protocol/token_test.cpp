@@ -158,6 +158,7 @@ TEST(Handshake, ShortOrGarbageRequestsAreDroppedSilently) {
   EXPECT_LT(deny.size(), 64u);
   kp::PacketType type{};
   const kp::fb::Message* m = nullptr;
-  ASSERT_EQ(kp::read_handshake(deny, type, m), kp::DropReason::None);
+  std::vector<uint8_t> storage;
+  ASSERT_EQ(kp::read_handshake(deny, type, m, storage), kp::DropReason::None);
   EXPECT_EQ(m->body_as_ConnectionDeny()->reason(), kp::fb::DenyReason::ServerFull);
 }

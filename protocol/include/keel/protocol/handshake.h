@@ -78,8 +78,11 @@ DropReason answer_challenge(std::span<const uint8_t> datagram, std::vector<uint8
 /// A ConnectionDeny datagram (small: safe to send in reply to any request).
 std::vector<uint8_t> build_deny(fb::DenyReason reason);
 /// Reads any handshake datagram: header type, length prefix, then check_message().
+/// The message starts at an odd offset in the datagram and FlatBuffers reads its fields
+/// in place, so it is first copied into `storage` (whose allocation is suitably aligned);
+/// on None, `message` points into `storage`.
 DropReason read_handshake(std::span<const uint8_t> datagram, PacketType& type,
-                          const fb::Message*& message);
+                          const fb::Message*& message, std::vector<uint8_t>& storage);
 
 /// The client's keys for its Connection (send = client-to-server).
 ConnectionKeys client_keys(const ConnectToken& token);

@@ -26,7 +26,9 @@ struct MessageLimits {
   static constexpr size_t kMaxSnapshotBytes = 256 * 1024;
 };
 
-/// Verifies and range-checks a message. On None, `out` points into `bytes`.
+/// Verifies and range-checks a message. On None, `out` points into `bytes`. FlatBuffers
+/// reads fields in place: `bytes` must start 8-byte aligned (a std::vector's data is);
+/// copy a message out of a larger datagram before checking it.
 DropReason check_message(std::span<const uint8_t> bytes, const fb::Message*& out);
 
 /// Finishes a builder holding `body` as a Message and returns the bytes.
