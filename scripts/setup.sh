@@ -13,7 +13,14 @@ PACKAGES=(
   # scripts/fuzz.sh (run by scripts/test.sh): clang-14, libFuzzer and the ASan/UBSan
   # runtimes (libclang-rt-14-dev), and llvm-symbolizer (llvm-14) for readable crash stacks.
   clang-14 libclang-rt-14-dev llvm-14
+  # scripts/deploy-check.sh: lints deploy/ and renders its kustomize overlays.
+  yamllint
 )
+# kubectl renders the kustomize overlays; Debian ships it as kubernetes-client. A machine
+# that already has a kubectl (from another package) keeps it.
+if ! command -v kubectl >/dev/null 2>&1; then
+  PACKAGES+=(kubernetes-client)
+fi
 
 # The replay viewer's browser test (tests/viewer/): Node.js and npm (Debian's, unless the
 # machine already has them), Debian's chromium, and playwright-core pinned by
