@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 
 namespace keel::sim {
 
@@ -32,38 +33,13 @@ void tangent_basis(const Vec3& n, Vec3& t1, Vec3& t2) {
   t2 = glm::cross(n, t1);
 }
 
-Vec3 relative_velocity(const SolverBody& a, const SolverBody& b, const Vec3& ra, const Vec3& rb) {
-  return b.v + glm::cross(b.w, rb) - a.v - glm::cross(a.w, ra);
-}
-
 // ---- packing lanes ------------------------------------------------------------------
-
-/// Scalar values of one lane's row, packed into a WideRow afterwards.
-struct LaneRow {
-  Vec3 ang_a{0.0f}, ang_b{0.0f}, iang_a{0.0f}, iang_b{0.0f};
-  float mass = 0.0f;
-  float impulse = 0.0f;
-};
-
-struct LanePoint {
-  Vec3 r_a{0.0f}, r_b{0.0f};
-  float adjusted_separation = 0.0f;
-  float relative_velocity = 0.0f;
-  LaneRow normal, tangent1, tangent2;
-};
-
-LaneRow make_row(const SolverBody& a, const SolverBody& b, const Vec3& ra, const Vec3& rb, const Vec3& dir,
-                 float impulse) {
-  LaneRow row;
-  row.ang_a = glm::cross(ra, dir);
-  row.ang_b = glm::cross(rb, dir);
-  row.iang_a = a.inv_inertia * row.ang_a;
-  row.iang_b = b.inv_inertia * row.ang_b;
-  float k = a.inv_mass + b.inv_mass + glm::dot(row.ang_a, row.iang_a) + glm::dot(row.ang_b, row.iang_b);
-  row.mass = k > 0.0f ? 1.0f / k : 0.0f;
-  row.impulse = impulse;
-  return row;
-}
+//
+// A batch is prepared four lanes at a time with the same operations, in the same order,
+// as the scalar formulas they replace (glm's cross, dot and matrix-vector products are
+// plain left-to-right sums of products), so each lane's bits are what a scalar
+// preparation of that manifold gives. Lanes or points that do not exist are masked to
+// +0 everywhere, so they apply no impulse.
 
 Vec3x4 pack(const Vec3 (&v)[kLanes]) {
   return {load4(v[0].x, v[1].x, v[2].x, v[3].x), load4(v[0].y, v[1].y, v[2].y, v[3].y),
@@ -72,27 +48,61 @@ Vec3x4 pack(const Vec3 (&v)[kLanes]) {
 
 Float4 pack(const float (&f)[kLanes]) { return load4(f[0], f[1], f[2], f[3]); }
 
-template <class Get>
-Vec3x4 pack_vec(Get get) {
-  Vec3 v[kLanes] = {get(0), get(1), get(2), get(3)};
-  return pack(v);
+/// Four 3x3 matrices, element by element (m[col][row] as glm stores them).
+struct Mat3x4 {
+  Float4 m[3][3];
+};
+
+Mat3x4 gather_inertia(const std::vector<SolverBody>& bodies, const uint32_t (&idx)[kLanes]) {
+  const Mat3& m0 = bodies[idx[0]].inv_inertia;
+  const Mat3& m1 = bodies[idx[1]].inv_inertia;
+  const Mat3& m2 = bodies[idx[2]].inv_inertia;
+  const Mat3& m3 = bodies[idx[3]].inv_inertia;
+  Mat3x4 out;
+  for (int c = 0; c < 3; ++c) {
+    for (int r = 0; r < 3; ++r) out.m[c][r] = load4(m0[c][r], m1[c][r], m2[c][r], m3[c][r]);
+  }
+  return out;
 }
 
-template <class Get>
-Float4 pack_float(Get get) {
-  float f[kLanes] = {get(0), get(1), get(2), get(3)};
-  return pack(f);
+/// m * v, summed in glm's order: m[0][r] v.x + m[1][r] v.y + m[2][r] v.z.
+Vec3x4 mul(const Mat3x4& m, const Vec3x4& v) {
+  return {m.m[0][0] * v.x + m.m[1][0] * v.y + m.m[2][0] * v.z,
+          m.m[0][1] * v.x + m.m[1][1] * v.y + m.m[2][1] * v.z,
+          m.m[0][2] * v.x + m.m[1][2] * v.y + m.m[2][2] * v.z};
 }
 
-WideRow pack_row(const LanePoint (&lanes)[kLanes], LaneRow LanePoint::*row) {
-  WideRow w;
-  w.ang_a = pack_vec([&](int i) { return (lanes[i].*row).ang_a; });
-  w.ang_b = pack_vec([&](int i) { return (lanes[i].*row).ang_b; });
-  w.iang_a = pack_vec([&](int i) { return (lanes[i].*row).iang_a; });
-  w.iang_b = pack_vec([&](int i) { return (lanes[i].*row).iang_b; });
-  w.mass = pack_float([&](int i) { return (lanes[i].*row).mass; });
-  w.impulse = pack_float([&](int i) { return (lanes[i].*row).impulse; });
-  return w;
+Vec3x4 mask(Float4 keep, const Vec3x4& v) {
+  const Float4 zero = zero4();
+  return {select(keep, v.x, zero), select(keep, v.y, zero), select(keep, v.z, zero)};
+}
+
+/// The per-side constants of a batch's lanes.
+struct WideSides {
+  Float4 inv_mass_a, inv_mass_b;
+  Mat3x4 inv_inertia_a, inv_inertia_b;
+};
+
+/// A Jacobian row along `dir` for four lanes; lanes where `keep` is clear are all zero.
+WideRow make_row(const WideSides& s, const Vec3x4& ra, const Vec3x4& rb, const Vec3x4& dir, Float4 impulse,
+                 Float4 keep) {
+  WideRow row;
+  const Vec3x4 ang_a = cross(ra, dir);
+  const Vec3x4 ang_b = cross(rb, dir);
+  const Vec3x4 iang_a = mul(s.inv_inertia_a, ang_a);
+  const Vec3x4 iang_b = mul(s.inv_inertia_b, ang_b);
+  const Float4 k = s.inv_mass_a + s.inv_mass_b + dot(ang_a, iang_a) + dot(ang_b, iang_b);
+  const Float4 zero = zero4();
+  const Float4 positive = greater(k, zero);
+  // 1/k only where k > 0 (k is never negative); the division sees 1 elsewhere.
+  const Float4 inv_k = splat(1.0f) / select(positive, k, splat(1.0f));
+  row.ang_a = mask(keep, ang_a);
+  row.ang_b = mask(keep, ang_b);
+  row.iang_a = mask(keep, iang_a);
+  row.iang_b = mask(keep, iang_b);
+  row.mass = select(keep, select(positive, inv_k, zero), zero);
+  row.impulse = select(keep, impulse, zero);
+  return row;
 }
 
 float lane(Float4 f, int i) {
@@ -216,6 +226,8 @@ class ContactSolver {
   void build_batches();
   void color_contacts(std::vector<uint32_t>& order, std::vector<uint32_t>& color_end);
   void pack_batch(const uint32_t* contacts, int count, WideConstraint& out);
+  void pack_point(const Contact* const (&lanes)[kLanes], int j, const WideSides& sides, const WideBodies& va,
+                  const WideBodies& vb, WideConstraint& w);
   void integrate_velocities();
   void integrate_positions();
   void warm_start(WideConstraint& c);
@@ -376,10 +388,10 @@ void ContactSolver::build_batches() {
 
 void ContactSolver::pack_batch(const uint32_t* ids, int count, WideConstraint& w) {
   const auto& contacts = world_.contacts.items();
+  const Contact* lane_contact[kLanes] = {};
   Vec3 normal[kLanes], t1[kLanes], t2[kLanes];
   float friction[kLanes] = {}, restitution[kLanes] = {}, ima[kLanes] = {}, imb[kLanes] = {};
   float bias[kLanes] = {}, mscale[kLanes] = {1, 1, 1, 1}, iscale[kLanes] = {};
-  LanePoint pts[4][kLanes];
   w.point_count = 0;
   w.bounces = false;
   for (int i = 0; i < kLanes; ++i) {
@@ -388,6 +400,7 @@ void ContactSolver::pack_batch(const uint32_t* ids, int count, WideConstraint& w
     w.contact[i] = kNoContact;
     if (i >= count) continue;
     const Contact& k = contacts[ids[i]];
+    lane_contact[i] = &k;
     w.contact[i] = ids[i];
     w.body_a[i] = solver_index_[k.body_a];
     w.body_b[i] = solver_index_[k.body_b];
@@ -405,17 +418,6 @@ void ContactSolver::pack_batch(const uint32_t* ids, int count, WideConstraint& w
     mscale[i] = s.mass_scale;
     iscale[i] = s.impulse_scale;
     w.point_count = std::max(w.point_count, k.count);
-    for (int j = 0; j < k.count; ++j) {
-      const ContactPoint& kp = k.points[j];
-      LanePoint& p = pts[j][i];
-      p.r_a = kp.anchor_a;
-      p.r_b = kp.anchor_b;
-      p.adjusted_separation = -kp.depth - glm::dot(p.r_b - p.r_a, k.normal);
-      p.normal = make_row(a, b, p.r_a, p.r_b, k.normal, kp.normal_impulse);
-      p.tangent1 = make_row(a, b, p.r_a, p.r_b, t1[i], glm::dot(kp.friction_impulse, t1[i]));
-      p.tangent2 = make_row(a, b, p.r_a, p.r_b, t2[i], glm::dot(kp.friction_impulse, t2[i]));
-      p.relative_velocity = glm::dot(k.normal, relative_velocity(a, b, p.r_a, p.r_b));
-    }
   }
   w.normal = pack(normal);
   w.t1 = pack(t1);
@@ -427,18 +429,50 @@ void ContactSolver::pack_batch(const uint32_t* ids, int count, WideConstraint& w
   w.bias_rate = pack(bias);
   w.mass_scale = pack(mscale);
   w.impulse_scale = pack(iscale);
-  for (int j = 0; j < w.point_count; ++j) {
-    const LanePoint(&lanes)[kLanes] = pts[j];
-    WidePoint& p = w.p[j];
-    p.r_a = pack_vec([&](int i) { return lanes[i].r_a; });
-    p.r_b = pack_vec([&](int i) { return lanes[i].r_b; });
-    p.adjusted_separation = pack_float([&](int i) { return lanes[i].adjusted_separation; });
-    p.relative_velocity = pack_float([&](int i) { return lanes[i].relative_velocity; });
-    p.max_normal_impulse = zero4();
-    p.normal = pack_row(lanes, &LanePoint::normal);
-    p.tangent1 = pack_row(lanes, &LanePoint::tangent1);
-    p.tangent2 = pack_row(lanes, &LanePoint::tangent2);
+  const WideSides sides{w.inv_mass_a, w.inv_mass_b, gather_inertia(bodies_, w.body_a),
+                        gather_inertia(bodies_, w.body_b)};
+  const WideBodies va = gather_velocity(bodies_, w.body_a);
+  const WideBodies vb = gather_velocity(bodies_, w.body_b);
+  for (int j = 0; j < w.point_count; ++j) pack_point(lane_contact, j, sides, va, vb, w);
+}
+
+// Point j of every lane: anchors, the three rows, the separation offset and the approach
+// speed, each lane computed exactly as its scalar formula would.
+void ContactSolver::pack_point(const Contact* const (&lanes)[kLanes], int j, const WideSides& sides,
+                               const WideBodies& va, const WideBodies& vb, WideConstraint& w) {
+  Vec3 ra[kLanes], rb[kLanes], friction_impulse[kLanes];
+  float neg_depth[kLanes], normal_impulse[kLanes];
+  uint32_t keep_bits[kLanes];
+  for (int i = 0; i < kLanes; ++i) {
+    const bool exists = lanes[i] != nullptr && j < lanes[i]->count;
+    keep_bits[i] = exists ? 0xffffffffu : 0u;
+    if (!exists) {
+      ra[i] = rb[i] = friction_impulse[i] = Vec3(0.0f);
+      neg_depth[i] = normal_impulse[i] = 0.0f;
+      continue;
+    }
+    const ContactPoint& kp = lanes[i]->points[j];
+    ra[i] = kp.anchor_a;
+    rb[i] = kp.anchor_b;
+    neg_depth[i] = -kp.depth;  // IEEE negation, as the scalar formula has it
+    normal_impulse[i] = kp.normal_impulse;
+    friction_impulse[i] = kp.friction_impulse;
   }
+  float keep_f[kLanes];
+  std::memcpy(keep_f, keep_bits, sizeof keep_f);
+  const Float4 keep = pack(keep_f);
+  const Float4 zero = zero4();
+  WidePoint& p = w.p[j];
+  p.r_a = pack(ra);
+  p.r_b = pack(rb);
+  const Vec3x4 f = pack(friction_impulse);
+  p.adjusted_separation = select(keep, pack(neg_depth) - dot(p.r_b - p.r_a, w.normal), zero);
+  p.normal = make_row(sides, p.r_a, p.r_b, w.normal, pack(normal_impulse), keep);
+  p.tangent1 = make_row(sides, p.r_a, p.r_b, w.t1, dot(f, w.t1), keep);
+  p.tangent2 = make_row(sides, p.r_a, p.r_b, w.t2, dot(f, w.t2), keep);
+  const Vec3x4 dv = vb.v + cross(vb.w, p.r_b) - va.v - cross(va.w, p.r_a);
+  p.relative_velocity = select(keep, dot(w.normal, dv), zero);
+  p.max_normal_impulse = zero;
 }
 
 void ContactSolver::integrate_velocities() {
