@@ -1,5 +1,6 @@
 #include "solver/solver.h"
 
+#include "parallel/stage_plan.h"
 #include "solver/contact_batches.h"
 #include "world_impl.h"
 
@@ -208,43 +209,41 @@ class ContactSolver {
 
   void run() {
     gather_bodies();
+    if (bodies_.size() == 1) return;  // nothing awake can move: no contact to solve
     build_batches();
-    for (uint32_t i = 0; i < substeps_; ++i) {
-      integrate_velocities();
-      for_each_batch([&](WideConstraint& c) { warm_start(c); });
-      for_each_batch([&](WideConstraint& c) { solve(c, true); });
-      integrate_positions();
-      for_each_batch([&](WideConstraint& c) { solve(c, false); });
-    }
-    for_each_batch([&](WideConstraint& c) { apply_restitution(c); });
-    store_impulses();
-    write_back();
+    plan_stages();
+    plan_.arm();
+    // One team walks the stage list; with one thread this is a plain serial loop over
+    // the same stages, so every thread count computes the same bits.
+    world_.executor.run_team([&](uint32_t) {
+      plan_.participate([&](const StagePlan::Stage& st, uint32_t begin, uint32_t end) { run_block(st, begin, end); });
+    });
   }
 
  private:
+  // What a stage does; blocks of one stage never write the same body or contact.
+  enum Kind : uint32_t { kPack, kIntegrateVelocities, kWarmStart, kSolve, kIntegratePositions, kRelax,
+                         kRestitution, kStore, kWriteBack };
+
   void gather_bodies();
   void build_batches();
+  void plan_stages();
+  void plan_groups(Kind kind);
+  void run_block(const StagePlan::Stage& st, uint32_t begin, uint32_t end);
   void color_contacts(std::vector<uint32_t>& order, std::vector<uint32_t>& color_end);
   void pack_batch(const uint32_t* contacts, int count, WideConstraint& out);
   void pack_point(const Contact* const (&lanes)[kLanes], int j, const WideSides& sides, const WideBodies& va,
                   const WideBodies& vb, WideConstraint& w);
-  void integrate_velocities();
-  void integrate_positions();
+  void integrate_velocities(uint32_t begin, uint32_t end);
+  void integrate_positions(uint32_t begin, uint32_t end);
   void warm_start(WideConstraint& c);
   void solve(WideConstraint& c, bool use_bias);
   void apply_restitution(WideConstraint& c);
-  void store_impulses();
-  void write_back();
-
-  // Batches run group by group in a fixed sequence; the groups are where threads will
-  // split the work, which cannot change the result (no batch in a group shares a
-  // dynamic body with another).
-  template <class Fn>
-  void for_each_batch(Fn&& fn) {
-    for (WideConstraint& c : batches_) fn(c);
-  }
+  void store_impulses(uint32_t begin, uint32_t end);
+  void write_back(uint32_t begin, uint32_t end);
 
   WorldImpl& world_;
+  StagePlan& plan_ = plan();
   uint32_t substeps_ = 4;
   float h_ = 0.0f;
   float inv_h_ = 0.0f;
@@ -263,7 +262,13 @@ class ContactSolver {
     std::vector<uint64_t> color_used;
     std::vector<uint32_t> color_of;  // per contact: colour, or kColorCount for overflow
     std::vector<uint32_t> order;
+    std::vector<uint32_t> batch_first;  // per batch: its first manifold's place in `order`
+    std::vector<uint8_t> batch_count;   // per batch: how many manifolds (1 to 4)
   };
+  static StagePlan& plan() {
+    static thread_local StagePlan p;
+    return p;
+  }
   static Scratch& scratch() {
     static thread_local Scratch s;
     return s;
@@ -357,32 +362,81 @@ void ContactSolver::color_contacts(std::vector<uint32_t>& order, std::vector<uin
   }
 }
 
+// Lays batches out colour by colour (overflow last) and records which manifolds each
+// batch packs; the packing itself is a stage (it can run on any thread).
 void ContactSolver::build_batches() {
   std::vector<uint32_t>& order = s_.order;
   std::vector<uint32_t> color_end;
   color_contacts(order, color_end);
-  size_t needed = 0;
-  for (int c = 0; c <= kColorCount; ++c) {
-    uint32_t n = color_end[c] - (c == 0 ? 0 : color_end[c - 1]);
-    needed += c == kColorCount ? n : (n + kLanes - 1) / kLanes;
-  }
-  batches_.resize(needed);
+  s_.batch_first.clear();
+  s_.batch_count.clear();
   groups_.clear();
-  size_t next = 0;
   uint32_t begin = 0;
   for (int c = 0; c <= kColorCount; ++c) {
     uint32_t end = color_end[c];
     bool overflow = c == kColorCount;
-    BatchGroup g{uint32_t(next), 0, overflow};
+    BatchGroup g{uint32_t(s_.batch_first.size()), 0, overflow};
     // A colour packs four manifolds a batch; overflow manifolds share bodies, so each
     // gets a batch of its own.
-    int per_batch = overflow ? 1 : kLanes;
+    uint32_t per_batch = overflow ? 1 : kLanes;
     for (uint32_t i = begin; i < end; i += per_batch) {
-      pack_batch(&order[i], int(std::min<uint32_t>(per_batch, end - i)), batches_[next++]);
+      s_.batch_first.push_back(i);
+      s_.batch_count.push_back(uint8_t(std::min<uint32_t>(per_batch, end - i)));
     }
-    g.end = uint32_t(next);
+    g.end = uint32_t(s_.batch_first.size());
     if (g.end > g.begin) groups_.push_back(g);
     begin = end;
+  }
+  batches_.resize(s_.batch_first.size());
+}
+
+// The tick as a list of stages. Block sizes trade claiming cost against balance; a
+// serial group (overflow) is one block, run in order by one thread.
+void ContactSolver::plan_stages() {
+  constexpr uint32_t kBodyBlock = 128;
+  constexpr uint32_t kBatchBlock = 8;
+  const uint32_t batch_count = uint32_t(batches_.size());
+  const uint32_t body_count = uint32_t(bodies_.size());
+  plan_.clear();
+  plan_.add(kPack, 0, 0, batch_count, kBatchBlock);
+  for (uint32_t i = 0; i < substeps_; ++i) {
+    plan_.add(kIntegrateVelocities, 0, 1, body_count, kBodyBlock);
+    plan_groups(kWarmStart);
+    plan_groups(kSolve);
+    plan_.add(kIntegratePositions, 0, 1, body_count, kBodyBlock);
+    plan_groups(kRelax);
+  }
+  plan_groups(kRestitution);
+  plan_.add(kStore, 0, 0, batch_count, kBatchBlock);
+  plan_.add(kWriteBack, 0, 1, body_count, kBodyBlock);
+}
+
+void ContactSolver::plan_groups(Kind kind) {
+  constexpr uint32_t kBatchBlock = 4;
+  for (const BatchGroup& g : groups_) plan_.add(kind, 0, g.begin, g.end, g.serial ? g.end - g.begin : kBatchBlock);
+}
+
+void ContactSolver::run_block(const StagePlan::Stage& st, uint32_t begin, uint32_t end) {
+  switch (st.kind) {
+    case kPack:
+      for (uint32_t b = begin; b < end; ++b) pack_batch(&s_.order[s_.batch_first[b]], s_.batch_count[b], batches_[b]);
+      break;
+    case kIntegrateVelocities: integrate_velocities(begin, end); break;
+    case kWarmStart:
+      for (uint32_t b = begin; b < end; ++b) warm_start(batches_[b]);
+      break;
+    case kSolve:
+      for (uint32_t b = begin; b < end; ++b) solve(batches_[b], true);
+      break;
+    case kIntegratePositions: integrate_positions(begin, end); break;
+    case kRelax:
+      for (uint32_t b = begin; b < end; ++b) solve(batches_[b], false);
+      break;
+    case kRestitution:
+      for (uint32_t b = begin; b < end; ++b) apply_restitution(batches_[b]);
+      break;
+    case kStore: store_impulses(begin, end); break;
+    case kWriteBack: write_back(begin, end); break;
   }
 }
 
@@ -475,9 +529,9 @@ void ContactSolver::pack_point(const Contact* const (&lanes)[kLanes], int j, con
   p.max_normal_impulse = zero;
 }
 
-void ContactSolver::integrate_velocities() {
+void ContactSolver::integrate_velocities(uint32_t begin, uint32_t end) {
   float max_w = kMaxRotationPerSubstep * inv_h_;
-  for (size_t i = 1; i < bodies_.size(); ++i) {
+  for (uint32_t i = begin; i < end; ++i) {
     SolverBody& b = bodies_[i];
     const BodyMotion& m = motion_[i];
     b.v = m.gravity_dv + m.linear_factor * b.v;
@@ -489,8 +543,8 @@ void ContactSolver::integrate_velocities() {
   }
 }
 
-void ContactSolver::integrate_positions() {
-  for (size_t i = 1; i < bodies_.size(); ++i) {
+void ContactSolver::integrate_positions(uint32_t begin, uint32_t end) {
+  for (uint32_t i = begin; i < end; ++i) {
     SolverBody& b = bodies_[i];
     b.dp += h_ * b.v;
     Quat spin(0.0f, b.w.x, b.w.y, b.w.z);
@@ -597,9 +651,10 @@ void ContactSolver::apply_restitution(WideConstraint& c) {
   scatter_velocity(bodies_, c.body_b, b);
 }
 
-void ContactSolver::store_impulses() {
+void ContactSolver::store_impulses(uint32_t begin, uint32_t end) {
   auto& contacts = world_.contacts.items();
-  for (const WideConstraint& c : batches_) {
+  for (uint32_t b = begin; b < end; ++b) {
+    const WideConstraint& c = batches_[b];
     for (int i = 0; i < kLanes; ++i) {
       if (c.contact[i] == kNoContact) continue;
       Contact& k = contacts[c.contact[i]];
@@ -614,8 +669,8 @@ void ContactSolver::store_impulses() {
   }
 }
 
-void ContactSolver::write_back() {
-  for (size_t i = 1; i < bodies_.size(); ++i) {
+void ContactSolver::write_back(uint32_t begin, uint32_t end) {
+  for (uint32_t i = begin; i < end; ++i) {
     const SolverBody& sb = bodies_[i];
     Body& b = world_.bodies[body_slot_[i]];
     b.linear_velocity = sb.v;
