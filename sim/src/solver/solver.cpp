@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstddef>
 #include <cstring>
 
 namespace keel::sim {
@@ -120,6 +121,76 @@ struct WideBodies {
   Vec3x4 v, w;
 };
 
+struct WideDelta {
+  Vec3x4 dp;
+  Vec3x4 qv;
+  Float4 qw;
+};
+
+/// Rotates four vectors by four unit quaternions: v + 2 (w (q x v) + q x (q x v)).
+Vec3x4 rotate(const Vec3x4& qv, Float4 qw, const Vec3x4& v) {
+  Vec3x4 t = cross(qv, v);
+  Vec3x4 u = cross(qv, t);
+  Float4 two = splat(2.0f);
+  return v + two * (qw * t + u);
+}
+
+#if KEEL_FLOAT4_SSE2
+// SSE2: each body's v and w (and dp and dq) are adjacent floats, so four bodies come in
+// with two unaligned 16-byte loads each and two 4x4 transposes, and go back out the same
+// way. Pure data movement: the same bits as the element-by-element path below.
+static_assert(offsetof(SolverBody, w) == offsetof(SolverBody, v) + 12, "v and w must be adjacent");
+static_assert(offsetof(SolverBody, dp) == offsetof(SolverBody, w) + 12, "w and dp must be adjacent");
+static_assert(offsetof(SolverBody, dq) == offsetof(SolverBody, dp) + 12, "dp and dq must be adjacent");
+static_assert(offsetof(SolverBody, inv_mass) == offsetof(SolverBody, dq) + 16, "dq and inv_mass adjacent");
+static_assert(sizeof(Quat) == 16, "quaternion of four floats");
+
+inline __m128 load_at(const float* p) { return _mm_loadu_ps(p); }
+
+/// Quaternion components in memory order (glm stores x, y, z, w unless told otherwise).
+inline const float* quat_data(const Quat& q) { return &q[0]; }
+
+WideBodies gather_velocity(const std::vector<SolverBody>& bodies, const uint32_t (&idx)[kLanes]) {
+  // Row i: [v.x v.y v.z w.x] and [w.x w.y w.z dp.x] of lane i's body.
+  __m128 r0 = load_at(&bodies[idx[0]].v.x), r1 = load_at(&bodies[idx[1]].v.x);
+  __m128 r2 = load_at(&bodies[idx[2]].v.x), r3 = load_at(&bodies[idx[3]].v.x);
+  __m128 s0 = load_at(&bodies[idx[0]].w.x), s1 = load_at(&bodies[idx[1]].w.x);
+  __m128 s2 = load_at(&bodies[idx[2]].w.x), s3 = load_at(&bodies[idx[3]].w.x);
+  _MM_TRANSPOSE4_PS(r0, r1, r2, r3);
+  _MM_TRANSPOSE4_PS(s0, s1, s2, s3);
+  return {{{r0}, {r1}, {r2}}, {{s0}, {s1}, {s2}}};
+}
+
+// Writes lanes back in lane order. Lanes that share a body are only ever the static
+// stand-in or a kinematic body, whose velocities the solve never changes.
+void scatter_velocity(std::vector<SolverBody>& bodies, const uint32_t (&idx)[kLanes], const WideBodies& s) {
+  __m128 r0 = s.v.x.v, r1 = s.v.y.v, r2 = s.v.z.v, r3 = s.w.x.v;  // rows become [v.x v.y v.z w.x]
+  __m128 t0 = s.w.y.v, t1 = s.w.z.v, t2 = s.w.y.v, t3 = s.w.z.v;  // rows become [w.y w.z w.y w.z]
+  _MM_TRANSPOSE4_PS(r0, r1, r2, r3);
+  _MM_TRANSPOSE4_PS(t0, t1, t2, t3);
+  const __m128 rows[kLanes] = {r0, r1, r2, r3};
+  const __m128 tails[kLanes] = {t0, t1, t2, t3};
+  for (int i = 0; i < kLanes; ++i) {
+    SolverBody& b = bodies[idx[i]];
+    if (b.inv_mass == 0.0f) continue;  // static or kinematic: unchanged by contacts
+    _mm_storeu_ps(&b.v.x, rows[i]);
+    _mm_storel_pi(reinterpret_cast<__m64*>(&b.w.y), tails[i]);
+  }
+}
+
+WideDelta gather_delta(const std::vector<SolverBody>& bodies, const uint32_t (&idx)[kLanes]) {
+  // Row i: [dp.x dp.y dp.z q.x] and [q.y q.z q.w inv_mass] of lane i's body.
+  __m128 r0 = load_at(&bodies[idx[0]].dp.x), r1 = load_at(&bodies[idx[1]].dp.x);
+  __m128 r2 = load_at(&bodies[idx[2]].dp.x), r3 = load_at(&bodies[idx[3]].dp.x);
+  __m128 s0 = load_at(quat_data(bodies[idx[0]].dq) + 1), s1 = load_at(quat_data(bodies[idx[1]].dq) + 1);
+  __m128 s2 = load_at(quat_data(bodies[idx[2]].dq) + 1), s3 = load_at(quat_data(bodies[idx[3]].dq) + 1);
+  _MM_TRANSPOSE4_PS(r0, r1, r2, r3);
+  _MM_TRANSPOSE4_PS(s0, s1, s2, s3);
+  return {{{r0}, {r1}, {r2}}, {{r3}, {s0}, {s1}}, {s2}};
+}
+
+#else
+
 WideBodies gather_velocity(const std::vector<SolverBody>& bodies, const uint32_t (&idx)[kLanes]) {
   const SolverBody& b0 = bodies[idx[0]];
   const SolverBody& b1 = bodies[idx[1]];
@@ -149,20 +220,6 @@ void scatter_velocity(std::vector<SolverBody>& bodies, const uint32_t (&idx)[kLa
   }
 }
 
-/// Rotates four vectors by four unit quaternions: v + 2 (w (q x v) + q x (q x v)).
-Vec3x4 rotate(const Vec3x4& qv, Float4 qw, const Vec3x4& v) {
-  Vec3x4 t = cross(qv, v);
-  Vec3x4 u = cross(qv, t);
-  Float4 two = splat(2.0f);
-  return v + two * (qw * t + u);
-}
-
-struct WideDelta {
-  Vec3x4 dp;
-  Vec3x4 qv;
-  Float4 qw;
-};
-
 WideDelta gather_delta(const std::vector<SolverBody>& bodies, const uint32_t (&idx)[kLanes]) {
   const SolverBody& b0 = bodies[idx[0]];
   const SolverBody& b1 = bodies[idx[1]];
@@ -176,6 +233,8 @@ WideDelta gather_delta(const std::vector<SolverBody>& bodies, const uint32_t (&i
   d.qw = load4(b0.dq.w, b1.dq.w, b2.dq.w, b3.dq.w);
   return d;
 }
+
+#endif
 
 inline Float4 row_velocity(const WideRow& r, const Vec3x4& dir, const WideBodies& a, const WideBodies& b) {
   return dot(b.v - a.v, dir) + dot(b.w, r.ang_b) - dot(a.w, r.ang_a);
