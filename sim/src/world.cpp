@@ -136,7 +136,7 @@ void update_broadphase(WorldImpl& w, std::vector<uint64_t>& pairs) {
     s.fat = fatten(s.aabb);
     w.broadphase.move(s.proxy, i, s.fat, false);
   }
-  w.broadphase.collect_pairs(w.shapes, w.bodies, pairs);
+  w.broadphase.collect_pairs(w.shapes, w.bodies, w.executor, pairs);
   w.contacts.insert_new(pairs);
 }
 
