@@ -58,6 +58,17 @@ class StagePlan {
     }
   }
 
+  /// Runs every block of every stage in order on this thread alone, without touching
+  /// the counters (the one-thread case: the same blocks, the same order, no atomics).
+  template <class Fn>
+  void run_alone(Fn&& fn) const {
+    for (const Stage& st : stages_) {
+      for (uint32_t begin = st.begin; begin < st.end; begin += st.block) {
+        fn(st, begin, begin + st.block < st.end ? begin + st.block : st.end);
+      }
+    }
+  }
+
   /// Runs as one member of the team: fn(stage, begin, end) for every block it claims.
   template <class Fn>
   void participate(Fn&& fn) {

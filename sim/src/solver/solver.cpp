@@ -271,12 +271,15 @@ class ContactSolver {
     if (bodies_.size() == 1) return;  // nothing awake can move: no contact to solve
     build_batches();
     plan_stages();
+    auto block = [&](const StagePlan::Stage& st, uint32_t begin, uint32_t end) { run_block(st, begin, end); };
+    if (world_.executor.threads() == 1) {
+      plan_.run_alone(block);
+      return;
+    }
+    // One team walks the stage list. Alone, a thread runs the same blocks in the same
+    // order, so every thread count computes the same bits.
     plan_.arm();
-    // One team walks the stage list; with one thread this is a plain serial loop over
-    // the same stages, so every thread count computes the same bits.
-    world_.executor.run_team([&](uint32_t) {
-      plan_.participate([&](const StagePlan::Stage& st, uint32_t begin, uint32_t end) { run_block(st, begin, end); });
-    });
+    world_.executor.run_team([&](uint32_t) { plan_.participate(block); });
   }
 
  private:
