@@ -126,13 +126,25 @@ ShapeGeom world_geom(const Shape& s, const Body& b) {
 // Refits the fat bounds of every collider on a body that can move and queues the
 // colliders that left them; then turns the queued colliders' overlaps into contacts.
 void update_broadphase(WorldImpl& w, std::vector<uint64_t>& pairs) {
+  // Tight bounds on the workers (each collider writes only itself), then the tree
+  // updates in slot order on this thread.
+  // (A thread_local named inside the lambda would be each worker's own: bind it here.)
+  static thread_local std::vector<uint8_t> escaped_storage;
+  std::vector<uint8_t>& escaped = escaped_storage;
+  escaped.assign(w.shapes.size(), 0);
+  w.executor.parallel_for(w.shapes.size(), 256, [&](size_t begin, size_t end) {
+    for (size_t i = begin; i < end; ++i) {
+      Shape& s = w.shapes[i];
+      if (!s.alive || s.proxy < 0 || s.is_static) continue;
+      const Body& b = w.bodies[s.body];
+      if (b.sleeping) continue;
+      s.aabb = compute_shape_aabb(s, b.origin);
+      escaped[i] = contains(s.fat, s.aabb) ? 0 : 1;
+    }
+  });
   for (uint32_t i = 0; i < w.shapes.size(); ++i) {
+    if (!escaped[i]) continue;
     Shape& s = w.shapes[i];
-    if (!s.alive || s.proxy < 0 || s.is_static) continue;
-    const Body& b = w.bodies[s.body];
-    if (b.sleeping) continue;
-    s.aabb = compute_shape_aabb(s, b.origin);
-    if (contains(s.fat, s.aabb)) continue;
     s.fat = fatten(s.aabb);
     w.broadphase.move(s.proxy, i, s.fat, false);
   }
@@ -163,7 +175,8 @@ void update_contacts(WorldImpl& w, std::vector<ShapeGeom>& geoms, std::vector<ui
   auto& items = w.contacts.items();
   // World-space shape data only for colliders in contacts that will be recomputed: a
   // resting, sleeping world then pays nothing per collider here.
-  static thread_local std::vector<uint8_t> needed;
+  static thread_local std::vector<uint8_t> needed_storage;
+  std::vector<uint8_t>& needed = needed_storage;  // the workers below read this thread's
   geoms.resize(w.shapes.size());
   needed.assign(w.shapes.size(), 0);
   bool any_moves = false;
@@ -175,9 +188,11 @@ void update_contacts(WorldImpl& w, std::vector<ShapeGeom>& geoms, std::vector<ui
       const Shape& sb = w.shapes[c.shape_b];
       if (w.bodies[sa.body].can_move() || w.bodies[sb.body].can_move()) needed[c.shape_a] = needed[c.shape_b] = 1;
     }
-    for (uint32_t i = 0; i < w.shapes.size(); ++i) {
-      if (needed[i]) geoms[i] = world_geom(w.shapes[i], w.bodies[w.shapes[i].body]);
-    }
+    w.executor.parallel_for(w.shapes.size(), 256, [&](size_t begin, size_t end) {
+      for (size_t i = begin; i < end; ++i) {
+        if (needed[i]) geoms[i] = world_geom(w.shapes[i], w.bodies[w.shapes[i].body]);
+      }
+    });
   }
   flags.assign(items.size(), 0);
   // Each contact reads only shapes and bodies and writes only itself (and its own
