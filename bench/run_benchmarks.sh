@@ -5,6 +5,7 @@
 #   RUNS=5 TICKS=600 BUILD_DIR=build-bench bench/run_benchmarks.sh
 #   SCENES="pyramid" WITH_F64=1 bench/run_benchmarks.sh
 #   SKIP_BUILD=1 bench/run_benchmarks.sh    # use the binaries already in BUILD_DIR/bin
+#   KEEL_THREADS="2 4" bench/run_benchmarks.sh   # Keel also at these thread counts (default 2)
 #   sudo NICE=-10 bench/run_benchmarks.sh   # raise the measured programs' priority on a busy box
 #
 # For every round, for every scene (pile, pyramid, spheres_capsules), it runs, one after the
@@ -26,6 +27,8 @@ BUILD_DIR="${BUILD_DIR:-build}"
 RUNS="${RUNS:-3}"
 TICKS="${TICKS:-600}"
 SCENES="${SCENES:-pile pyramid spheres_capsules}"
+# Extra Keel thread counts (sleep off), beside the one-thread runs: speed-up table.
+KEEL_THREADS="${KEEL_THREADS:-2}"
 WITH_F64="${WITH_F64:-0}"
 JOBS="${JOBS:-2}"
 cd "$ROOT"
@@ -86,6 +89,9 @@ for ((round = 1; round <= RUNS; round++)); do
     if [[ -x "$BIN/keel-sim" ]]; then
       run "$scene.keel" "$BIN/keel-sim" run "$file" --ticks "$TICKS" --timing --sleep on
       run "$scene.keel-sleep-off" "$BIN/keel-sim" run "$file" --ticks "$TICKS" --timing --sleep off
+      for t in $KEEL_THREADS; do
+        run "$scene.keel-sleep-off-t$t" "$BIN/keel-sim" run "$file" --ticks "$TICKS" --timing --sleep off --threads "$t"
+      done
     fi
     run "$scene.bullet-sleep-on" "$BIN/keel-bullet-bench" "$file" --ticks "$TICKS" --sleep on
     run "$scene.bullet-sleep-off" "$BIN/keel-bullet-bench" "$file" --ticks "$TICKS" --sleep off
@@ -145,3 +151,19 @@ for scene in $SCENES; do
     "$(median process_cpu_ms_per_tick "$scene.bullet-sleep-on") |" \
     "$(median process_cpu_ms_per_tick "$scene.bullet-sleep-off") |"
 done
+if [[ -n "$KEEL_THREADS" ]]; then
+  echo
+  echo "Keel with more threads, sleep off (median of $RUNS runs of step_ms_p50; speed-up = 1 thread / T threads):"
+  echo
+  echo "| scene | Keel 1 thread | $(for t in $KEEL_THREADS; do printf 'Keel %s threads | speed-up | ' "$t"; done)"
+  echo "|---|---:|$(for t in $KEEL_THREADS; do printf -- '---:|---:|'; done)"
+  for scene in $SCENES; do
+    one="$(median step_ms_p50 "$scene.keel-sleep-off")"
+    line="| $scene | $one |"
+    for t in $KEEL_THREADS; do
+      many="$(median step_ms_p50 "$scene.keel-sleep-off-t$t")"
+      line="$line $many | $(ratio "$one" "$many") |"
+    done
+    echo "$line"
+  done
+fi

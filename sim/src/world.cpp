@@ -2,6 +2,8 @@
 //   broadphase -> narrowphase -> solve (integrate inside) -> tick counter.
 #include <keel/sim/world.h>
 
+#include <keel/sim/det_math.h>
+
 #include "body/mass.h"
 #include "events/contact_events.h"
 #include "island/sleep.h"
@@ -124,17 +126,29 @@ ShapeGeom world_geom(const Shape& s, const Body& b) {
 // Refits the fat bounds of every collider on a body that can move and queues the
 // colliders that left them; then turns the queued colliders' overlaps into contacts.
 void update_broadphase(WorldImpl& w, std::vector<uint64_t>& pairs) {
+  // Tight bounds on the workers (each collider writes only itself), then the tree
+  // updates in slot order on this thread.
+  // (A thread_local named inside the lambda would be each worker's own: bind it here.)
+  static thread_local std::vector<uint8_t> escaped_storage;
+  std::vector<uint8_t>& escaped = escaped_storage;
+  escaped.assign(w.shapes.size(), 0);
+  w.executor.parallel_for(w.shapes.size(), 256, [&](size_t begin, size_t end) {
+    for (size_t i = begin; i < end; ++i) {
+      Shape& s = w.shapes[i];
+      if (!s.alive || s.proxy < 0 || s.is_static) continue;
+      const Body& b = w.bodies[s.body];
+      if (b.sleeping) continue;
+      s.aabb = compute_shape_aabb(s, b.origin);
+      escaped[i] = contains(s.fat, s.aabb) ? 0 : 1;
+    }
+  });
   for (uint32_t i = 0; i < w.shapes.size(); ++i) {
+    if (!escaped[i]) continue;
     Shape& s = w.shapes[i];
-    if (!s.alive || s.proxy < 0 || s.is_static) continue;
-    const Body& b = w.bodies[s.body];
-    if (b.sleeping) continue;
-    s.aabb = compute_shape_aabb(s, b.origin);
-    if (contains(s.fat, s.aabb)) continue;
     s.fat = fatten(s.aabb);
     w.broadphase.move(s.proxy, i, s.fat, false);
   }
-  w.broadphase.collect_pairs(w.shapes, w.bodies, pairs);
+  w.broadphase.collect_pairs(w.shapes, w.bodies, w.executor, pairs);
   w.contacts.insert_new(pairs);
 }
 
@@ -161,16 +175,24 @@ void update_contacts(WorldImpl& w, std::vector<ShapeGeom>& geoms, std::vector<ui
   auto& items = w.contacts.items();
   // World-space shape data only for colliders in contacts that will be recomputed: a
   // resting, sleeping world then pays nothing per collider here.
-  static thread_local std::vector<uint8_t> needed;
+  static thread_local std::vector<uint8_t> needed_storage;
+  std::vector<uint8_t>& needed = needed_storage;  // the workers below read this thread's
   geoms.resize(w.shapes.size());
   needed.assign(w.shapes.size(), 0);
-  for (const Contact& c : items) {
-    const Shape& sa = w.shapes[c.shape_a];
-    const Shape& sb = w.shapes[c.shape_b];
-    if (w.bodies[sa.body].can_move() || w.bodies[sb.body].can_move()) needed[c.shape_a] = needed[c.shape_b] = 1;
-  }
-  for (uint32_t i = 0; i < w.shapes.size(); ++i) {
-    if (needed[i]) geoms[i] = world_geom(w.shapes[i], w.bodies[w.shapes[i].body]);
+  bool any_moves = false;
+  for (const Body& b : w.bodies) any_moves |= b.alive && b.can_move();
+  // With no body able to move (a world entirely asleep), no contact is recomputed.
+  if (any_moves) {
+    for (const Contact& c : items) {
+      const Shape& sa = w.shapes[c.shape_a];
+      const Shape& sb = w.shapes[c.shape_b];
+      if (w.bodies[sa.body].can_move() || w.bodies[sb.body].can_move()) needed[c.shape_a] = needed[c.shape_b] = 1;
+    }
+    w.executor.parallel_for(w.shapes.size(), 256, [&](size_t begin, size_t end) {
+      for (size_t i = begin; i < end; ++i) {
+        if (needed[i]) geoms[i] = world_geom(w.shapes[i], w.bodies[w.shapes[i].body]);
+      }
+    });
   }
   flags.assign(items.size(), 0);
   // Each contact reads only shapes and bodies and writes only itself (and its own
@@ -218,6 +240,17 @@ void WorldImpl::refresh_contact_from_poses(Contact& c, bool flatten_friction) {
   refresh_contact(*this, c, world_geom(sa, bodies[sa.body]), world_geom(sb, bodies[sb.body]), flatten_friction);
 }
 
+namespace {
+
+bool any_body_can_move(const WorldImpl& w) {
+  for (const Body& b : w.bodies) {
+    if (b.alive && b.can_move()) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
 void WorldImpl::step() {
   auto t0 = Clock::now();
   static thread_local std::vector<uint64_t> pairs;
@@ -226,10 +259,27 @@ void WorldImpl::step() {
 
   update_broadphase(*this, pairs);
   auto t1 = Clock::now();
-  update_contacts(*this, geoms, dead);
-  wake_touched_islands(*this);
-  refresh_woken_contacts(*this, dead);
-  update_contact_events(*this);
+  // A still step: no body can move and the API changed nothing since the last step. Then
+  // no fat bound changed (so no contact ends), every contact is held as it is (neither
+  // side can move), and nothing can wake an island: the contact passes below would change
+  // nothing, so a world asleep skips them and pays per body, not per contact.
+  const bool still = !edited && !any_body_can_move(*this);
+  edited = false;
+  uint32_t touching = 0;
+  if (!still) {
+    update_contacts(*this, geoms, dead);
+    wake_touched_islands(*this);
+    refresh_woken_contacts(*this, dead);
+    touching = update_contact_events(*this);
+  } else if (last_step_still) {
+    // The contacts, poses and velocities are those the last events were built from.
+    repeat_contact_events(*this);
+    touching = last_touching;
+  } else {
+    touching = update_contact_events(*this);
+  }
+  last_step_still = still;
+  last_touching = touching;
   auto t2 = Clock::now();
   const float dt = 1.0f / float(settings.tick_rate);
   solve_tick(*this, dt);
@@ -241,8 +291,6 @@ void WorldImpl::step() {
   profile.solve_ms = ms_since(t2);
   profile.total_ms = ms_since(t0);
   profile.contact_pairs = uint32_t(contacts.items().size());
-  uint32_t touching = 0;
-  for (const Contact& c : contacts.items()) touching += c.count > 0 ? 1 : 0;
   profile.touching_pairs = touching;
 }
 
@@ -302,6 +350,7 @@ Expected<BodyId> World::add_body(const BodyDef& def) {
     return Error{"body " + std::to_string(user_id) + ": id is already used by another body"};
   }
 
+  w.edited = true;
   uint32_t slot = w.allocate_body_slot();
   Body& b = w.bodies[slot];
   uint32_t generation = b.generation + 1;
@@ -345,6 +394,7 @@ bool World::remove_body(BodyId id) {
   WorldImpl& w = *impl_;
   Body* b = w.get(id);
   if (!b) return false;
+  w.edited = true;
   // Whatever rested on it falls on the next tick.
   wake_islands_touching(w, id.index);
   for (uint32_t s : b->shapes) w.destroy_shape(s);
@@ -387,6 +437,7 @@ BodyState World::body_state(BodyId id) const {
 void World::set_linear_velocity(BodyId id, const Vec3& v) {
   Body* b = impl_->get(id);
   if (!b || b->motion == MotionType::Static) return;
+  impl_->edited = true;
   wake_island_of(*impl_, id.index);
   b->linear_velocity = v;
 }
@@ -394,6 +445,7 @@ void World::set_linear_velocity(BodyId id, const Vec3& v) {
 void World::set_angular_velocity(BodyId id, const Vec3& w) {
   Body* b = impl_->get(id);
   if (!b || b->motion == MotionType::Static) return;
+  impl_->edited = true;
   wake_island_of(*impl_, id.index);
   b->angular_velocity = w;
 }
@@ -402,6 +454,7 @@ void World::set_transform(BodyId id, const Transform& pose) {
   WorldImpl& w = *impl_;
   Body* b = w.get(id);
   if (!b) return;
+  w.edited = true;
   wake_island_of(w, id.index);
   wake_islands_touching(w, id.index);
   b->origin = Transform{pose.position, glm::normalize(pose.rotation)};
@@ -415,9 +468,25 @@ void World::set_transform(BodyId id, const Transform& pose) {
   }
 }
 
+void World::move_kinematic(BodyId id, const Transform& target) {
+  Body* b = impl_->get(id);
+  if (!b || b->motion != MotionType::Kinematic) return;
+  impl_->edited = true;
+  const float inv_dt = float(impl_->settings.tick_rate);
+  const Quat rotation = glm::normalize(target.rotation);
+  // The centre moves in a straight line; the solver integrates the centre's velocity.
+  const Vec3 target_center = target.position + rotation * b->local_center;
+  b->linear_velocity = (target_center - b->center) * inv_dt;
+  // The turn that takes today's rotation to the target, as a rotation vector per tick
+  // (own atan2 inside: no libm in the step).
+  const Quat turn = rotation * glm::conjugate(b->origin.rotation);
+  b->angular_velocity = dmath::to_rotation_vector(turn) * inv_dt;
+}
+
 void World::apply_impulse(BodyId id, const Vec3& impulse, const Vec3& world_point) {
   Body* b = impl_->get(id);
   if (!b || b->motion != MotionType::Dynamic) return;
+  impl_->edited = true;
   wake_island_of(*impl_, id.index);
   b->linear_velocity += b->inv_mass * impulse;
   Mat3 r = glm::mat3_cast(b->origin.rotation);

@@ -103,6 +103,13 @@ struct WorldImpl {
   std::vector<TriggerEvent> trigger_events;  // of the last step
   std::vector<uint64_t> sensed_pairs;        // (trigger id, other id) overlapping last tick: state
   Executor executor;  // worker threads; never part of the state
+  // Derived, never state. `edited`: the API added, removed, moved or pushed a body since
+  // the last step (a new or restored world counts as edited). `last_step_still`: the last
+  // step found no body able to move and nothing edited. Together they let a world at rest
+  // skip its contacts (see WorldImpl::step).
+  bool edited = true;
+  bool last_step_still = false;
+  uint32_t last_touching = 0;
 
   mutable std::vector<uint8_t> scratch;  // reused by hash()
 

@@ -76,6 +76,35 @@ TEST(ContactEvents, RemovedBodyEndsItsPairsByName) {
   EXPECT_EQ(ev[0].body_b, 7u);
 }
 
+// A pair at rest keeps reporting Stayed while both sides are asleep or static (a world
+// at rest repeats its last events rather than rebuilding them), and removing the sleeper,
+// which wakes nothing, still ends the pair by name on the next tick.
+TEST(ContactEvents, SleepingPairStaysThenEndsWhenRemoved) {
+  World w;
+  w.add_body(box_body(1, MotionType::Static, Vec3(0, -0.5f, 0), Vec3(10, 0.5f, 10)));
+  BodyId box = *w.add_body(box_body(7, MotionType::Dynamic, Vec3(0, 0.5f, 0), Vec3(0.5f)));
+  for (int t = 0; t < 90; ++t) w.step();
+  ASSERT_TRUE(w.body_state(box).sleeping);
+  for (int t = 0; t < 3; ++t) {
+    w.step();
+    auto ev = events_of(w);
+    ASSERT_EQ(ev.size(), 1u);
+    EXPECT_EQ(ev[0].kind, ContactEvent::Kind::Stayed);
+    EXPECT_EQ(ev[0].body_a, 1u);
+    EXPECT_NEAR(ev[0].normal.y, 1.0f, 1e-4f);  // from the floor (id 1) up to the box
+    EXPECT_EQ(ev[0].approach_speed, 0.0f);
+    EXPECT_TRUE(w.body_state(box).supported);
+  }
+  w.remove_body(box);
+  w.step();
+  auto ev = events_of(w);
+  ASSERT_EQ(ev.size(), 1u);
+  EXPECT_EQ(ev[0].kind, ContactEvent::Kind::Ended);
+  EXPECT_EQ(ev[0].body_b, 7u);
+  w.step();
+  EXPECT_TRUE(events_of(w).empty());
+}
+
 // Three boxes side by side on a floor, pressed together: events are sorted by (a, b),
 // and a box touching a wall reports that wall as its most horizontal normal.
 TEST(ContactEvents, OrderedByIdsAndBlockNormal) {

@@ -1,5 +1,6 @@
 #include "broadphase/broadphase.h"
 
+#include "parallel/executor.h"
 #include "world_impl.h"
 
 #include <algorithm>
@@ -78,21 +79,33 @@ void BroadPhase::forget_moved(uint32_t shape) {
   moved_.erase(std::remove(moved_.begin(), moved_.end(), shape), moved_.end());
 }
 
-void BroadPhase::collect_pairs(const std::vector<Shape>& shapes, const std::vector<Body>& bodies,
+void BroadPhase::collect_pairs(const std::vector<Shape>& shapes, const std::vector<Body>& bodies, Executor& executor,
                                std::vector<uint64_t>& out) {
   out.clear();
-  for (uint32_t s : moved_) {
-    const Shape& shape = shapes[s];
-    if (!shape.alive || shape.proxy < 0) continue;
-    const Body& body = bodies[shape.body];
-    auto visit = [&](uint32_t other) {
-      if (other == s) return;
-      const Shape& o = shapes[other];
-      if (should_collide(shape, body, o, bodies[o.body])) out.push_back(pair_key(s, other));
-    };
-    movable_tree_.query(shape.fat, visit);
-    if (!shape.is_static) static_tree_.query(shape.fat, visit);
-  }
+  constexpr size_t kChunk = 64;  // moved colliders per query chunk
+  const size_t chunks = (moved_.size() + kChunk - 1) / kChunk;
+  if (chunk_pairs_.size() < chunks) chunk_pairs_.resize(chunks);
+  executor.parallel_for(chunks, 1, [&](size_t first, size_t last) {
+    for (size_t chunk = first; chunk < last; ++chunk) {
+      std::vector<uint64_t>& found = chunk_pairs_[chunk];
+      found.clear();
+      const size_t end = std::min(moved_.size(), (chunk + 1) * kChunk);
+      for (size_t m = chunk * kChunk; m < end; ++m) {
+        const uint32_t s = moved_[m];
+        const Shape& shape = shapes[s];
+        if (!shape.alive || shape.proxy < 0) continue;
+        const Body& body = bodies[shape.body];
+        auto visit = [&](uint32_t other) {
+          if (other == s) return;
+          const Shape& o = shapes[other];
+          if (should_collide(shape, body, o, bodies[o.body])) found.push_back(pair_key(s, other));
+        };
+        movable_tree_.query(shape.fat, visit);
+        if (!shape.is_static) static_tree_.query(shape.fat, visit);
+      }
+    }
+  });
+  for (size_t chunk = 0; chunk < chunks; ++chunk) out.insert(out.end(), chunk_pairs_[chunk].begin(), chunk_pairs_[chunk].end());
   moved_.clear();
   // Keys are unique per pair, so this sort is a total order: the result never depends
   // on the trees' shapes or the order colliders moved in.

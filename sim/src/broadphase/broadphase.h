@@ -16,6 +16,7 @@ namespace keel::sim {
 
 struct Shape;
 struct Body;
+class Executor;
 
 /// Pair key: lower collider slot in the high 32 bits, so sorting keys sorts pairs by ID.
 inline uint64_t pair_key(uint32_t a, uint32_t b) {
@@ -46,8 +47,10 @@ class BroadPhase {
 
   /// Pairs (as sorted, unique pair keys) between a moved collider and any other
   /// collider whose fat bounds overlap it and that should_collide accepts. Clears the
-  /// moved set.
-  void collect_pairs(const std::vector<Shape>& shapes, const std::vector<Body>& bodies,
+  /// moved set. The queries run on the executor's threads (they only read the trees),
+  /// each chunk of moved colliders into its own list; the lists are joined and sorted, so
+  /// the result is the same whoever ran which chunk.
+  void collect_pairs(const std::vector<Shape>& shapes, const std::vector<Body>& bodies, Executor& executor,
                      std::vector<uint64_t>& out);
 
   /// Forgets a shape in the moved set (it was removed before the pairs were collected).
@@ -57,6 +60,7 @@ class BroadPhase {
   DynamicTree static_tree_;
   DynamicTree movable_tree_;
   std::vector<uint32_t> moved_;  // collider slots
+  std::vector<std::vector<uint64_t>> chunk_pairs_;  // per query chunk, reused
 };
 
 }  // namespace keel::sim

@@ -29,22 +29,24 @@ class DynamicTree {
   uint32_t user_data(int32_t proxy) const { return nodes_[proxy].user_data; }
   void clear();
 
-  /// Calls visit(user_data) for every leaf whose bounds overlap `box`.
+  /// Calls visit(user_data) for every leaf whose bounds overlap `box`. Only reads the
+  /// tree (its walk stack is per thread), so queries may run on several threads at once.
   template <class Visit>
   void query(const AABB& box, Visit&& visit) const {
     if (root_ == kNullNode) return;
-    stack_.clear();
-    stack_.push_back(root_);
-    while (!stack_.empty()) {
-      int32_t id = stack_.back();
-      stack_.pop_back();
+    static thread_local std::vector<int32_t> stack;
+    stack.clear();
+    stack.push_back(root_);
+    while (!stack.empty()) {
+      int32_t id = stack.back();
+      stack.pop_back();
       const Node& n = nodes_[id];
       if (!overlaps(n.box, box)) continue;
       if (n.is_leaf()) {
         visit(n.user_data);
       } else {
-        stack_.push_back(n.child1);
-        stack_.push_back(n.child2);
+        stack.push_back(n.child1);
+        stack.push_back(n.child2);
       }
     }
   }
@@ -73,7 +75,6 @@ class DynamicTree {
   std::vector<Node> nodes_;
   int32_t root_ = kNullNode;
   int32_t free_list_ = kNullNode;
-  mutable std::vector<int32_t> stack_;
 };
 
 }  // namespace keel::sim

@@ -35,8 +35,11 @@ void ContactSet::remove_shape(uint32_t shape) {
 }
 
 void ContactSet::remove_flagged(const std::vector<uint8_t>& dead) {
+  // Most ticks remove nothing: find the first dead contact before copying any (a resting
+  // world would otherwise copy every contact onto itself each tick).
   size_t w = 0;
-  for (size_t r = 0; r < items_.size(); ++r) {
+  while (w < items_.size() && !dead[w]) ++w;
+  for (size_t r = w; r < items_.size(); ++r) {
     if (!dead[r]) items_[w++] = items_[r];
   }
   items_.resize(w);

@@ -86,7 +86,7 @@ void update_trigger_events(WorldImpl& w) {
 
 }  // namespace
 
-void update_contact_events(WorldImpl& w) {
+uint32_t update_contact_events(WorldImpl& w) {
   for (Body& b : w.bodies) {
     b.supported = false;
     b.support_normal = b.block_normal = Vec3(0.0f, 1.0f, 0.0f);
@@ -94,9 +94,12 @@ void update_contact_events(WorldImpl& w) {
   static thread_local std::vector<Touch> now;
   now.clear();
   const auto& contacts = w.contacts.items();
+  uint32_t touching = 0;
   for (uint32_t i = 0; i < contacts.size(); ++i) {
     const Contact& c = contacts[i];
-    if (c.count == 0 || c.sensor) continue;
+    if (c.count == 0) continue;
+    ++touching;
+    if (c.sensor) continue;
     Body& a = w.bodies[c.body_a];
     Body& b = w.bodies[c.body_b];
     reduce_normals(a, -c.normal);
@@ -134,6 +137,24 @@ void update_contact_events(WorldImpl& w) {
   w.touching_pairs.clear();
   for (const Touch& t : now) w.touching_pairs.push_back(t.key);
   update_trigger_events(w);
+  return touching;
+}
+
+void repeat_contact_events(WorldImpl& w) {
+  size_t n = 0;
+  for (const ContactEvent& e : w.events) {
+    if (e.kind == ContactEvent::Kind::Ended) continue;
+    w.events[n] = e;
+    w.events[n++].kind = ContactEvent::Kind::Stayed;
+  }
+  w.events.resize(n);
+  n = 0;
+  for (const TriggerEvent& e : w.trigger_events) {
+    if (e.kind == TriggerEvent::Kind::Exit) continue;
+    w.trigger_events[n] = e;
+    w.trigger_events[n++].kind = TriggerEvent::Kind::Stay;
+  }
+  w.trigger_events.resize(n);
 }
 
 }  // namespace keel::sim

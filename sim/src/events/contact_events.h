@@ -14,7 +14,14 @@ struct WorldImpl;
 
 /// Builds this tick's events and the bodies' supported / support_normal / block_normal
 /// from the contacts the narrowphase just made (velocities are still the pre-solve ones,
-/// which is what the approach speed is measured from).
-void update_contact_events(WorldImpl& world);
+/// which is what the approach speed is measured from). Returns how many contacts have a
+/// manifold point (triggers included), for the step profile.
+uint32_t update_contact_events(WorldImpl& world);
+
+/// This tick's events when the contacts, poses and velocities are exactly those the last
+/// events were built from (a still step after a still step): the pairs that touched
+/// still touch, so Began becomes Stayed and Ended drops out (Enter / Stay / Exit
+/// likewise); the touching and sensed sets and the per-body outputs stand as they are.
+void repeat_contact_events(WorldImpl& world);
 
 }  // namespace keel::sim

@@ -63,6 +63,16 @@ void wake_islands_touching(WorldImpl& w, uint32_t slot) {
 }
 
 void wake_touched_islands(WorldImpl& w) {
+  // Only an awake dynamic body or a moving kinematic body wakes anything: a world that
+  // has neither (everything asleep or still) skips the pass over its contacts.
+  bool any_waker = false;
+  for (const Body& b : w.bodies) {
+    if (b.alive && (is_awake_dynamic(b) || is_moving_kinematic(b))) {
+      any_waker = true;
+      break;
+    }
+  }
+  if (!any_waker) return;
   for (const Contact& c : w.contacts.items()) {
     if (c.count == 0 || c.sensor) continue;
     const Body& a = w.bodies[c.body_a];
@@ -74,11 +84,16 @@ void wake_touched_islands(WorldImpl& w) {
 
 void update_sleep(WorldImpl& w, float dt) {
   const uint32_t n = uint32_t(w.bodies.size());
+  bool any_awake = false;
   for (Body& b : w.bodies) {
     if (!b.alive || !is_awake_dynamic(b)) continue;
+    any_awake = true;
     bool resting = b.can_sleep && point_speed(b) < kSleepSpeed;
     b.sleep_time = resting ? b.sleep_time + dt : 0.0f;
   }
+  // Islands are built from awake bodies only: with none, there is nothing to put to
+  // sleep and no contact needs visiting.
+  if (!any_awake) return;
 
   static thread_local std::vector<uint32_t> parent;
   static thread_local std::vector<uint8_t> held;

@@ -40,8 +40,27 @@ void Executor::parallel_for(size_t n, size_t grain, const std::function<void(siz
     });
     return;
   }
+#else
+  (void)grain;  // a serial build runs the whole range at once
 #endif
   body(0, n);
+}
+
+void Executor::run_team(const std::function<void(uint32_t)>& member) {
+#if KEEL_WITH_TBB
+  if (impl_) {
+    impl_->arena.execute([&] {
+      oneapi::tbb::parallel_for(
+          oneapi::tbb::blocked_range<uint32_t>(0, threads_, 1),
+          [&](const oneapi::tbb::blocked_range<uint32_t>& r) {
+            for (uint32_t i = r.begin(); i != r.end(); ++i) member(i);
+          },
+          oneapi::tbb::simple_partitioner());
+    });
+    return;
+  }
+#endif
+  member(0);
 }
 
 }  // namespace keel::sim

@@ -25,6 +25,12 @@ class Executor {
   /// Calls body(begin, end) over [0, n) in chunks of about `grain` elements.
   void parallel_for(size_t n, size_t grain, const std::function<void(size_t, size_t)>& body);
 
+  /// Calls member(i) for i in [0, threads()), as many of them at once as there are
+  /// workers free, and returns when all have returned. A member may start late, or only
+  /// after another has finished (one thread may run them all), so members must share
+  /// work by claiming it (see StagePlan), never by waiting for a particular member.
+  void run_team(const std::function<void(uint32_t)>& member);
+
  private:
   struct Impl;
   uint32_t threads_ = 1;

@@ -1,10 +1,13 @@
 #include "solver/solver.h"
 
+#include "parallel/stage_plan.h"
 #include "solver/contact_batches.h"
 #include "world_impl.h"
 
 #include <algorithm>
 #include <cmath>
+#include <cstddef>
+#include <cstring>
 
 namespace keel::sim {
 
@@ -32,38 +35,13 @@ void tangent_basis(const Vec3& n, Vec3& t1, Vec3& t2) {
   t2 = glm::cross(n, t1);
 }
 
-Vec3 relative_velocity(const SolverBody& a, const SolverBody& b, const Vec3& ra, const Vec3& rb) {
-  return b.v + glm::cross(b.w, rb) - a.v - glm::cross(a.w, ra);
-}
-
 // ---- packing lanes ------------------------------------------------------------------
-
-/// Scalar values of one lane's row, packed into a WideRow afterwards.
-struct LaneRow {
-  Vec3 ang_a{0.0f}, ang_b{0.0f}, iang_a{0.0f}, iang_b{0.0f};
-  float mass = 0.0f;
-  float impulse = 0.0f;
-};
-
-struct LanePoint {
-  Vec3 r_a{0.0f}, r_b{0.0f};
-  float adjusted_separation = 0.0f;
-  float relative_velocity = 0.0f;
-  LaneRow normal, tangent1, tangent2;
-};
-
-LaneRow make_row(const SolverBody& a, const SolverBody& b, const Vec3& ra, const Vec3& rb, const Vec3& dir,
-                 float impulse) {
-  LaneRow row;
-  row.ang_a = glm::cross(ra, dir);
-  row.ang_b = glm::cross(rb, dir);
-  row.iang_a = a.inv_inertia * row.ang_a;
-  row.iang_b = b.inv_inertia * row.ang_b;
-  float k = a.inv_mass + b.inv_mass + glm::dot(row.ang_a, row.iang_a) + glm::dot(row.ang_b, row.iang_b);
-  row.mass = k > 0.0f ? 1.0f / k : 0.0f;
-  row.impulse = impulse;
-  return row;
-}
+//
+// A batch is prepared four lanes at a time with the same operations, in the same order,
+// as the scalar formulas they replace (glm's cross, dot and matrix-vector products are
+// plain left-to-right sums of products), so each lane's bits are what a scalar
+// preparation of that manifold gives. Lanes or points that do not exist are masked to
+// +0 everywhere, so they apply no impulse.
 
 Vec3x4 pack(const Vec3 (&v)[kLanes]) {
   return {load4(v[0].x, v[1].x, v[2].x, v[3].x), load4(v[0].y, v[1].y, v[2].y, v[3].y),
@@ -72,27 +50,61 @@ Vec3x4 pack(const Vec3 (&v)[kLanes]) {
 
 Float4 pack(const float (&f)[kLanes]) { return load4(f[0], f[1], f[2], f[3]); }
 
-template <class Get>
-Vec3x4 pack_vec(Get get) {
-  Vec3 v[kLanes] = {get(0), get(1), get(2), get(3)};
-  return pack(v);
+/// Four 3x3 matrices, element by element (m[col][row] as glm stores them).
+struct Mat3x4 {
+  Float4 m[3][3];
+};
+
+Mat3x4 gather_inertia(const std::vector<SolverBody>& bodies, const uint32_t (&idx)[kLanes]) {
+  const Mat3& m0 = bodies[idx[0]].inv_inertia;
+  const Mat3& m1 = bodies[idx[1]].inv_inertia;
+  const Mat3& m2 = bodies[idx[2]].inv_inertia;
+  const Mat3& m3 = bodies[idx[3]].inv_inertia;
+  Mat3x4 out;
+  for (int c = 0; c < 3; ++c) {
+    for (int r = 0; r < 3; ++r) out.m[c][r] = load4(m0[c][r], m1[c][r], m2[c][r], m3[c][r]);
+  }
+  return out;
 }
 
-template <class Get>
-Float4 pack_float(Get get) {
-  float f[kLanes] = {get(0), get(1), get(2), get(3)};
-  return pack(f);
+/// m * v, summed in glm's order: m[0][r] v.x + m[1][r] v.y + m[2][r] v.z.
+Vec3x4 mul(const Mat3x4& m, const Vec3x4& v) {
+  return {m.m[0][0] * v.x + m.m[1][0] * v.y + m.m[2][0] * v.z,
+          m.m[0][1] * v.x + m.m[1][1] * v.y + m.m[2][1] * v.z,
+          m.m[0][2] * v.x + m.m[1][2] * v.y + m.m[2][2] * v.z};
 }
 
-WideRow pack_row(const LanePoint (&lanes)[kLanes], LaneRow LanePoint::*row) {
-  WideRow w;
-  w.ang_a = pack_vec([&](int i) { return (lanes[i].*row).ang_a; });
-  w.ang_b = pack_vec([&](int i) { return (lanes[i].*row).ang_b; });
-  w.iang_a = pack_vec([&](int i) { return (lanes[i].*row).iang_a; });
-  w.iang_b = pack_vec([&](int i) { return (lanes[i].*row).iang_b; });
-  w.mass = pack_float([&](int i) { return (lanes[i].*row).mass; });
-  w.impulse = pack_float([&](int i) { return (lanes[i].*row).impulse; });
-  return w;
+Vec3x4 mask(Float4 keep, const Vec3x4& v) {
+  const Float4 zero = zero4();
+  return {select(keep, v.x, zero), select(keep, v.y, zero), select(keep, v.z, zero)};
+}
+
+/// The per-side constants of a batch's lanes.
+struct WideSides {
+  Float4 inv_mass_a, inv_mass_b;
+  Mat3x4 inv_inertia_a, inv_inertia_b;
+};
+
+/// A Jacobian row along `dir` for four lanes; lanes where `keep` is clear are all zero.
+WideRow make_row(const WideSides& s, const Vec3x4& ra, const Vec3x4& rb, const Vec3x4& dir, Float4 impulse,
+                 Float4 keep) {
+  WideRow row;
+  const Vec3x4 ang_a = cross(ra, dir);
+  const Vec3x4 ang_b = cross(rb, dir);
+  const Vec3x4 iang_a = mul(s.inv_inertia_a, ang_a);
+  const Vec3x4 iang_b = mul(s.inv_inertia_b, ang_b);
+  const Float4 k = s.inv_mass_a + s.inv_mass_b + dot(ang_a, iang_a) + dot(ang_b, iang_b);
+  const Float4 zero = zero4();
+  const Float4 positive = greater(k, zero);
+  // 1/k only where k > 0 (k is never negative); the division sees 1 elsewhere.
+  const Float4 inv_k = splat(1.0f) / select(positive, k, splat(1.0f));
+  row.ang_a = mask(keep, ang_a);
+  row.ang_b = mask(keep, ang_b);
+  row.iang_a = mask(keep, iang_a);
+  row.iang_b = mask(keep, iang_b);
+  row.mass = select(keep, select(positive, inv_k, zero), zero);
+  row.impulse = select(keep, impulse, zero);
+  return row;
 }
 
 float lane(Float4 f, int i) {
@@ -108,6 +120,76 @@ Vec3 lane(const Vec3x4& v, int i) { return Vec3(lane(v.x, i), lane(v.y, i), lane
 struct WideBodies {
   Vec3x4 v, w;
 };
+
+struct WideDelta {
+  Vec3x4 dp;
+  Vec3x4 qv;
+  Float4 qw;
+};
+
+/// Rotates four vectors by four unit quaternions: v + 2 (w (q x v) + q x (q x v)).
+Vec3x4 rotate(const Vec3x4& qv, Float4 qw, const Vec3x4& v) {
+  Vec3x4 t = cross(qv, v);
+  Vec3x4 u = cross(qv, t);
+  Float4 two = splat(2.0f);
+  return v + two * (qw * t + u);
+}
+
+#if KEEL_FLOAT4_SSE2
+// SSE2: each body's v and w (and dp and dq) are adjacent floats, so four bodies come in
+// with two unaligned 16-byte loads each and two 4x4 transposes, and go back out the same
+// way. Pure data movement: the same bits as the element-by-element path below.
+static_assert(offsetof(SolverBody, w) == offsetof(SolverBody, v) + 12, "v and w must be adjacent");
+static_assert(offsetof(SolverBody, dp) == offsetof(SolverBody, w) + 12, "w and dp must be adjacent");
+static_assert(offsetof(SolverBody, dq) == offsetof(SolverBody, dp) + 12, "dp and dq must be adjacent");
+static_assert(offsetof(SolverBody, inv_mass) == offsetof(SolverBody, dq) + 16, "dq and inv_mass adjacent");
+static_assert(sizeof(Quat) == 16, "quaternion of four floats");
+
+inline __m128 load_at(const float* p) { return _mm_loadu_ps(p); }
+
+/// Quaternion components in memory order (glm stores x, y, z, w unless told otherwise).
+inline const float* quat_data(const Quat& q) { return &q[0]; }
+
+WideBodies gather_velocity(const std::vector<SolverBody>& bodies, const uint32_t (&idx)[kLanes]) {
+  // Row i: [v.x v.y v.z w.x] and [w.x w.y w.z dp.x] of lane i's body.
+  __m128 r0 = load_at(&bodies[idx[0]].v.x), r1 = load_at(&bodies[idx[1]].v.x);
+  __m128 r2 = load_at(&bodies[idx[2]].v.x), r3 = load_at(&bodies[idx[3]].v.x);
+  __m128 s0 = load_at(&bodies[idx[0]].w.x), s1 = load_at(&bodies[idx[1]].w.x);
+  __m128 s2 = load_at(&bodies[idx[2]].w.x), s3 = load_at(&bodies[idx[3]].w.x);
+  _MM_TRANSPOSE4_PS(r0, r1, r2, r3);
+  _MM_TRANSPOSE4_PS(s0, s1, s2, s3);
+  return {{{r0}, {r1}, {r2}}, {{s0}, {s1}, {s2}}};
+}
+
+// Writes lanes back in lane order. Lanes that share a body are only ever the static
+// stand-in or a kinematic body, whose velocities the solve never changes.
+void scatter_velocity(std::vector<SolverBody>& bodies, const uint32_t (&idx)[kLanes], const WideBodies& s) {
+  __m128 r0 = s.v.x.v, r1 = s.v.y.v, r2 = s.v.z.v, r3 = s.w.x.v;  // rows become [v.x v.y v.z w.x]
+  __m128 t0 = s.w.y.v, t1 = s.w.z.v, t2 = s.w.y.v, t3 = s.w.z.v;  // rows become [w.y w.z w.y w.z]
+  _MM_TRANSPOSE4_PS(r0, r1, r2, r3);
+  _MM_TRANSPOSE4_PS(t0, t1, t2, t3);
+  const __m128 rows[kLanes] = {r0, r1, r2, r3};
+  const __m128 tails[kLanes] = {t0, t1, t2, t3};
+  for (int i = 0; i < kLanes; ++i) {
+    SolverBody& b = bodies[idx[i]];
+    if (b.inv_mass == 0.0f) continue;  // static or kinematic: unchanged by contacts
+    _mm_storeu_ps(&b.v.x, rows[i]);
+    _mm_storel_pi(reinterpret_cast<__m64*>(&b.w.y), tails[i]);
+  }
+}
+
+WideDelta gather_delta(const std::vector<SolverBody>& bodies, const uint32_t (&idx)[kLanes]) {
+  // Row i: [dp.x dp.y dp.z q.x] and [q.y q.z q.w inv_mass] of lane i's body.
+  __m128 r0 = load_at(&bodies[idx[0]].dp.x), r1 = load_at(&bodies[idx[1]].dp.x);
+  __m128 r2 = load_at(&bodies[idx[2]].dp.x), r3 = load_at(&bodies[idx[3]].dp.x);
+  __m128 s0 = load_at(quat_data(bodies[idx[0]].dq) + 1), s1 = load_at(quat_data(bodies[idx[1]].dq) + 1);
+  __m128 s2 = load_at(quat_data(bodies[idx[2]].dq) + 1), s3 = load_at(quat_data(bodies[idx[3]].dq) + 1);
+  _MM_TRANSPOSE4_PS(r0, r1, r2, r3);
+  _MM_TRANSPOSE4_PS(s0, s1, s2, s3);
+  return {{{r0}, {r1}, {r2}}, {{r3}, {s0}, {s1}}, {s2}};
+}
+
+#else
 
 WideBodies gather_velocity(const std::vector<SolverBody>& bodies, const uint32_t (&idx)[kLanes]) {
   const SolverBody& b0 = bodies[idx[0]];
@@ -138,20 +220,6 @@ void scatter_velocity(std::vector<SolverBody>& bodies, const uint32_t (&idx)[kLa
   }
 }
 
-/// Rotates four vectors by four unit quaternions: v + 2 (w (q x v) + q x (q x v)).
-Vec3x4 rotate(const Vec3x4& qv, Float4 qw, const Vec3x4& v) {
-  Vec3x4 t = cross(qv, v);
-  Vec3x4 u = cross(qv, t);
-  Float4 two = splat(2.0f);
-  return v + two * (qw * t + u);
-}
-
-struct WideDelta {
-  Vec3x4 dp;
-  Vec3x4 qv;
-  Float4 qw;
-};
-
 WideDelta gather_delta(const std::vector<SolverBody>& bodies, const uint32_t (&idx)[kLanes]) {
   const SolverBody& b0 = bodies[idx[0]];
   const SolverBody& b1 = bodies[idx[1]];
@@ -165,6 +233,8 @@ WideDelta gather_delta(const std::vector<SolverBody>& bodies, const uint32_t (&i
   d.qw = load4(b0.dq.w, b1.dq.w, b2.dq.w, b3.dq.w);
   return d;
 }
+
+#endif
 
 inline Float4 row_velocity(const WideRow& r, const Vec3x4& dir, const WideBodies& a, const WideBodies& b) {
   return dot(b.v - a.v, dir) + dot(b.w, r.ang_b) - dot(a.w, r.ang_a);
@@ -198,41 +268,44 @@ class ContactSolver {
 
   void run() {
     gather_bodies();
+    if (bodies_.size() == 1) return;  // nothing awake can move: no contact to solve
     build_batches();
-    for (uint32_t i = 0; i < substeps_; ++i) {
-      integrate_velocities();
-      for_each_batch([&](WideConstraint& c) { warm_start(c); });
-      for_each_batch([&](WideConstraint& c) { solve(c, true); });
-      integrate_positions();
-      for_each_batch([&](WideConstraint& c) { solve(c, false); });
+    plan_stages();
+    auto block = [&](const StagePlan::Stage& st, uint32_t begin, uint32_t end) { run_block(st, begin, end); };
+    if (world_.executor.threads() == 1) {
+      plan_.run_alone(block);
+      return;
     }
-    for_each_batch([&](WideConstraint& c) { apply_restitution(c); });
-    store_impulses();
-    write_back();
+    // One team walks the stage list. Alone, a thread runs the same blocks in the same
+    // order, so every thread count computes the same bits.
+    plan_.arm();
+    world_.executor.run_team([&](uint32_t) { plan_.participate(block); });
   }
 
  private:
+  // What a stage does; blocks of one stage never write the same body or contact.
+  enum Kind : uint32_t { kPack, kIntegrateVelocities, kWarmStart, kSolve, kIntegratePositions, kRelax,
+                         kRestitution, kStore, kWriteBack };
+
   void gather_bodies();
   void build_batches();
+  void plan_stages();
+  void plan_groups(Kind kind);
+  void run_block(const StagePlan::Stage& st, uint32_t begin, uint32_t end);
   void color_contacts(std::vector<uint32_t>& order, std::vector<uint32_t>& color_end);
   void pack_batch(const uint32_t* contacts, int count, WideConstraint& out);
-  void integrate_velocities();
-  void integrate_positions();
+  void pack_point(const Contact* const (&lanes)[kLanes], int j, const WideSides& sides, const WideBodies& va,
+                  const WideBodies& vb, WideConstraint& w);
+  void integrate_velocities(uint32_t begin, uint32_t end);
+  void integrate_positions(uint32_t begin, uint32_t end);
   void warm_start(WideConstraint& c);
   void solve(WideConstraint& c, bool use_bias);
   void apply_restitution(WideConstraint& c);
-  void store_impulses();
-  void write_back();
-
-  // Batches run group by group in a fixed sequence; the groups are where threads will
-  // split the work, which cannot change the result (no batch in a group shares a
-  // dynamic body with another).
-  template <class Fn>
-  void for_each_batch(Fn&& fn) {
-    for (WideConstraint& c : batches_) fn(c);
-  }
+  void store_impulses(uint32_t begin, uint32_t end);
+  void write_back(uint32_t begin, uint32_t end);
 
   WorldImpl& world_;
+  StagePlan& plan_ = plan();
   uint32_t substeps_ = 4;
   float h_ = 0.0f;
   float inv_h_ = 0.0f;
@@ -251,7 +324,13 @@ class ContactSolver {
     std::vector<uint64_t> color_used;
     std::vector<uint32_t> color_of;  // per contact: colour, or kColorCount for overflow
     std::vector<uint32_t> order;
+    std::vector<uint32_t> batch_first;  // per batch: its first manifold's place in `order`
+    std::vector<uint8_t> batch_count;   // per batch: how many manifolds (1 to 4)
   };
+  static StagePlan& plan() {
+    static thread_local StagePlan p;
+    return p;
+  }
   static Scratch& scratch() {
     static thread_local Scratch s;
     return s;
@@ -345,41 +424,90 @@ void ContactSolver::color_contacts(std::vector<uint32_t>& order, std::vector<uin
   }
 }
 
+// Lays batches out colour by colour (overflow last) and records which manifolds each
+// batch packs; the packing itself is a stage (it can run on any thread).
 void ContactSolver::build_batches() {
   std::vector<uint32_t>& order = s_.order;
   std::vector<uint32_t> color_end;
   color_contacts(order, color_end);
-  size_t needed = 0;
-  for (int c = 0; c <= kColorCount; ++c) {
-    uint32_t n = color_end[c] - (c == 0 ? 0 : color_end[c - 1]);
-    needed += c == kColorCount ? n : (n + kLanes - 1) / kLanes;
-  }
-  batches_.resize(needed);
+  s_.batch_first.clear();
+  s_.batch_count.clear();
   groups_.clear();
-  size_t next = 0;
   uint32_t begin = 0;
   for (int c = 0; c <= kColorCount; ++c) {
     uint32_t end = color_end[c];
     bool overflow = c == kColorCount;
-    BatchGroup g{uint32_t(next), 0, overflow};
+    BatchGroup g{uint32_t(s_.batch_first.size()), 0, overflow};
     // A colour packs four manifolds a batch; overflow manifolds share bodies, so each
     // gets a batch of its own.
-    int per_batch = overflow ? 1 : kLanes;
+    uint32_t per_batch = overflow ? 1 : kLanes;
     for (uint32_t i = begin; i < end; i += per_batch) {
-      pack_batch(&order[i], int(std::min<uint32_t>(per_batch, end - i)), batches_[next++]);
+      s_.batch_first.push_back(i);
+      s_.batch_count.push_back(uint8_t(std::min<uint32_t>(per_batch, end - i)));
     }
-    g.end = uint32_t(next);
+    g.end = uint32_t(s_.batch_first.size());
     if (g.end > g.begin) groups_.push_back(g);
     begin = end;
+  }
+  batches_.resize(s_.batch_first.size());
+}
+
+// The tick as a list of stages. Block sizes trade claiming cost against balance; a
+// serial group (overflow) is one block, run in order by one thread.
+void ContactSolver::plan_stages() {
+  constexpr uint32_t kBodyBlock = 128;
+  constexpr uint32_t kBatchBlock = 8;
+  const uint32_t batch_count = uint32_t(batches_.size());
+  const uint32_t body_count = uint32_t(bodies_.size());
+  plan_.clear();
+  plan_.add(kPack, 0, 0, batch_count, kBatchBlock);
+  for (uint32_t i = 0; i < substeps_; ++i) {
+    plan_.add(kIntegrateVelocities, 0, 1, body_count, kBodyBlock);
+    plan_groups(kWarmStart);
+    plan_groups(kSolve);
+    plan_.add(kIntegratePositions, 0, 1, body_count, kBodyBlock);
+    plan_groups(kRelax);
+  }
+  plan_groups(kRestitution);
+  plan_.add(kStore, 0, 0, batch_count, kBatchBlock);
+  plan_.add(kWriteBack, 0, 1, body_count, kBodyBlock);
+}
+
+void ContactSolver::plan_groups(Kind kind) {
+  constexpr uint32_t kBatchBlock = 4;
+  for (const BatchGroup& g : groups_) plan_.add(kind, 0, g.begin, g.end, g.serial ? g.end - g.begin : kBatchBlock);
+}
+
+void ContactSolver::run_block(const StagePlan::Stage& st, uint32_t begin, uint32_t end) {
+  switch (st.kind) {
+    case kPack:
+      for (uint32_t b = begin; b < end; ++b) pack_batch(&s_.order[s_.batch_first[b]], s_.batch_count[b], batches_[b]);
+      break;
+    case kIntegrateVelocities: integrate_velocities(begin, end); break;
+    case kWarmStart:
+      for (uint32_t b = begin; b < end; ++b) warm_start(batches_[b]);
+      break;
+    case kSolve:
+      for (uint32_t b = begin; b < end; ++b) solve(batches_[b], true);
+      break;
+    case kIntegratePositions: integrate_positions(begin, end); break;
+    case kRelax:
+      for (uint32_t b = begin; b < end; ++b) solve(batches_[b], false);
+      break;
+    case kRestitution:
+      for (uint32_t b = begin; b < end; ++b) apply_restitution(batches_[b]);
+      break;
+    case kStore: store_impulses(begin, end); break;
+    case kWriteBack: write_back(begin, end); break;
   }
 }
 
 void ContactSolver::pack_batch(const uint32_t* ids, int count, WideConstraint& w) {
   const auto& contacts = world_.contacts.items();
+  const Contact* lane_contact[kLanes] = {};
   Vec3 normal[kLanes], t1[kLanes], t2[kLanes];
   float friction[kLanes] = {}, restitution[kLanes] = {}, ima[kLanes] = {}, imb[kLanes] = {};
   float bias[kLanes] = {}, mscale[kLanes] = {1, 1, 1, 1}, iscale[kLanes] = {};
-  LanePoint pts[4][kLanes];
   w.point_count = 0;
   w.bounces = false;
   for (int i = 0; i < kLanes; ++i) {
@@ -388,6 +516,7 @@ void ContactSolver::pack_batch(const uint32_t* ids, int count, WideConstraint& w
     w.contact[i] = kNoContact;
     if (i >= count) continue;
     const Contact& k = contacts[ids[i]];
+    lane_contact[i] = &k;
     w.contact[i] = ids[i];
     w.body_a[i] = solver_index_[k.body_a];
     w.body_b[i] = solver_index_[k.body_b];
@@ -405,17 +534,6 @@ void ContactSolver::pack_batch(const uint32_t* ids, int count, WideConstraint& w
     mscale[i] = s.mass_scale;
     iscale[i] = s.impulse_scale;
     w.point_count = std::max(w.point_count, k.count);
-    for (int j = 0; j < k.count; ++j) {
-      const ContactPoint& kp = k.points[j];
-      LanePoint& p = pts[j][i];
-      p.r_a = kp.anchor_a;
-      p.r_b = kp.anchor_b;
-      p.adjusted_separation = -kp.depth - glm::dot(p.r_b - p.r_a, k.normal);
-      p.normal = make_row(a, b, p.r_a, p.r_b, k.normal, kp.normal_impulse);
-      p.tangent1 = make_row(a, b, p.r_a, p.r_b, t1[i], glm::dot(kp.friction_impulse, t1[i]));
-      p.tangent2 = make_row(a, b, p.r_a, p.r_b, t2[i], glm::dot(kp.friction_impulse, t2[i]));
-      p.relative_velocity = glm::dot(k.normal, relative_velocity(a, b, p.r_a, p.r_b));
-    }
   }
   w.normal = pack(normal);
   w.t1 = pack(t1);
@@ -427,23 +545,55 @@ void ContactSolver::pack_batch(const uint32_t* ids, int count, WideConstraint& w
   w.bias_rate = pack(bias);
   w.mass_scale = pack(mscale);
   w.impulse_scale = pack(iscale);
-  for (int j = 0; j < w.point_count; ++j) {
-    const LanePoint(&lanes)[kLanes] = pts[j];
-    WidePoint& p = w.p[j];
-    p.r_a = pack_vec([&](int i) { return lanes[i].r_a; });
-    p.r_b = pack_vec([&](int i) { return lanes[i].r_b; });
-    p.adjusted_separation = pack_float([&](int i) { return lanes[i].adjusted_separation; });
-    p.relative_velocity = pack_float([&](int i) { return lanes[i].relative_velocity; });
-    p.max_normal_impulse = zero4();
-    p.normal = pack_row(lanes, &LanePoint::normal);
-    p.tangent1 = pack_row(lanes, &LanePoint::tangent1);
-    p.tangent2 = pack_row(lanes, &LanePoint::tangent2);
-  }
+  const WideSides sides{w.inv_mass_a, w.inv_mass_b, gather_inertia(bodies_, w.body_a),
+                        gather_inertia(bodies_, w.body_b)};
+  const WideBodies va = gather_velocity(bodies_, w.body_a);
+  const WideBodies vb = gather_velocity(bodies_, w.body_b);
+  for (int j = 0; j < w.point_count; ++j) pack_point(lane_contact, j, sides, va, vb, w);
 }
 
-void ContactSolver::integrate_velocities() {
+// Point j of every lane: anchors, the three rows, the separation offset and the approach
+// speed, each lane computed exactly as its scalar formula would.
+void ContactSolver::pack_point(const Contact* const (&lanes)[kLanes], int j, const WideSides& sides,
+                               const WideBodies& va, const WideBodies& vb, WideConstraint& w) {
+  Vec3 ra[kLanes], rb[kLanes], friction_impulse[kLanes];
+  float neg_depth[kLanes], normal_impulse[kLanes];
+  uint32_t keep_bits[kLanes];
+  for (int i = 0; i < kLanes; ++i) {
+    const bool exists = lanes[i] != nullptr && j < lanes[i]->count;
+    keep_bits[i] = exists ? 0xffffffffu : 0u;
+    if (!exists) {
+      ra[i] = rb[i] = friction_impulse[i] = Vec3(0.0f);
+      neg_depth[i] = normal_impulse[i] = 0.0f;
+      continue;
+    }
+    const ContactPoint& kp = lanes[i]->points[j];
+    ra[i] = kp.anchor_a;
+    rb[i] = kp.anchor_b;
+    neg_depth[i] = -kp.depth;  // IEEE negation, as the scalar formula has it
+    normal_impulse[i] = kp.normal_impulse;
+    friction_impulse[i] = kp.friction_impulse;
+  }
+  float keep_f[kLanes];
+  std::memcpy(keep_f, keep_bits, sizeof keep_f);
+  const Float4 keep = pack(keep_f);
+  const Float4 zero = zero4();
+  WidePoint& p = w.p[j];
+  p.r_a = pack(ra);
+  p.r_b = pack(rb);
+  const Vec3x4 f = pack(friction_impulse);
+  p.adjusted_separation = select(keep, pack(neg_depth) - dot(p.r_b - p.r_a, w.normal), zero);
+  p.normal = make_row(sides, p.r_a, p.r_b, w.normal, pack(normal_impulse), keep);
+  p.tangent1 = make_row(sides, p.r_a, p.r_b, w.t1, dot(f, w.t1), keep);
+  p.tangent2 = make_row(sides, p.r_a, p.r_b, w.t2, dot(f, w.t2), keep);
+  const Vec3x4 dv = vb.v + cross(vb.w, p.r_b) - va.v - cross(va.w, p.r_a);
+  p.relative_velocity = select(keep, dot(w.normal, dv), zero);
+  p.max_normal_impulse = zero;
+}
+
+void ContactSolver::integrate_velocities(uint32_t begin, uint32_t end) {
   float max_w = kMaxRotationPerSubstep * inv_h_;
-  for (size_t i = 1; i < bodies_.size(); ++i) {
+  for (uint32_t i = begin; i < end; ++i) {
     SolverBody& b = bodies_[i];
     const BodyMotion& m = motion_[i];
     b.v = m.gravity_dv + m.linear_factor * b.v;
@@ -455,8 +605,8 @@ void ContactSolver::integrate_velocities() {
   }
 }
 
-void ContactSolver::integrate_positions() {
-  for (size_t i = 1; i < bodies_.size(); ++i) {
+void ContactSolver::integrate_positions(uint32_t begin, uint32_t end) {
+  for (uint32_t i = begin; i < end; ++i) {
     SolverBody& b = bodies_[i];
     b.dp += h_ * b.v;
     Quat spin(0.0f, b.w.x, b.w.y, b.w.z);
@@ -563,9 +713,10 @@ void ContactSolver::apply_restitution(WideConstraint& c) {
   scatter_velocity(bodies_, c.body_b, b);
 }
 
-void ContactSolver::store_impulses() {
+void ContactSolver::store_impulses(uint32_t begin, uint32_t end) {
   auto& contacts = world_.contacts.items();
-  for (const WideConstraint& c : batches_) {
+  for (uint32_t b = begin; b < end; ++b) {
+    const WideConstraint& c = batches_[b];
     for (int i = 0; i < kLanes; ++i) {
       if (c.contact[i] == kNoContact) continue;
       Contact& k = contacts[c.contact[i]];
@@ -580,8 +731,8 @@ void ContactSolver::store_impulses() {
   }
 }
 
-void ContactSolver::write_back() {
-  for (size_t i = 1; i < bodies_.size(); ++i) {
+void ContactSolver::write_back(uint32_t begin, uint32_t end) {
+  for (uint32_t i = begin; i < end; ++i) {
     const SolverBody& sb = bodies_[i];
     Body& b = world_.bodies[body_slot_[i]];
     b.linear_velocity = sb.v;

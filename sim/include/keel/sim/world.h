@@ -124,6 +124,12 @@ class World {
   void set_angular_velocity(BodyId id, const Vec3& w);
   /// Sets a body's pose directly (teleport). For kinematic bodies prefer velocities.
   void set_transform(BodyId id, const Transform& pose);
+  /// Drives a kinematic body to `target` (the body origin's pose) by the end of the next
+  /// tick: sets the linear and angular velocities that take it there in one tick (the
+  /// shorter way round), so what it touches is carried rather than teleported. The
+  /// velocities stay until changed: call it every tick to follow a path. Ignored for
+  /// other motion types.
+  void move_kinematic(BodyId id, const Transform& target);
   /// Applies an impulse (N·s) at a world point.
   void apply_impulse(BodyId id, const Vec3& impulse, const Vec3& world_point);
   float mass(BodyId id) const;
