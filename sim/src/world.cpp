@@ -3,6 +3,7 @@
 #include <keel/sim/world.h>
 
 #include "body/mass.h"
+#include "character/character.h"
 #include "events/contact_events.h"
 #include "island/sleep.h"
 #include "world_impl.h"
@@ -227,6 +228,7 @@ void WorldImpl::step() {
   update_broadphase(*this, pairs);
   auto t1 = Clock::now();
   update_contacts(*this, geoms, dead);
+  update_characters(*this, 1.0f / float(settings.tick_rate));
   wake_touched_islands(*this);
   refresh_woken_contacts(*this, dead);
   update_contact_events(*this);
@@ -281,6 +283,11 @@ Expected<World> World::from_scene(const SceneDef& scene) {
   for (const BodyDef& def : scene.bodies) {
     auto id = world.add_body(def);
     if (!id) return id.error();
+  }
+  for (const CharacterDef& c : scene.characters) {
+    if (Status st = add_character(world, world.find_body(c.body), c.settings); !st) {
+      return Error{"character on body " + std::to_string(c.body) + ": " + st.error().message};
+    }
   }
   return world;
 }
@@ -347,6 +354,7 @@ bool World::remove_body(BodyId id) {
   if (!b) return false;
   // Whatever rested on it falls on the next tick.
   wake_islands_touching(w, id.index);
+  forget_character(w, id.index);
   for (uint32_t s : b->shapes) w.destroy_shape(s);
   w.id_to_slot.erase(b->id);
   uint32_t generation = b->generation;
