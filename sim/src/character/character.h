@@ -55,9 +55,6 @@ void forget_character(WorldImpl& w, uint32_t body_slot);
 /// Raises the configuration warnings a character deserves (once each).
 void check_character_config(WorldImpl& w, Character& c);
 
-/// Validates settings; the message names the field.
-Status validate_character_settings(const CharacterSettings& s);
-
 /// Saved state: nothing at all for a world without characters (so such a world's bytes
 /// are what they were before characters existed), else a count and each character.
 void write_characters(const WorldImpl& w, StateWriter& out);

@@ -32,6 +32,10 @@ struct CharacterStatus {
   uint32_t ground_body = 0;    ///< user id of the body it stands on (0 = none)
 };
 
+/// Checks settings for values the controller cannot use; the message names the field,
+/// e.g. "character step_height must be in [0, 10] (got -1)".
+Status validate_character_settings(const CharacterSettings& settings);
+
 /// Makes a dynamic body a character. Fails for an invalid or non-dynamic body, one that
 /// already is a character, or settings out of range. A body without an enabled capsule
 /// collider, or whose rotation is not frozen, is accepted with a warning (once each; see
