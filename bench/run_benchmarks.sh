@@ -7,7 +7,7 @@
 #   SKIP_BUILD=1 bench/run_benchmarks.sh    # use the binaries already in BUILD_DIR/bin
 #   sudo NICE=-10 bench/run_benchmarks.sh   # raise the measured programs' priority on a busy box
 #
-# For every round, for every scene (pile, pyramid, spheres_capsules), it runs, one after the
+# For every round, for every scene (pile, pyramid, spheres_capsules, characters), it runs, one after the
 # other so that all programs see the same machine state:
 #   keel-sim run scenes/X.json --ticks N --timing
 #   keel-bullet-bench scenes/X.json --ticks N --sleep on
@@ -25,7 +25,9 @@ ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 BUILD_DIR="${BUILD_DIR:-build}"
 RUNS="${RUNS:-3}"
 TICKS="${TICKS:-600}"
-SCENES="${SCENES:-pile pyramid spheres_capsules}"
+# characters: Bullet steps the same bodies with no character controller (it has none of
+# Keel's kind), so that row's ratio shows what the controllers add, not a like-for-like race.
+SCENES="${SCENES:-pile pyramid spheres_capsules characters}"
 WITH_F64="${WITH_F64:-0}"
 JOBS="${JOBS:-2}"
 cd "$ROOT"
