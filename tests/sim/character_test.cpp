@@ -188,6 +188,41 @@ TEST(Character, JumpsOnlyFromTheGround) {
   EXPECT_LT(w.body_state(c).linear_velocity.y, vy);
 }
 
+// Walking down four 0.2 m stairs (0.5 m treads) at 2 m/s, the character rolls over each
+// edge and snaps to the next tread instead of flying off: its feet never rise above the
+// highest tread under its footprint (x +- radius) and it is airborne at most 3 ticks per
+// step (the roll past 45 degrees over the edge, before the next tread is in snap reach).
+TEST(Character, SnapsDownStairs) {
+  World w;
+  add_floor(w);
+  auto tread_end = [](int k) { return 0.5f * float(k + 1); };
+  auto tread_top = [](int k) { return 0.8f - 0.2f * float(k); };
+  for (int k = 0; k < 4; ++k) {
+    ASSERT_TRUE(w.add_body(box_body(10 + k, MotionType::Static, Vec3((tread_end(k) - 5.0f) / 2, tread_top(k) / 2, 0),
+                                    Vec3((tread_end(k) + 5.0f) / 2, tread_top(k) / 2, 3))));
+  }
+  BodyId c = add_character_at(w, Vec3(-0.5f, 0.8f, 0));
+  settle(w, c);
+  set_character_input(w, c, CharacterInput{Vec3(2, 0, 0), false});
+  int airborne = 0;
+  float hover = 0.0f;
+  for (int i = 0; i < 150; ++i) {
+    w.step();
+    const Vec3 feet = feet_of(w, c);
+    float highest = 0.0f;  // the highest tread reaching under the footprint
+    for (int k = 0; k < 4; ++k) {
+      if (feet.x - kRadius < tread_end(k)) highest = std::max(highest, tread_top(k));
+    }
+    hover = std::max(hover, feet.y - highest);
+    airborne += character_status(w, c).grounded ? 0 : 1;
+  }
+  std::printf("down stairs: %d of 150 ticks airborne, feet at most %.4f m above the footprint\n", airborne, hover);
+  EXPECT_GT(feet_of(w, c).x, 4.0f);
+  EXPECT_NEAR(feet_of(w, c).y, 0.0f, 0.006f);
+  EXPECT_LE(airborne, 12);
+  EXPECT_LT(hover, 0.005f);
+}
+
 // Walks at 1.9 m/s, `incidence` off the normal of a wall along x (face z = 0, normal +z),
 // and returns the speed along the wall over the last second.
 float wall_slide_speed(float incidence_deg, float wall_friction) {

@@ -269,6 +269,18 @@ TEST(Overlap, EveryShapeKind) {
   EXPECT_TRUE(overlap(w, QueryShape::sphere(1.0f), Transform{Vec3(0, 0, 4)}).empty());
 }
 
+TEST(Query, UnusableInputFindsNothing) {
+  World w = make_world();
+  const float nan = std::nanf("");
+  EXPECT_FALSE(raycast(w, Vec3(nan, 0, 0), Vec3(1, 0, 0), 10.0f));
+  EXPECT_FALSE(raycast(w, Vec3(-5, 0, 0), Vec3(0.0f), 10.0f));
+  EXPECT_TRUE(raycast_all(w, Vec3(-5, 0, 0), Vec3(1, 0, 0), nan).empty());
+  EXPECT_FALSE(shape_cast(w, QueryShape::sphere(0.0f), Transform{Vec3(-5, 0, 0)}, Vec3(1, 0, 0), 10.0f));
+  EXPECT_FALSE(shape_cast(w, QueryShape::box(Vec3(1.0f)), Transform{Vec3(-5, 0, 0), make_quat(0, 0, 0, 0)},
+                          Vec3(1, 0, 0), 10.0f));
+  EXPECT_TRUE(overlap(w, QueryShape::capsule(0.5f, -1.0f), Transform{Vec3(0.0f)}).empty());
+}
+
 TEST(Query, FindsABodyThatOutranItsBroadphaseBound) {
   // A sphere moving 0.5 m per tick leaves its fat bound (0.1 m margin) during the step:
   // a query after the step must still find it where it is.

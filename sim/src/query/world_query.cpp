@@ -157,6 +157,30 @@ std::vector<OverlapHit> overlap_core(const WorldImpl& w, const query::Core& core
 
 namespace {
 
+bool finite(const Vec3& v) { return std::isfinite(v.x) && std::isfinite(v.y) && std::isfinite(v.z); }
+
+// Queries take game input (aim directions, poses): anything non-finite or a shape without
+// size is answered with "nothing" rather than fed to the tree walk and GJK.
+bool usable(const QueryShape& shape, const Transform& pose) {
+  const Quat& q = pose.rotation;
+  if (!finite(pose.position) || !std::isfinite(q.x) || !std::isfinite(q.y) || !std::isfinite(q.z) ||
+      !std::isfinite(q.w) || !(q.x * q.x + q.y * q.y + q.z * q.z + q.w * q.w > 1.0e-12f)) {
+    return false;
+  }
+  switch (shape.type) {
+    case ShapeType::Sphere: return std::isfinite(shape.radius) && shape.radius > 0.0f;
+    case ShapeType::Capsule:
+      return std::isfinite(shape.radius) && shape.radius > 0.0f && std::isfinite(shape.half_height) &&
+             shape.half_height >= 0.0f;
+    case ShapeType::Box:
+      return finite(shape.half_extents) && shape.half_extents.x > 0.0f && shape.half_extents.y > 0.0f &&
+             shape.half_extents.z > 0.0f;
+  }
+  return false;
+}
+
+Transform normalized(const Transform& pose) { return Transform{pose.position, glm::normalize(pose.rotation)}; }
+
 bool unit_direction(const Vec3& direction, float max_distance, Vec3& dir) {
   const float len2 = glm::dot(direction, direction);
   if (!(len2 > 0.0f) || !std::isfinite(len2) || !(max_distance >= 0.0f) || !std::isfinite(max_distance)) {
@@ -171,7 +195,7 @@ bool unit_direction(const Vec3& direction, float max_distance, Vec3& dir) {
 std::optional<QueryHit> raycast(const World& world, const Vec3& origin, const Vec3& direction, float max_distance,
                                 const QueryFilter& filter) {
   Vec3 dir;
-  if (!unit_direction(direction, max_distance, dir)) return std::nullopt;
+  if (!finite(origin) || !unit_direction(direction, max_distance, dir)) return std::nullopt;
   return cast_core(WorldAccess::impl(world), query::point_core(origin, 0.0f), dir, max_distance, filter);
 }
 
@@ -179,7 +203,7 @@ std::vector<QueryHit> raycast_all(const World& world, const Vec3& origin, const 
                                   const QueryFilter& filter) {
   std::vector<QueryHit> hits;
   Vec3 dir;
-  if (!unit_direction(direction, max_distance, dir)) return hits;
+  if (!finite(origin) || !unit_direction(direction, max_distance, dir)) return hits;
   cast_core(WorldAccess::impl(world), query::point_core(origin, 0.0f), dir, max_distance, filter, &hits);
   std::sort(hits.begin(), hits.end(), hit_before);
   return hits;
@@ -188,13 +212,14 @@ std::vector<QueryHit> raycast_all(const World& world, const Vec3& origin, const 
 std::optional<QueryHit> shape_cast(const World& world, const QueryShape& shape, const Transform& start,
                                    const Vec3& direction, float max_distance, const QueryFilter& filter) {
   Vec3 dir;
-  if (!unit_direction(direction, max_distance, dir)) return std::nullopt;
-  return cast_core(WorldAccess::impl(world), query_core(shape, start), dir, max_distance, filter);
+  if (!usable(shape, start) || !unit_direction(direction, max_distance, dir)) return std::nullopt;
+  return cast_core(WorldAccess::impl(world), query_core(shape, normalized(start)), dir, max_distance, filter);
 }
 
 std::vector<OverlapHit> overlap(const World& world, const QueryShape& shape, const Transform& pose,
                                 const QueryFilter& filter) {
-  return overlap_core(WorldAccess::impl(world), query_core(shape, pose), filter);
+  if (!usable(shape, pose)) return {};
+  return overlap_core(WorldAccess::impl(world), query_core(shape, normalized(pose)), filter);
 }
 
 }  // namespace keel::sim

@@ -4,7 +4,9 @@
 // it. They walk the broadphase trees, then test each candidate collider exactly. Results
 // are deterministic: the closest hit wins, and equal distances go to the lower body user
 // id, then to the lower collider index within that body; lists come sorted the same way.
-// Every shape kind the sim has is supported (sphere, box, capsule).
+// Every shape kind the sim has is supported (sphere, box, capsule). Non-finite input, a
+// zero direction or a shape without size finds nothing. Queries on one world must not run
+// concurrently with each other or with a step (they share the broadphase's walk stack).
 #pragma once
 
 #include <keel/sim/defs.h>
