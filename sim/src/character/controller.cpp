@@ -277,6 +277,52 @@ void warn(WorldImpl& w, Character& c, uint8_t bit, const std::string& text) {
   w.characters.warnings.push_back("character " + std::to_string(c.body_id) + ": " + text);
 }
 
+// What the probes found this tick, for the decision below.
+struct Probe {
+  int32_t shape = -1;  // the collider probes are made with (-1: none)
+  query::Core core;
+  QueryFilter filter;
+  Ground ground;
+};
+
+// Tries to start a climb; false when there is no step to mount ahead.
+bool start_climb(const WorldImpl& w, Character& c, const Body& b, const Probe& p, const Vec3& move,
+                 const Vec3& wish, float dt, Step& out) {
+  if (p.shape < 0 || w.shapes[size_t(p.shape)].type != ShapeType::Capsule || c.settings.step_height <= 0.0f) {
+    return false;
+  }
+  const Vec3 dir = np::normalize_or(move, Vec3(0.0f));
+  const float height = find_step(w, p.core, p.filter, dir, c);
+  if (height <= 0.0f) return false;
+  c.climbing = true;
+  c.climb_target_y = b.origin.position.y + height + kClimbClearance;
+  c.climb_ticks = uint32_t(kClimbDeadline / dt);
+  c.climb_dir = dir;
+  return continue_climb(c, b, move, wish, p.ground, dt, out);
+}
+
+// The velocity for this tick: jump, climb, walk on the ground, or fly. Clears
+// `ground.found` when the character leaves the ground this tick (no snap next tick).
+Step decide(const WorldImpl& w, Character& c, const Body& b, Probe& p, const CharacterInput& in, const Vec3& move,
+            const Vec3& wish, const Touches& touches, float dt) {
+  Step s;
+  Ground& g = p.ground;
+  if (in.jump && g.found && !c.climbing) {
+    s.velocity = wish + horizontal(g.velocity);
+    s.velocity.y = c.settings.jump_speed + std::max(0.0f, g.velocity.y);
+    g.found = false;
+  } else if (continue_climb(c, b, move, wish, g, dt, s) ||
+             (g.found && pushes_into(move, touches.blocks) && start_climb(w, c, b, p, move, wish, dt, s))) {
+    g.found = false;
+  } else if (g.found) {
+    s.velocity = ground_velocity(wish, g, dt);
+    s.gravity = false;
+  } else {
+    s.velocity = air_velocity(b.linear_velocity, wish, c, dt);
+  }
+  return s;
+}
+
 void update_one(WorldImpl& w, Character& c, Touches& touches, float dt) {
   Body& b = w.bodies[c.body_slot];
   check_character_config(w, c);
@@ -286,52 +332,24 @@ void update_one(WorldImpl& w, Character& c, Touches& touches, float dt) {
     if (move == Vec3(0.0f) && !in.jump) return;  // idle sleeper: leave it be
     wake_island_of(w, c.body_slot);
   }
-  const int32_t shape = probe_shape(w, b);
-  const QueryFilter f = probe_filter(b, c.body_slot);
-  Ground g;
-  query::Core core;
-  if (shape >= 0) {
-    core = query::core_of(placed_geom(w.shapes[size_t(shape)], b));
+  Probe p;
+  p.shape = probe_shape(w, b);
+  p.filter = probe_filter(b, c.body_slot);
+  if (p.shape >= 0) {
+    p.core = query::core_of(placed_geom(w.shapes[size_t(p.shape)], b));
     const float reach = c.grounded ? std::max(c.settings.step_height, kGroundReach) : kGroundReach;
-    g = probe_ground(w, core, f, reach, c.cos_slope);
+    p.ground = probe_ground(w, p.core, p.filter, reach, c.cos_slope);
   }
   Vec3 wish = deflect(move, touches.blocks);
   wish = push_bodies(w, c, wish, touches.pushes, dt);
-
-  Step s;
-  if (in.jump && g.found && !c.climbing) {
-    s.velocity = wish + horizontal(g.velocity);
-    s.velocity.y = c.settings.jump_speed + std::max(0.0f, g.velocity.y);
-    g.found = false;  // it leaves the ground this tick; no snap next tick
-  } else if (continue_climb(c, b, move, wish, g, dt, s)) {
-    g.found = false;
-  } else if (g.found && shape >= 0 && w.shapes[size_t(shape)].type == ShapeType::Capsule &&
-             pushes_into(move, touches.blocks) && c.settings.step_height > 0.0f) {
-    const Vec3 dir = np::normalize_or(move, Vec3(0.0f));
-    const float height = find_step(w, core, f, dir, c);
-    if (height > 0.0f) {
-      c.climbing = true;
-      c.climb_target_y = b.origin.position.y + height + kClimbClearance;
-      c.climb_ticks = uint32_t(kClimbDeadline / dt);
-      c.climb_dir = dir;
-      continue_climb(c, b, move, wish, g, dt, s);
-      g.found = false;
-    } else {
-      s.velocity = ground_velocity(wish, g, dt);
-      s.gravity = false;
-    }
-  } else if (g.found) {
-    s.velocity = ground_velocity(wish, g, dt);
-    s.gravity = false;
-  } else {
-    s.velocity = air_velocity(b.linear_velocity, wish, c, dt);
-  }
-  if (shape >= 0) {
+  Step s = decide(w, c, b, p, in, move, wish, touches, dt);
+  if (p.shape >= 0) {
     const Vec3 gravity_dv = s.gravity ? w.settings.gravity * (c.gravity_scale * dt) : Vec3(0.0f);
-    s.velocity = sweep(w, core, f, s.velocity, gravity_dv, dt);
+    s.velocity = sweep(w, p.core, p.filter, s.velocity, gravity_dv, dt);
   }
   b.linear_velocity = s.velocity;
   b.gravity_scale = s.gravity ? c.gravity_scale : 0.0f;
+  const Ground& g = p.ground;
   c.grounded = g.found;
   c.ground_normal = g.found ? g.normal : kUp;
   c.ground_body = g.found ? g.body_id : 0;
