@@ -11,6 +11,7 @@ script. Layouts (docs/scene-format.md describes the format):
   pyramid.json           static ground + a 20-row pyramid of 210 touching 1 m boxes
   spheres_capsules.json  ground, four walls, 500 spheres and 500 capsules in a checkerboard
   demo.json              a small playground with 8 spawn points
+  characters.json        16 scripted capsule characters over a kerb, crates, stairs and a ramp
 
 Common to all: density 1000 kg/m^3, friction 0.6, restitution 0, tick_rate 60, body ids
 unique and consecutive from 1 (the ground is body 1). Only the standard library is used.
@@ -186,6 +187,60 @@ def demo():
     return scene("demo", bodies, spawn_points)
 
 
+def characters():
+    """16 capsule characters walking scripted loops in 16 lanes (z = -11.25..11.25, pitch
+    1.5 m) over a course that spans every lane: a 0.3 m kerb at x = -7..-6, crates (20 kg,
+    0.6 m) in the odd lanes at x = -1.5, four 0.2 m stairs from x = 3 up to a 0.8 m deck
+    (x = 4.8..9) and a 20 degree ramp back down to the ground at x = 11.2, all inside four
+    walls. Characters: r 0.3, half height 0.6 (1.8 m tall), 80 kg, rotation frozen, start
+    with their feet on the ground at x = 0. Each script walks 2 m towards -x (odd lanes
+    push their crate), pauses, walks 14.5 m towards +x at 2.0 to 3.05 m/s (up the stairs,
+    over the deck, down the ramp), jumps, sidesteps and walks back; pauses and paces differ
+    per lane so the lanes fall out of step.
+    """
+    bodies = [ground()]
+
+    def add(*args, **kwargs):
+        bodies.append(body(len(bodies) + 1, *args, **kwargs))
+
+    for position, half in [((-8.5, 1.0, 0.0), (0.5, 1.0, 13.0)), ((15.5, 1.0, 0.0), (0.5, 1.0, 13.0)),
+                           ((3.5, 1.0, 13.5), (12.5, 1.0, 0.5)), ((3.5, 1.0, -13.5), (12.5, 1.0, 0.5))]:
+        add("Static", position, box_collider(*half))
+    add("Static", (-6.5, 0.15, 0.0), box_collider(0.5, 0.15, 12.5))  # the kerb
+    for k in range(4):  # stairs: step k rises to 0.2 (k + 1) from x = 3 + 0.6 k to the deck's end
+        x0 = 3.0 + 0.6 * k
+        add("Static", ((x0 + 9.0) / 2.0, 0.1 * (k + 1), 0.0), box_collider((9.0 - x0) / 2.0, 0.1 * (k + 1), 12.5))
+    # The ramp: a 0.2 m slab tilted -20 degrees about Z whose top runs from the deck's edge
+    # (9, 0.8) down to the ground at x = 9 + 0.8 / tan 20 = 11.198.
+    slope = math.radians(20.0)
+    mid = (9.0 + 0.4 / math.tan(slope), 0.4)
+    add("Static", (mid[0] - 0.1 * math.sin(slope), mid[1] - 0.1 * math.cos(slope), 0.0),
+        box_collider(1.25, 0.1, 12.5), roll_quat(-20.0))
+    lanes = [-11.25 + 1.5 * i for i in range(16)]
+    for i, z in enumerate(lanes):
+        if i % 2 == 1:
+            add("Dynamic", (-1.5, 0.3, z), box_collider(0.3, 0.3, 0.3), mass=20.0)
+    chars = []
+    for i, z in enumerate(lanes):
+        add("Dynamic", (0.0, 0.901, z), capsule_collider(0.3, 0.6), mass=80.0, freeze_rotation=True,
+            can_sleep=False)
+        bodies[-1]["colliders"][0]["friction"] = 0.2
+        pace = 2.0 + 0.07 * i
+        leg = int(math.ceil(14.5 / pace * 60.0))  # ticks to cover 14.5 m at this pace
+        script = [
+            {"ticks": 60, "move": vec3(-2.0, 0.0, 0.0)},
+            {"ticks": 10 + 3 * i},
+            {"ticks": leg, "move": vec3(pace, 0.0, 0.0)},
+            {"ticks": 12, "move": vec3(pace, 0.0, 0.0), "jump": True},
+            {"ticks": 30, "move": vec3(0.0, 0.0, 0.5 if i % 2 == 0 else -0.5)},
+            {"ticks": leg, "move": vec3(-pace, 0.0, 0.0)},
+        ]
+        chars.append({"body": len(bodies), "script": script})
+    s = scene("characters", bodies)
+    s["characters"] = chars
+    return s
+
+
 def render(s):
     """JSON with one body / spawn point per line: diffable, and far smaller than indent=2."""
     lines = ["{"]
@@ -210,6 +265,7 @@ SCENES = {
     "pyramid.json": pyramid,
     "spheres_capsules.json": spheres_capsules,
     "demo.json": demo,
+    "characters.json": characters,
 }
 
 

@@ -31,7 +31,8 @@ constexpr size_t kMaxJsonArrayElements = SceneLimits::kMaxBodies;
 // message rather than a verification failure.
 constexpr size_t kMaxVerifiedTables = 2 + SceneLimits::kMaxBodies +
                                       SceneLimits::kMaxTotalColliders +
-                                      SceneLimits::kMaxSpawnPoints + 65'536;
+                                      SceneLimits::kMaxSpawnPoints + SceneLimits::kMaxCharacters +
+                                      SceneLimits::kMaxTotalScriptSteps + 65'536;
 
 /// A flatbuffers::Parser that can say where its tokenizer stopped. The position lives in
 /// protected members; an error message that names the body needs it.

@@ -1,6 +1,7 @@
 #include "scene_reader.h"
 
 #include <keel/protocol/scene.h>
+#include <keel/sim/character.h>
 
 #include <charconv>
 #include <cmath>
@@ -66,7 +67,8 @@ class Reader {
 
   sim::Expected<sim::SceneDef> read(const fb::Scene& in) {
     sim::SceneDef out;
-    if (!read_header(in, out) || !read_bodies(in, out) || !read_spawn_points(in, out)) {
+    if (!read_header(in, out) || !read_bodies(in, out) || !read_spawn_points(in, out) ||
+        !read_characters(in, out)) {
       return sim::Error{error_};
     }
     return out;
@@ -427,6 +429,73 @@ class Reader {
       }
     }
     return true;
+  }
+
+  /// Characters name dynamic bodies of the scene, each at most once; their settings pass
+  /// the sim's own check, so a scene that loads is one the world accepts.
+  bool read_characters(const fb::Scene& in, sim::SceneDef& out) {
+    enter_scene_level();
+    if (in.characters() == nullptr) return true;
+    const auto& chars = *in.characters();
+    if (chars.size() > SceneLimits::kMaxCharacters) {
+      return fail("characters", "the scene has " + std::to_string(chars.size()) + " characters, at most " +
+                                    std::to_string(SceneLimits::kMaxCharacters) + " allowed");
+    }
+    std::unordered_map<uint32_t, size_t> body_of;  // id -> index, for lookups only
+    for (size_t i = 0; i < out.bodies.size(); ++i) body_of.emplace(out.bodies[i].id, i);
+    std::unordered_map<uint32_t, bool> is_character;
+    size_t total_steps = 0;
+    out.characters.resize(chars.size());
+    for (uint32_t i = 0; i < chars.size(); ++i) {
+      const std::string at = "characters[" + std::to_string(i) + "]";
+      const fb::Character* c = chars.Get(i);
+      if (c == nullptr) return fail(Field(at, ""), "is null");
+      if (!c->body().has_value()) return fail(Field(at, ".body"), "is required");
+      const uint32_t body = *c->body();
+      auto found = body_of.find(body);
+      if (found == body_of.end()) return fail(Field(at, ".body"), "names no body of the scene (" + std::to_string(body) + ")");
+      if (out.bodies[found->second].motion != sim::MotionType::Dynamic) {
+        return fail(Field(at, ".body"), "body " + std::to_string(body) + " is not dynamic");
+      }
+      if (!is_character.emplace(body, true).second) {
+        return fail(Field(at, ".body"), "body " + std::to_string(body) + " already is a character");
+      }
+      sim::CharacterDef& def = out.characters[i];
+      def.body = body;
+      if (!read_character_settings(at, *c, def.settings, total_steps)) return false;
+    }
+    return true;
+  }
+
+  bool read_character_settings(const std::string& at, const fb::Character& c, sim::CharacterSettings& s,
+                               size_t& total_steps) {
+    s.slope_limit = c.slope_limit();
+    s.step_height = c.step_height();
+    s.push_force = c.push_force();
+    s.jump_speed = c.jump_speed();
+    s.air_acceleration = c.air_acceleration();
+    if (c.script() != nullptr) {
+      const auto& steps = *c.script();
+      total_steps += steps.size();
+      if (steps.size() > SceneLimits::kMaxScriptSteps || total_steps > SceneLimits::kMaxTotalScriptSteps) {
+        return fail(Field(at, ".script"), "has too many steps (at most " + std::to_string(SceneLimits::kMaxScriptSteps) +
+                                              " per character, " + std::to_string(SceneLimits::kMaxTotalScriptSteps) +
+                                              " in the scene)");
+      }
+      s.script.resize(steps.size());
+      for (uint32_t k = 0; k < steps.size(); ++k) {
+        const fb::CharacterStep* st = steps.Get(k);
+        const std::string step_at = at + ".script[" + std::to_string(k) + "]";
+        if (st == nullptr) return fail(Field(step_at, ""), "is null");
+        s.script[k].ticks = st->ticks();
+        s.script[k].jump = st->jump();
+        if (!read_vec3(Field(step_at, ".move"), st->move(), sim::Vec3(0.0f), s.script[k].move)) return false;
+      }
+    }
+    const sim::Status status = sim::validate_character_settings(s);
+    if (status) return true;
+    error_ = source_ + ": " + at + ": " + status.error().message;
+    return false;
   }
 
   const std::string& source_;

@@ -42,6 +42,19 @@ Offset<fb::Solver> write_solver(FlatBufferBuilder& fbb, const sim::WorldSettings
                           s.contact_push_max_speed, s.restitution_threshold);
 }
 
+Offset<fb::Character> write_character(FlatBufferBuilder& fbb, const sim::CharacterDef& c) {
+  std::vector<Offset<fb::CharacterStep>> steps;
+  steps.reserve(c.settings.script.size());
+  for (const sim::CharacterScriptStep& st : c.settings.script) {
+    const fb::Vec3 move = to_fb(st.move);
+    steps.push_back(fb::CreateCharacterStep(fbb, st.ticks, &move, st.jump));
+  }
+  const auto script = fbb.CreateVector(steps);
+  const sim::CharacterSettings& s = c.settings;
+  return fb::CreateCharacter(fbb, c.body, s.slope_limit, s.step_height, s.push_force, s.jump_speed,
+                             s.air_acceleration, script);
+}
+
 }  // namespace
 
 std::vector<uint8_t> scene_to_binary(const sim::SceneDef& scene) {
@@ -65,11 +78,17 @@ std::vector<uint8_t> scene_to_binary(const sim::SceneDef& scene) {
   }
   const auto spawn_vector = fbb.CreateVector(spawn_points);
 
+  std::vector<Offset<fb::Character>> characters;
+  characters.reserve(scene.characters.size());
+  for (const sim::CharacterDef& c : scene.characters) characters.push_back(write_character(fbb, c));
+  // An empty list is left out, so a scene without characters encodes as it did before.
+  const auto character_vector = characters.empty() ? 0 : fbb.CreateVector(characters);
+
   const auto name = fbb.CreateString(scene.name);
   const auto solver = write_solver(fbb, scene.settings);
   const fb::Vec3 gravity = to_fb(scene.settings.gravity);
   const auto root = fb::CreateScene(fbb, name, scene.settings.tick_rate, &gravity, body_vector,
-                                    /*joints=*/0, spawn_vector, solver);
+                                    /*joints=*/0, spawn_vector, solver, character_vector);
   fb::FinishSceneBuffer(fbb, root);
   return std::vector<uint8_t>(fbb.GetBufferPointer(), fbb.GetBufferPointer() + fbb.GetSize());
 }

@@ -1,5 +1,6 @@
 // Body-by-body comparison of two match states.
 #include <keel/replay/state_diff.h>
+#include <keel/sim/character.h>
 
 #include <algorithm>
 #include <cmath>
@@ -73,6 +74,27 @@ void diff_players(StateDiff& d, const sim::Match& a, const sim::Match& b) {
   }
 }
 
+// Character controller state that is not a body field: whether a body is a character, and
+// whether it stands or climbs (a desync often starts with one peer grounding a character the
+// other leaves in the air).
+void diff_characters(StateDiff& d, const sim::Match& a, const sim::Match& b, uint32_t body) {
+  const sim::BodyId ia = a.world().find_body(body), ib = b.world().find_body(body);
+  const bool ca = sim::is_character(a.world(), ia), cb = sim::is_character(b.world(), ib);
+  const std::string id = "body " + std::to_string(body);
+  if (ca != cb) {
+    d.other.push_back(id + ": a character only in " + (ca ? "A" : "B"));
+    return;
+  }
+  if (!ca) return;
+  const sim::CharacterStatus sa = sim::character_status(a.world(), ia), sb = sim::character_status(b.world(), ib);
+  auto yes_no = [](bool v) { return v ? "true" : "false"; };
+  if (sa.grounded != sb.grounded) d.other.push_back(id + ": grounded " + yes_no(sa.grounded) + " vs " + yes_no(sb.grounded));
+  if (sa.climbing != sb.climbing) d.other.push_back(id + ": climbing " + yes_no(sa.climbing) + " vs " + yes_no(sb.climbing));
+  if (sa.ground_body != sb.ground_body) {
+    d.other.push_back(id + ": stands on body " + std::to_string(sa.ground_body) + " vs " + std::to_string(sb.ground_body));
+  }
+}
+
 bool more_different(const FieldDiff& x, const FieldDiff& y) {
   double dx = std::abs(x.difference()), dy = std::abs(y.difference());
   if (std::isnan(dx) != std::isnan(dy)) return std::isnan(dx);
@@ -115,8 +137,12 @@ StateDiff diff_states(const sim::Match& a, const sim::Match& b) {
   std::map<uint32_t, sim::BodyState> ba = bodies_of(a), bb = bodies_of(b);
   for (const auto& [id, state] : ba) {
     auto it = bb.find(id);
-    if (it == bb.end()) d.only_in_a.push_back(id);
-    else diff_body(d, state, it->second);
+    if (it == bb.end()) {
+      d.only_in_a.push_back(id);
+    } else {
+      diff_body(d, state, it->second);
+      diff_characters(d, a, b, id);
+    }
   }
   for (const auto& [id, state] : bb) {
     if (!ba.count(id)) d.only_in_b.push_back(id);

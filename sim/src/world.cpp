@@ -5,6 +5,7 @@
 #include <keel/sim/det_math.h>
 
 #include "body/mass.h"
+#include "character/character.h"
 #include "events/contact_events.h"
 #include "island/sleep.h"
 #include "world_impl.h"
@@ -263,11 +264,14 @@ void WorldImpl::step() {
   // no fat bound changed (so no contact ends), every contact is held as it is (neither
   // side can move), and nothing can wake an island: the contact passes below would change
   // nothing, so a world asleep skips them and pays per body, not per contact.
-  const bool still = !edited && !any_body_can_move(*this);
+  // A world with characters is never still: a sleeping character wakes itself when its
+  // input or its script asks it to move, which only its tick stage can see.
+  const bool still = !edited && characters.items.empty() && !any_body_can_move(*this);
   edited = false;
   uint32_t touching = 0;
   if (!still) {
     update_contacts(*this, geoms, dead);
+    update_characters(*this, 1.0f / float(settings.tick_rate));
     wake_touched_islands(*this);
     refresh_woken_contacts(*this, dead);
     touching = update_contact_events(*this);
@@ -329,6 +333,11 @@ Expected<World> World::from_scene(const SceneDef& scene) {
   for (const BodyDef& def : scene.bodies) {
     auto id = world.add_body(def);
     if (!id) return id.error();
+  }
+  for (const CharacterDef& c : scene.characters) {
+    if (Status st = add_character(world, world.find_body(c.body), c.settings); !st) {
+      return Error{"character on body " + std::to_string(c.body) + ": " + st.error().message};
+    }
   }
   return world;
 }
@@ -397,6 +406,7 @@ bool World::remove_body(BodyId id) {
   w.edited = true;
   // Whatever rested on it falls on the next tick.
   wake_islands_touching(w, id.index);
+  forget_character(w, id.index);
   for (uint32_t s : b->shapes) w.destroy_shape(s);
   w.id_to_slot.erase(b->id);
   uint32_t generation = b->generation;

@@ -7,6 +7,7 @@
 #include <keel/sim/world.h>
 
 #include "broadphase/broadphase.h"
+#include "character/character.h"
 #include "contact/contact.h"
 #include "parallel/executor.h"
 
@@ -102,6 +103,7 @@ struct WorldImpl {
   std::vector<uint64_t> touching_pairs;  // body pairs (user ids) touching last tick: state
   std::vector<TriggerEvent> trigger_events;  // of the last step
   std::vector<uint64_t> sensed_pairs;        // (trigger id, other id) overlapping last tick: state
+  CharacterSet characters;                   // character controller components: state
   Executor executor;  // worker threads; never part of the state
   // Derived, never state. `edited`: the API added, removed, moved or pushed a body since
   // the last step (a new or restored world counts as edited). `last_step_still`: the last
@@ -112,6 +114,10 @@ struct WorldImpl {
   uint32_t last_touching = 0;
 
   mutable std::vector<uint8_t> scratch;  // reused by hash()
+  // Scene queries: how far movable colliders poke out of their fat bounds (derived cache,
+  // never state; see query/world_query.cpp).
+  mutable uint64_t query_slack_tick = ~uint64_t(0);
+  mutable float query_slack = 0.0f;
 
   Body* get(BodyId id);
   const Body* get(BodyId id) const;

@@ -201,4 +201,32 @@ TEST(Example, DesyncInvestigationFiles) {
 }
 
 }  // namespace
+
+// A character grounded in one match and jumping in the other is named in `other`.
+TEST(Diff, NamesACharacterGroundedInOnlyOneState) {
+  auto a = sim::Match::create(load_scene("demo.json"));
+  auto b = sim::Match::create(load_scene("demo.json"));
+  ASSERT_TRUE(a && b);
+  sim::TickInputs join{{sim::PlayerEvent{sim::PlayerEvent::Kind::Join, 1}}, {}};
+  a->step(join);
+  b->step(join);
+  for (int t = 0; t < 60; ++t) {  // the spawn point is 1 m up: land first
+    a->step({});
+    b->step({});
+  }
+  sim::InputFrame jump;
+  jump.buttons = sim::kButtonJump;
+  a->step({});
+  b->step(sim::TickInputs{{}, {sim::PlayerInput{1, jump}}});
+  StateDiff d = diff_states(*a, *b);
+  const std::string body = "body " + std::to_string(a->find_player(1)->character);
+  bool named = false;
+  std::string all;
+  for (const std::string& line : d.other) {
+    named = named || line == body + ": grounded true vs false";
+    all += line + "\n";
+  }
+  EXPECT_TRUE(named) << all;
+}
+
 }  // namespace keel::replay::test

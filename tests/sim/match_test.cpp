@@ -1,5 +1,6 @@
 // The Match: joins, leaves, inputs driving characters, the repeat-last rule, and
 // bit-exact save/restore of players plus world.
+#include <keel/sim/character.h>
 #include <keel/sim/match.h>
 
 #include <gtest/gtest.h>
@@ -123,6 +124,48 @@ TEST(Match, SaveRestoreReproducesPlayersAndWorld) {
   }
   std::vector<uint8_t> bad(saved.begin(), saved.begin() + 30);
   EXPECT_FALSE(b.restore_state(bad));
+}
+
+// The players' characters go through the controller: yaw pi/2 turns "forward" to -X, a
+// 0.3 m step in the way is climbed (feet at 0.30 m), and jump works from the ground only:
+// a 5 m/s jump rises 5^2 / (2 9.81) = 1.27 m.
+TEST(Match, PlayersDriveCharacterControllers) {
+  SceneDef scene = flat_scene();
+  BodyDef step;
+  step.id = 2;
+  step.motion = MotionType::Static;
+  step.position = Vec3(-3 - 5, 0.15f, 0);  // face at x = -3
+  ColliderDef box;
+  box.shape = ShapeType::Box;
+  box.half_extents = Vec3(5, 0.15f, 5);
+  step.colliders.push_back(box);
+  scene.bodies.push_back(step);
+  Match m = std::move(*Match::create(scene));
+  m.step(join(1));
+  const BodyId body = m.world().find_body(m.find_player(1)->character);
+  EXPECT_TRUE(is_character(m.world(), body));
+  for (int i = 0; i < 10; ++i) m.step({});
+  EXPECT_TRUE(character_status(m.world(), body).grounded);
+  InputFrame walk;
+  walk.move_z = 1.0f;
+  walk.look_yaw = 1.5707963f;
+  for (int i = 0; i < 90; ++i) m.step(TickInputs{{}, {PlayerInput{1, walk}}});
+  const float feet_offset = SandboxRules::kCharacterHalfHeight + SandboxRules::kCharacterRadius;
+  BodyState s = m.world().body_state(body);
+  EXPECT_LT(s.position.x, -3.0f - SandboxRules::kCharacterRadius);
+  EXPECT_NEAR(s.position.z, 0.0f, 0.01f);
+  EXPECT_NEAR(s.position.y - feet_offset, 0.30f, 0.01f);
+  InputFrame jump;
+  jump.buttons = kButtonJump;
+  const float y0 = s.position.y;
+  m.step(TickInputs{{}, {PlayerInput{1, jump}}});
+  float top = y0;
+  for (int i = 0; i < 80; ++i) {
+    m.step(TickInputs{{}, {PlayerInput{1, jump}}});  // held: no second jump in the air
+    top = std::max(top, m.world().body_state(body).position.y);
+    if (character_status(m.world(), body).grounded) break;
+  }
+  EXPECT_NEAR(top - y0, 1.274f, 0.02f * 1.274f);
 }
 
 }  // namespace

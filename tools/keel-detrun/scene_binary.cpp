@@ -29,7 +29,8 @@ namespace {
 
 // As protocol: every table a valid scene can hold, plus room for a joint list.
 constexpr size_t kMaxVerifiedTables = 2 + protocol::SceneLimits::kMaxBodies + protocol::SceneLimits::kMaxTotalColliders +
-                                      protocol::SceneLimits::kMaxSpawnPoints + 65'536;
+                                      protocol::SceneLimits::kMaxSpawnPoints + protocol::SceneLimits::kMaxCharacters +
+                                      protocol::SceneLimits::kMaxTotalScriptSteps + 65'536;
 
 }  // namespace
 

@@ -53,6 +53,10 @@ class BroadPhase {
   void collect_pairs(const std::vector<Shape>& shapes, const std::vector<Body>& bodies, Executor& executor,
                      std::vector<uint64_t>& out);
 
+  /// The trees, for scene queries (read only).
+  const DynamicTree& static_tree() const { return static_tree_; }
+  const DynamicTree& movable_tree() const { return movable_tree_; }
+
   /// Forgets a shape in the moved set (it was removed before the pairs were collected).
   void forget_moved(uint32_t shape);
 

@@ -12,6 +12,7 @@
 #include <keel/sim/math.h>
 
 #include <cstdint>
+#include <utility>
 #include <vector>
 
 namespace keel::sim {
@@ -49,6 +50,54 @@ class DynamicTree {
         stack.push_back(n.child2);
       }
     }
+  }
+
+  /// Walks the leaves whose bounds, grown by `inflate` on each side, the segment
+  /// origin + t * delta (t in [0, max_t]) enters, calling visit(user_data, entry_t).
+  /// visit returns the new max_t (return the one given to keep it), so a closest-hit
+  /// query prunes everything behind its best hit. Used by raycasts (inflate 0) and
+  /// shape casts (inflate = the cast shape's half size).
+  template <class Visit>
+  void ray_query(const Vec3& origin, const Vec3& delta, const Vec3& inflate, float max_t, Visit&& visit) const {
+    if (root_ == kNullNode) return;
+    // Its own per-thread stack: a visitor may run a box query() while this walk is live.
+    static thread_local std::vector<int32_t> ray_stack;
+    ray_stack.clear();
+    ray_stack.push_back(root_);
+    while (!ray_stack.empty()) {
+      int32_t id = ray_stack.back();
+      ray_stack.pop_back();
+      const Node& n = nodes_[id];
+      float entry = 0.0f;
+      if (!segment_enters(n.box, inflate, origin, delta, max_t, entry)) continue;
+      if (n.is_leaf()) {
+        max_t = visit(n.user_data, entry);
+      } else {
+        ray_stack.push_back(n.child1);
+        ray_stack.push_back(n.child2);
+      }
+    }
+  }
+
+  /// Slab test: whether origin + t * delta, t in [0, max_t], meets `box` grown by
+  /// `inflate`; `entry` is the first such t.
+  static bool segment_enters(const AABB& box, const Vec3& inflate, const Vec3& origin, const Vec3& delta,
+                             float max_t, float& entry) {
+    float t0 = 0.0f, t1 = max_t;
+    for (int i = 0; i < 3; ++i) {
+      const float lo = box.lower[i] - inflate[i], hi = box.upper[i] + inflate[i];
+      if (delta[i] == 0.0f) {
+        if (origin[i] < lo || origin[i] > hi) return false;
+        continue;
+      }
+      float ta = (lo - origin[i]) / delta[i], tb = (hi - origin[i]) / delta[i];
+      if (ta > tb) std::swap(ta, tb);
+      t0 = ta > t0 ? ta : t0;
+      t1 = tb < t1 ? tb : t1;
+      if (t0 > t1) return false;
+    }
+    entry = t0;
+    return true;
   }
 
   int32_t height() const { return root_ == kNullNode ? 0 : nodes_[root_].height; }

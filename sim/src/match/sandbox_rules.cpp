@@ -1,8 +1,8 @@
-// The sandbox rules: a velocity-driven capsule per player, jump, and throwing balls.
+// The sandbox rules: a capsule character per player (the character controller walks it,
+// climbs steps, slides along walls and jumps), and throwing balls.
+#include <keel/sim/character.h>
 #include <keel/sim/det_math.h>
 #include <keel/sim/match.h>
-
-#include <cmath>
 
 namespace keel::sim {
 
@@ -38,8 +38,13 @@ void SandboxRules::on_join(Match& match, PlayerSlot& slot) {
   capsule.half_height = kCharacterHalfHeight;
   capsule.friction = 0.2f;
   def.colliders.push_back(capsule);
-  auto id = match.world_for_rules().add_body(def);
+  World& world = match.world_for_rules();
+  auto id = world.add_body(def);
   slot.character = id ? def.id : 0;
+  if (!id) return;
+  CharacterSettings settings;
+  settings.jump_speed = kJumpSpeed;
+  add_character(world, *id, settings);
 }
 
 void SandboxRules::on_leave(Match& match, PlayerSlot& slot) {
@@ -57,16 +62,12 @@ void SandboxRules::apply_input(Match& match, PlayerSlot& slot, const InputFrame&
   if (!world.is_valid(character)) return;
   BodyState state = world.body_state(character);
 
+  // The move vector is in the look frame; the controller takes a world-space velocity and
+  // does the rest inside the step (ground, steps, walls, jumping from the ground only).
   Vec3 forward, right;
   look_axes(frame.look_yaw, forward, right);
-  Vec3 desired = (right * frame.move_x + forward * frame.move_z) * kWalkSpeed;
-  Vec3 v = state.linear_velocity;
-  v.x = desired.x;
-  v.z = desired.z;
-  // Without support normals yet, "grounded" is: not moving vertically. Good enough for
-  // a sandbox; the character controller replaces this.
-  if ((frame.buttons & kButtonJump) != 0 && std::abs(v.y) < 0.05f) v.y = kJumpSpeed;
-  world.set_linear_velocity(character, v);
+  const Vec3 desired = (right * frame.move_x + forward * frame.move_z) * kWalkSpeed;
+  set_character_input(world, character, CharacterInput{desired, (frame.buttons & kButtonJump) != 0});
 
   if ((frame.buttons & kButtonFire) == 0 || slot.fire_cooldown > 0) return;
   slot.fire_cooldown = kFireCooldownTicks;

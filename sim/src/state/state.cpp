@@ -6,8 +6,10 @@
 //   "KEELSTAT" u32 version | settings | tick u64 | next_auto_id u32
 //   body slots: u32 count, per slot: u8 alive, u32 generation, [body fields]
 //   body free list | shape slots | shape free list | contacts (in key order)
+//   touching pairs | sensed pairs | characters (only when the world has any)
 #include <keel/sim/world.h>
 
+#include "character/character.h"
 #include "state/state_io.h"
 #include "world_impl.h"
 
@@ -212,6 +214,7 @@ void write_state(const WorldImpl& world, StateWriter& w) {
   for (uint64_t k : world.touching_pairs) w.u64(k);
   w.u32(uint32_t(world.sensed_pairs.size()));
   for (uint64_t k : world.sensed_pairs) w.u64(k);
+  write_characters(world, w);  // absent for a world without characters
 }
 
 namespace {
@@ -285,6 +288,7 @@ Status read_state(StateReader& r, WorldImpl& w) {
   for (Contact& c : contacts) read_contact(r, c);
   read_sorted_keys(r, w.touching_pairs, "touching pairs");
   read_sorted_keys(r, w.sensed_pairs, "sensed pairs");
+  if (r.ok()) read_characters(r, w);
   if (r.ok() && !r.at_end()) r.fail("trailing bytes after the state");
   if (r.ok()) check_references(r, w);
   if (!r.ok()) return Error{"world state is damaged: " + r.error()};

@@ -32,6 +32,9 @@ struct SceneLimits {
   /// which must stay under FlatBuffers' 2 GiB ceiling.
   static constexpr uint64_t kMaxFileBytes = 512ull << 20;
   static constexpr uint32_t kMaxSubsteps = 64;
+  static constexpr size_t kMaxCharacters = 4'096;
+  static constexpr size_t kMaxScriptSteps = 4'096;         ///< per character
+  static constexpr size_t kMaxTotalScriptSteps = 262'144;  ///< over the scene
 };
 
 /// Tick rates a scene may choose (DESIGN §4): 30, 60 or 120 Hz.

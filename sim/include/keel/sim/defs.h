@@ -80,11 +80,39 @@ struct WorldSettings {
 /// e.g. "body 12: colliders[0].radius must be > 0 (got -1)".
 Status validate_body(const BodyDef& def);
 
+// Character controller descriptions (the API is in character.h).
+
+/// One segment of a scripted walk: for `ticks` ticks the character asks for `move`
+/// (world-space horizontal velocity, m/s) and holds jump when `jump` is set.
+struct CharacterScriptStep {
+  uint32_t ticks = 1;
+  Vec3 move{0.0f};
+  bool jump = false;
+};
+
+struct CharacterSettings {
+  float slope_limit = 0.78539816f;  ///< radians: steeper ground is a wall or a slide (45 deg)
+  float step_height = 0.35f;        ///< m: steps up to this are climbed; also the snap-down reach
+  float push_force = 400.0f;        ///< N: the most the character pushes a dynamic body with
+  float jump_speed = 5.0f;          ///< m/s upwards, from the ground only
+  float air_acceleration = 5.0f;    ///< m/s^2: steering off the ground (0: keeps its momentum)
+  /// A scripted walk replayed in a loop from tick 0 of the world; when not empty it
+  /// replaces the input set with set_character_input (scenes use it for scripted walkers).
+  std::vector<CharacterScriptStep> script;
+};
+
+/// A definition in a scene: which body is a character, and how it behaves.
+struct CharacterDef {
+  uint32_t body = 0;  ///< user id of a dynamic body (capsule collider, rotation frozen)
+  CharacterSettings settings;
+};
+
 struct SceneDef {
   std::string name;
   WorldSettings settings;
   std::vector<BodyDef> bodies;
   std::vector<Transform> spawn_points;
+  std::vector<CharacterDef> characters;  ///< bodies driven by the character controller
 };
 
 }  // namespace keel::sim

@@ -93,9 +93,11 @@ class Rules {
   virtual void apply_input(Match& match, PlayerSlot& slot, const InputFrame& frame) = 0;
 };
 
-/// The sandbox rules keel-server ships: a velocity-driven capsule character per player
-/// (move and jump), and the fire button throws a ball (rate-limited per player, at most
-/// kMaxBallsPerPlayer alive; the oldest is removed first).
+/// The sandbox rules keel-server ships: each player drives a capsule character through
+/// the character controller (keel/sim/character.h): the move vector, turned into the world
+/// by the look yaw and scaled to kWalkSpeed, is its wished velocity and the jump button
+/// jumps at kJumpSpeed from the ground. The fire button throws a ball (rate-limited per
+/// player, at most kMaxBallsPerPlayer alive; the oldest is removed first).
 class SandboxRules final : public Rules {
  public:
   static constexpr float kWalkSpeed = 4.0f;        ///< m/s

@@ -90,6 +90,7 @@ struct ContactView {
 };
 
 struct WorldImpl;
+struct WorldAccess;
 
 class World {
  public:
@@ -163,6 +164,7 @@ class World {
   uint64_t hash() const;
 
  private:
+  friend struct WorldAccess;  // queries and the character API (sim/src/world_access.h)
   std::unique_ptr<WorldImpl> impl_;
 };
 

@@ -1,0 +1,225 @@
+// Scene queries: broadphase traversal, filtering, exact tests and deterministic ordering.
+#include "query/world_query.h"
+
+#include <keel/sim/query.h>
+
+#include "collision/geometry.h"
+#include "world_access.h"
+#include "world_impl.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace keel::sim {
+
+namespace {
+
+uint32_t collider_index(const Body& b, uint32_t shape_slot) {
+  for (uint32_t i = 0; i < b.shapes.size(); ++i) {
+    if (b.shapes[i] == shape_slot) return i;
+  }
+  return 0;
+}
+
+// How far any movable collider may reach outside its fat bound. The broadphase refits at
+// the start of a step and the solve moves bodies after it, so between steps a fast body's
+// collider can poke out of its leaf; the movable tree is searched that much wider. Cached
+// per tick (poses change only in step() and set_transform(), which re-fattens its leaves).
+float movable_slack(const WorldImpl& w) {
+  if (w.query_slack_tick == w.tick) return w.query_slack;
+  float slack = 0.0f;
+  for (const Shape& s : w.shapes) {
+    if (!s.alive || s.proxy < 0 || s.is_static) continue;
+    const AABB now = compute_shape_aabb(s, w.bodies[s.body].origin);
+    const Vec3 out = glm::max(s.fat.lower - now.lower, now.upper - s.fat.upper);
+    slack = std::max(slack, std::max(out.x, std::max(out.y, out.z)));
+  }
+  w.query_slack_tick = w.tick;
+  w.query_slack = slack;
+  return slack;
+}
+
+// Both trees are walked (static first), the movable one widened by the slack; the order
+// candidates arrive in never decides a result, only the total order of hit_before does.
+template <class Visit>
+void for_each_tree(const WorldImpl& w, Visit&& visit) {
+  visit(w.broadphase.static_tree(), 0.0f);
+  visit(w.broadphase.movable_tree(), movable_slack(w));
+}
+
+}  // namespace
+
+ShapeGeom placed_geom(const Shape& s, const Body& b) {
+  const Transform xf = compose(b.origin, s.local);
+  ShapeGeom g;
+  g.type = s.type;
+  g.position = xf.position;
+  g.rotation = glm::mat3_cast(xf.rotation);
+  g.radius = s.radius;
+  g.half_height = s.half_height;
+  g.half_extents = s.half_extents;
+  return g;
+}
+
+query::Core query_core(const QueryShape& shape, const Transform& pose) {
+  ShapeGeom g;
+  g.type = shape.type;
+  g.position = pose.position;
+  g.rotation = glm::mat3_cast(pose.rotation);
+  g.radius = shape.radius;
+  g.half_height = shape.half_height;
+  g.half_extents = shape.half_extents;
+  return query::core_of(g);
+}
+
+Vec3 core_half_size(const query::Core& c) {
+  Vec3 h = glm::abs(c.p1 - c.p0) * 0.5f;
+  if (c.type == ShapeType::Box) {
+    for (int i = 0; i < 3; ++i) {
+      h += glm::abs(c.axes[i]) * c.half_extents[i];
+    }
+  }
+  return h + Vec3(c.radius);
+}
+
+bool passes(const WorldImpl& w, uint32_t shape_slot, const QueryFilter& filter) {
+  const Shape& s = w.shapes[shape_slot];
+  if (!s.alive || !s.enabled) return false;
+  const Body& b = w.bodies[s.body];
+  if (filter.exclude.valid() && filter.exclude.index == s.body && filter.exclude.generation == b.generation) {
+    return false;
+  }
+  if ((b.layer & filter.mask) == 0) return false;
+  if (filter.query_layer != 0 && (b.collides_with & filter.query_layer) == 0) return false;
+  const bool motion_ok = b.motion == MotionType::Static      ? filter.hit_static
+                         : b.motion == MotionType::Kinematic ? filter.hit_kinematic
+                                                             : filter.hit_dynamic;
+  if (!motion_ok) return false;
+  return s.is_trigger ? filter.hit_triggers : filter.hit_solids;
+}
+
+bool hit_before(const QueryHit& a, const QueryHit& b) {
+  if (a.distance != b.distance) return a.distance < b.distance;
+  if (a.body_id != b.body_id) return a.body_id < b.body_id;
+  return a.collider < b.collider;
+}
+
+std::optional<QueryHit> cast_core(const WorldImpl& w, const query::Core& core, const Vec3& dir,
+                                  float max_distance, const QueryFilter& filter, std::vector<QueryHit>* all_hits) {
+  std::optional<QueryHit> best;
+  const Vec3 delta = dir * max_distance;
+  const Vec3 origin = query::core_center(core);
+  const Vec3 inflate = core_half_size(core);
+  auto visit = [&](uint32_t slot, float) -> float {
+    if (!passes(w, slot, filter)) return best ? best->distance / max_distance : 1.0f;
+    const Shape& s = w.shapes[slot];
+    const Body& b = w.bodies[s.body];
+    query::CastHit ch;
+    if (query::cast(core, delta, query::core_of(placed_geom(s, b)), ch)) {
+      QueryHit h{BodyId{s.body, b.generation}, b.id, collider_index(b, slot), ch.fraction * max_distance, ch.point,
+                 ch.normal};
+      if (all_hits) all_hits->push_back(h);
+      if (!best || hit_before(h, *best)) best = h;
+    }
+    // Closest-hit queries prune what lies behind the best hit; lists keep everything.
+    return best && !all_hits ? best->distance / max_distance : 1.0f;
+  };
+  for_each_tree(w, [&](const DynamicTree& t, float slack) {
+    t.ray_query(origin, delta, inflate + Vec3(slack), 1.0f, visit);
+  });
+  return best;
+}
+
+std::vector<OverlapHit> overlap_core(const WorldImpl& w, const query::Core& core, const QueryFilter& filter) {
+  std::vector<OverlapHit> out;
+  const Vec3 c = query::core_center(core);
+  const Vec3 h = core_half_size(core);
+  auto visit = [&](uint32_t slot) {
+    if (!passes(w, slot, filter)) return;
+    const Shape& s = w.shapes[slot];
+    const Body& b = w.bodies[s.body];
+    if (query::shapes_overlap(core, query::core_of(placed_geom(s, b)))) {
+      out.push_back(OverlapHit{BodyId{s.body, b.generation}, b.id});
+    }
+  };
+  for_each_tree(w, [&](const DynamicTree& t, float slack) {
+    t.query(AABB{c - h - Vec3(slack), c + h + Vec3(slack)}, visit);
+  });
+  std::sort(out.begin(), out.end(), [](const OverlapHit& a, const OverlapHit& b) { return a.body_id < b.body_id; });
+  out.erase(std::unique(out.begin(), out.end(),
+                        [](const OverlapHit& a, const OverlapHit& b) { return a.body_id == b.body_id; }),
+            out.end());
+  return out;
+}
+
+// ---------------------------------------------------------------------------------------
+// Public API (keel/sim/query.h)
+
+namespace {
+
+bool finite(const Vec3& v) { return std::isfinite(v.x) && std::isfinite(v.y) && std::isfinite(v.z); }
+
+// Queries take game input (aim directions, poses): anything non-finite or a shape without
+// size is answered with "nothing" rather than fed to the tree walk and GJK.
+bool usable(const QueryShape& shape, const Transform& pose) {
+  const Quat& q = pose.rotation;
+  if (!finite(pose.position) || !std::isfinite(q.x) || !std::isfinite(q.y) || !std::isfinite(q.z) ||
+      !std::isfinite(q.w) || !(q.x * q.x + q.y * q.y + q.z * q.z + q.w * q.w > 1.0e-12f)) {
+    return false;
+  }
+  switch (shape.type) {
+    case ShapeType::Sphere: return std::isfinite(shape.radius) && shape.radius > 0.0f;
+    case ShapeType::Capsule:
+      return std::isfinite(shape.radius) && shape.radius > 0.0f && std::isfinite(shape.half_height) &&
+             shape.half_height >= 0.0f;
+    case ShapeType::Box:
+      return finite(shape.half_extents) && shape.half_extents.x > 0.0f && shape.half_extents.y > 0.0f &&
+             shape.half_extents.z > 0.0f;
+  }
+  return false;
+}
+
+Transform normalized(const Transform& pose) { return Transform{pose.position, glm::normalize(pose.rotation)}; }
+
+bool unit_direction(const Vec3& direction, float max_distance, Vec3& dir) {
+  const float len2 = glm::dot(direction, direction);
+  if (!(len2 > 0.0f) || !std::isfinite(len2) || !(max_distance >= 0.0f) || !std::isfinite(max_distance)) {
+    return false;
+  }
+  dir = direction / std::sqrt(len2);
+  return true;
+}
+
+}  // namespace
+
+std::optional<QueryHit> raycast(const World& world, const Vec3& origin, const Vec3& direction, float max_distance,
+                                const QueryFilter& filter) {
+  Vec3 dir;
+  if (!finite(origin) || !unit_direction(direction, max_distance, dir)) return std::nullopt;
+  return cast_core(WorldAccess::impl(world), query::point_core(origin, 0.0f), dir, max_distance, filter);
+}
+
+std::vector<QueryHit> raycast_all(const World& world, const Vec3& origin, const Vec3& direction, float max_distance,
+                                  const QueryFilter& filter) {
+  std::vector<QueryHit> hits;
+  Vec3 dir;
+  if (!finite(origin) || !unit_direction(direction, max_distance, dir)) return hits;
+  cast_core(WorldAccess::impl(world), query::point_core(origin, 0.0f), dir, max_distance, filter, &hits);
+  std::sort(hits.begin(), hits.end(), hit_before);
+  return hits;
+}
+
+std::optional<QueryHit> shape_cast(const World& world, const QueryShape& shape, const Transform& start,
+                                   const Vec3& direction, float max_distance, const QueryFilter& filter) {
+  Vec3 dir;
+  if (!usable(shape, start) || !unit_direction(direction, max_distance, dir)) return std::nullopt;
+  return cast_core(WorldAccess::impl(world), query_core(shape, normalized(start)), dir, max_distance, filter);
+}
+
+std::vector<OverlapHit> overlap(const World& world, const QueryShape& shape, const Transform& pose,
+                                const QueryFilter& filter) {
+  if (!usable(shape, pose)) return {};
+  return overlap_core(WorldAccess::impl(world), query_core(shape, normalized(pose)), filter);
+}
+
+}  // namespace keel::sim
