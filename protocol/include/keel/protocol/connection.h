@@ -173,7 +173,10 @@ class Connection {
   bool authenticated_ = false;
   ConnectionKeys keys_;
 
-  uint64_t send_sequence_ = 0;  // next 64-bit packet counter
+  // Next 64-bit packet counter. It starts at 1: a peer that has received nothing yet
+  // sends ack 0 with no ack bits, which must not read as an ack of our first packet
+  // (that packet, carrying ConnectionAccept, would then never be resent if lost).
+  uint64_t send_sequence_ = 1;
   uint64_t newest_received_ = 0;
   ReplayWindow replay_;
   ReceivedPackets received_;

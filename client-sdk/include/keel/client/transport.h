@@ -1,0 +1,45 @@
+// How a client's datagrams reach the server: a Transport. The client owns no threads
+// and no clock (STYLE.md §9): it asks its transport for whatever has arrived and hands it
+// what to send, always with the current time, so tests can swap the real UDP socket for
+// an in-process loopback and a link conditioner (link_conditioner.h) can sit in between.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+namespace keel::client {
+
+/// Counters every transport keeps (bytes are UDP payload bytes).
+struct TransportStats {
+  uint64_t datagrams_sent = 0;
+  uint64_t datagrams_received = 0;
+  uint64_t bytes_sent = 0;
+  uint64_t bytes_received = 0;
+  uint64_t send_errors = 0;
+  uint64_t foreign_datagrams = 0;  ///< from an address other than the server's (dropped)
+  uint64_t oversized_datagrams = 0;  ///< longer than any Keel packet (dropped)
+};
+
+class Transport {
+ public:
+  virtual ~Transport() = default;
+  /// Sends one datagram to the server. Never blocks; a failure is counted, not thrown.
+  virtual void send(std::span<const uint8_t> datagram, double now) = 0;
+  /// Appends every datagram that has arrived from the server (at most `max`).
+  virtual void receive(std::vector<std::vector<uint8_t>>& out, double now, size_t max) = 0;
+  virtual const TransportStats& stats() const = 0;
+};
+
+/// A non-blocking UDP socket (standalone Asio) that talks to one server address
+/// ("host:port", IPv4 or IPv6 literal or a name resolved once). Datagrams from any other
+/// source are dropped and counted. Returns nullptr and sets `error` when the address
+/// cannot be resolved or the socket cannot be opened.
+std::unique_ptr<Transport> open_udp_transport(const std::string& server_address, std::string& error);
+
+/// Splits "host:port" / "[v6]:port". False when malformed or the port is not 1..65535.
+bool split_host_port(const std::string& address, std::string& host, uint16_t& port);
+
+}  // namespace keel::client

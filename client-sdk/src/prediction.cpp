@@ -1,0 +1,223 @@
+#include <keel/client/prediction.h>
+#include <keel/protocol/frame_window.h>
+#include <keel/replay/desync_dump.h>
+
+#include <algorithm>
+#include <cstring>
+#include <filesystem>
+
+namespace keel::client {
+namespace {
+
+// Frames further ahead of the confirmed tick than this are refused: the server never
+// sends more than FrameWindow::kMaxFrames unacknowledged ones, so anything beyond is
+// forged or from a stale session, and holding it would only cost memory.
+constexpr uint64_t kMaxPendingAhead = 4 * protocol::FrameWindow::kMaxFrames;
+// Local inputs kept behind the confirmed tick (the newest is the "repeat" fallback).
+constexpr uint64_t kLocalHistory = 8;
+
+}  // namespace
+
+Predictor::Predictor(sim::Match confirmed, sim::Match predicted, uint32_t local_player,
+                     const PredictionConfig& config)
+    : confirmed_(std::make_unique<sim::Match>(std::move(confirmed))),
+      predicted_(std::make_unique<sim::Match>(std::move(predicted))),
+      local_player_(local_player),
+      config_(config) {}
+
+sim::Expected<std::unique_ptr<Predictor>> Predictor::create(const sim::SceneDef& scene,
+                                                            std::span<const uint8_t> checkpoint,
+                                                            uint64_t tick, uint32_t local_player,
+                                                            const PredictionConfig& config) {
+  auto confirmed = sim::Match::create(scene);
+  if (!confirmed) return sim::Error{"checkpoint: scene does not build: " + confirmed.error().message};
+  auto predicted = sim::Match::create(scene);
+  if (!predicted) return sim::Error{"checkpoint: scene does not build: " + predicted.error().message};
+  sim::Status s = confirmed->restore_state(checkpoint);
+  if (!s) return sim::Error{"checkpoint: state refused: " + s.error().message};
+  if (confirmed->tick() != tick) {
+    return sim::Error{"checkpoint: state is at tick " + std::to_string(confirmed->tick()) +
+                      ", announced " + std::to_string(tick)};
+  }
+  s = predicted->restore_state(checkpoint);
+  if (!s) return sim::Error{"checkpoint: state refused: " + s.error().message};
+  return std::unique_ptr<Predictor>(
+      new Predictor(std::move(*confirmed), std::move(*predicted), local_player, config));
+}
+
+bool Predictor::add_confirmed(protocol::InputFrameMessage frame) {
+  uint64_t c = confirmed_tick();
+  if (frame.tick < c || frame.tick - c > kMaxPendingAhead) return false;
+  pending_.emplace(frame.tick, std::move(frame));  // a duplicate keeps the first
+  return true;
+}
+
+void Predictor::set_local_input(uint64_t tick, const protocol::QuantInput& input) {
+  if (tick + kLocalHistory < confirmed_tick()) return;
+  local_inputs_[tick] = input;
+  // Bounded: the client produces inputs at most max_lead ahead, so this only trims
+  // after a long stall.
+  while (local_inputs_.size() > 1024) local_inputs_.erase(local_inputs_.begin());
+}
+
+bool Predictor::needs_resync() const {
+  // A hole at the confirmed tick while frames pile up past what the server resends.
+  return !pending_.empty() && pending_.count(confirmed_tick()) == 0 &&
+         newest_frame_tick() - confirmed_tick() >= protocol::FrameWindow::kMaxFrames;
+}
+
+sim::InputFrame Predictor::local_input_at(uint64_t tick) const {
+  // The input sent for `tick`, else the newest one before it (the server repeats a
+  // player's last input when one is missing), else what the match last applied.
+  auto it = local_inputs_.upper_bound(tick);
+  if (it != local_inputs_.begin()) return protocol::dequantize_input(std::prev(it)->second);
+  const sim::PlayerSlot* slot = confirmed_->find_player(local_player_);
+  return slot != nullptr ? slot->last_input : sim::InputFrame{};
+}
+
+sim::TickInputs Predictor::predict_inputs(uint64_t tick) const {
+  // No events (joins and leaves cannot be guessed); every present player's input: ours
+  // as sent, the others' last confirmed one.
+  sim::TickInputs in;
+  for (const sim::PlayerSlot& slot : predicted_->players()) {
+    sim::InputFrame frame;
+    if (slot.player == local_player_) {
+      frame = local_input_at(tick);
+    } else {
+      const sim::PlayerSlot* c = confirmed_->find_player(slot.player);
+      frame = c != nullptr ? c->last_input : slot.last_input;
+    }
+    in.inputs.push_back({slot.player, frame});
+  }
+  return in;
+}
+
+void Predictor::note_local_input(const protocol::InputFrameMessage& frame) {
+  auto sent = local_inputs_.find(frame.tick);
+  if (sent == local_inputs_.end()) return;
+  for (const sim::PlayerInput& pi : frame.inputs.inputs) {
+    if (pi.player != local_player_) continue;
+    if (pi.frame == protocol::dequantize_input(sent->second)) {
+      ++stats_.local_inputs_applied;
+    } else {
+      ++stats_.local_inputs_late;
+    }
+    return;
+  }
+}
+
+void Predictor::write_dump(uint64_t expected_hash) {
+  if (config_.dump_dir.empty()) return;
+  std::error_code ec;
+  std::filesystem::create_directories(config_.dump_dir, ec);
+  std::string path = config_.dump_dir + "/desync-player" + std::to_string(local_player_) + "-tick" +
+                     std::to_string(confirmed_->tick()) + ".kdsy";
+  std::string note = config_.dump_note.empty() ? "keel client, player " + std::to_string(local_player_)
+                                               : config_.dump_note;
+  if (replay::write_desync_dump(path, *confirmed_, expected_hash, note)) stats_.last_dump_path = path;
+}
+
+void Predictor::step_confirmed(const protocol::InputFrameMessage& frame,
+                               std::vector<HashCheck>& checks) {
+  note_local_input(frame);
+  confirmed_->step(frame.inputs);
+  ++stats_.confirmed_ticks;
+  HashCheck check;
+  check.tick = confirmed_->tick();  // frame.tick + 1
+  check.hash = confirmed_->hash();
+  check.expected = frame.state_hash;
+  check.mismatch = check.hash != check.expected;
+  check.report = check.mismatch ||
+                 (config_.hash_report_interval != 0 && check.tick % config_.hash_report_interval == 0);
+  ++stats_.hash_checks;
+  if (check.mismatch) {
+    ++stats_.hash_mismatches;
+    if (stats_.first_mismatch_tick == 0) {
+      // Only the first: every later state descends from it and would say nothing new
+      // (and a broken client must not fill the disk).
+      stats_.first_mismatch_tick = check.tick;
+      write_dump(frame.state_hash);
+    }
+  }
+  checks.push_back(check);
+}
+
+void Predictor::rebase_predicted() {
+  // Copies the confirmed state; restore of our own canonical bytes cannot fail.
+  sim::Status s = predicted_->restore_state(confirmed_->save_state());
+  (void)s;
+}
+
+void Predictor::prune(uint64_t tick) {
+  predicted_inputs_.erase(predicted_inputs_.begin(), predicted_inputs_.lower_bound(tick));
+  uint64_t keep = tick > kLocalHistory ? tick - kLocalHistory : 0;
+  local_inputs_.erase(local_inputs_.begin(), local_inputs_.lower_bound(keep));
+}
+
+void Predictor::advance(uint64_t present, std::vector<HashCheck>& checks) {
+  uint64_t old_predicted = predicted_tick();
+  bool contradicted = false;  // a frame the prediction got wrong, before old_predicted
+  for (auto it = pending_.find(confirmed_tick()); it != pending_.end();
+       it = pending_.find(confirmed_tick())) {
+    const protocol::InputFrameMessage& frame = it->second;
+    if (frame.tick < old_predicted) {
+      auto p = predicted_inputs_.find(frame.tick);
+      if (p == predicted_inputs_.end() || p->second != frame.inputs) contradicted = true;
+    }
+    step_confirmed(frame, checks);
+    pending_.erase(it);
+  }
+  uint64_t c = confirmed_tick();
+  prune(c);
+  if (predicted_tick() <= c) {
+    rebase_predicted();  // the prediction fell behind (or never ran): start from the truth
+  } else if (contradicted) {
+    uint32_t depth = static_cast<uint32_t>(old_predicted - c);
+    ++stats_.rollbacks;
+    stats_.rollback_ticks += depth;
+    stats_.last_rollback_ticks = depth;
+    stats_.max_rollback_ticks = std::max(stats_.max_rollback_ticks, depth);
+    rebase_predicted();
+    predicted_inputs_.clear();
+  }
+  uint64_t limit = c + config_.max_rollback_ticks;
+  if (present > limit) ++stats_.stalls;
+  uint64_t target = std::min(present, limit);
+  while (predicted_tick() < target) {
+    uint64_t t = predicted_tick();
+    sim::TickInputs in = predict_inputs(t);
+    predicted_->step(in);
+    predicted_inputs_[t] = std::move(in);
+    ++stats_.predicted_ticks;
+  }
+}
+
+std::optional<sim::BodyState> Predictor::predicted_body(uint32_t id) const {
+  sim::BodyId b = predicted_->world().find_body(id);
+  if (!predicted_->world().is_valid(b)) return std::nullopt;
+  return predicted_->world().body_state(b);
+}
+
+bool Predictor::perturb_for_test() {
+  // Find a dynamic body's position bytes in the canonical state and flip the lowest
+  // mantissa bit of its x: a change the state keeps, so the next hash must differ.
+  std::vector<uint8_t> state = confirmed_->save_state();
+  const sim::World& w = confirmed_->world();
+  for (sim::BodyId id : w.bodies()) {
+    sim::BodyState b = w.body_state(id);
+    if (b.motion != sim::MotionType::Dynamic) continue;
+    uint8_t pattern[12];
+    std::memcpy(pattern, &b.position.x, 4);  // canonical state is little-endian, as is x86/arm
+    std::memcpy(pattern + 4, &b.position.y, 4);
+    std::memcpy(pattern + 8, &b.position.z, 4);
+    auto at = std::search(state.begin(), state.end(), pattern, pattern + 12);
+    if (at == state.end()) continue;
+    *at ^= 1u;
+    if (!confirmed_->restore_state(state)) return false;
+    rebase_predicted();
+    return true;
+  }
+  return false;
+}
+
+}  // namespace keel::client

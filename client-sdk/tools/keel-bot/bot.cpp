@@ -1,0 +1,227 @@
+#include "bot.h"
+
+#include <keel/client/client.h>
+#include <keel/protocol/token.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <iostream>
+#include <stdexcept>
+#include <thread>
+
+namespace keel::bot {
+namespace {
+
+uint64_t mix(uint64_t z) {
+  z += 0x9e3779b97f4a7c15ull;
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+  return z ^ (z >> 31);
+}
+
+double unit(uint64_t z) { return static_cast<double>(mix(z) >> 11) * (1.0 / 9007199254740992.0); }
+
+// Inputs are a pure function of (seed, bot, tick), so a frame resent for the same tick
+// is the same frame and a run is reproducible.
+sim::InputFrame random_walk(uint64_t seed, uint32_t bot, uint64_t tick) {
+  uint64_t leg = tick / 30;  // a new direction every half second at 60 Hz
+  uint64_t key = mix(seed ^ (uint64_t{bot} << 40) ^ leg);
+  sim::InputFrame f;
+  double angle = unit(key) * 6.283185307179586 - 3.141592653589793;
+  bool stand = unit(key + 1) < 0.2;
+  f.move_z = stand ? 0.0f : 1.0f;
+  f.look_yaw = static_cast<float>(angle);
+  if (unit(key + 2) < 0.1 && tick % 30 == 0) f.buttons |= sim::kButtonJump;
+  if (unit(key + 3) < 0.05 && tick % 30 == 1) f.buttons |= sim::kButtonFire;
+  return f;
+}
+
+sim::InputFrame scripted(uint32_t bot, uint64_t tick) {
+  // Walk a circle: forward, turning a full turn every 8 s, each bot a different phase.
+  sim::InputFrame f;
+  f.move_z = 1.0f;
+  double phase = static_cast<double>(tick % 480) / 480.0 + bot * 0.25;
+  f.look_yaw = static_cast<float>(std::fmod(phase, 1.0) * 6.283185307179586 - 3.141592653589793);
+  return f;
+}
+
+struct Bot {
+  uint32_t index = 0;
+  std::unique_ptr<client::Client> client;
+  client::ConditionedTransport* link = nullptr;
+  bool perturbed = false;
+  uint64_t perturbed_tick = 0;
+};
+
+protocol::TokenKey load_key(const std::string& path) {
+  if (path.empty()) return protocol::development_token_key();
+  auto key = protocol::load_token_key(path);
+  if (!key) throw std::runtime_error(key.error().message);
+  return *key;
+}
+
+std::unique_ptr<Bot> make_bot(const BotOptions& o, uint32_t i, const protocol::TokenKey& key, double now) {
+  std::string error;
+  auto transport = client::open_udp_transport(o.server, error);
+  if (!transport) throw std::runtime_error(error);
+  auto bot = std::make_unique<Bot>();
+  bot->index = i;
+  bool conditioned = o.link.any() || o.outage_at.has_value();
+  if (conditioned) {
+    auto cfg = client::LinkConditionerConfig::symmetric(o.link, o.seed * 1000003 + i);
+    auto ct = std::make_unique<client::ConditionedTransport>(std::move(transport), cfg);
+    bot->link = ct.get();
+    if (o.outage_at) ct->set_outage(*o.outage_at, *o.outage_at + o.outage_seconds);
+    transport = std::move(ct);
+  }
+  uint64_t client_id = o.first_client_id + i;
+  auto mint = [key, client_id, &o]() -> std::optional<protocol::ConnectToken> {
+    auto t = client::mint_token_for(key, client_id, o.match_id, o.server, 3600, o.token_timeout);
+    if (!t) return std::nullopt;
+    return *t;
+  };
+  client::ClientConfig cc;
+  cc.mode = o.predict ? client::Mode::Predict : client::Mode::Interpolate;
+  if (o.interpolation_delay > 0) cc.interpolation.delay_intervals = o.interpolation_delay;
+  if (o.max_rollback > 0) cc.prediction.max_rollback_ticks = o.max_rollback;
+  cc.prediction.dump_dir = o.dump_dir;
+  cc.token_source = mint;
+  uint64_t seed = o.seed;
+  switch (o.inputs) {
+    case InputKind::RandomWalk:
+      cc.input_source = [seed, i](uint64_t tick) { return random_walk(seed, i, tick); };
+      break;
+    case InputKind::Script:
+      cc.input_source = [i](uint64_t tick) { return scripted(i, tick); };
+      break;
+    case InputKind::Idle:
+      break;
+  }
+  bot->client = std::make_unique<client::Client>(std::move(transport), std::move(cc));
+  auto token = mint();
+  if (!token) throw std::runtime_error("cannot mint a token for " + o.server);
+  bot->client->connect(*token, now);
+  return bot;
+}
+
+nlohmann::json bot_json(const Bot& b, double seconds) {
+  const client::ClientStats& s = b.client->stats();
+  const client::PredictionStats& p = s.prediction;
+  nlohmann::json j;
+  j["bot"] = b.index;
+  j["player_id"] = b.client->player_id();
+  j["state"] = client::to_string(b.client->state());
+  j["snapshots_received"] = s.snapshots_received;
+  j["frames_received"] = s.frames_received;
+  j["kbps_down"] = s.bytes_received * 8.0 / 1000.0 / seconds;
+  j["kbps_up"] = s.bytes_sent * 8.0 / 1000.0 / seconds;
+  j["confirmed_ticks"] = p.confirmed_ticks;
+  j["hash_checks"] = p.hash_checks;
+  j["hash_mismatches"] = p.hash_mismatches;
+  j["first_mismatch_tick"] = p.first_mismatch_tick;
+  j["rollbacks"] = p.rollbacks;
+  j["max_rollback_ticks"] = p.max_rollback_ticks;
+  j["mean_rollback_ticks"] = p.rollbacks ? static_cast<double>(p.rollback_ticks) / p.rollbacks : 0.0;
+  j["stalls"] = p.stalls;
+  j["inputs_sent"] = s.inputs_sent;
+  j["inputs_late"] = s.inputs_late;
+  j["inputs_applied"] = p.local_inputs_applied;
+  j["inputs_skipped"] = s.inputs_skipped;
+  j["hash_reports_sent"] = s.hash_reports_sent;
+  j["server_desyncs"] = s.server_desyncs;
+  j["resyncs"] = s.resyncs;
+  j["reconnects"] = s.reconnects;
+  j["timeouts"] = s.timeouts;
+  j["extrapolated_poses"] = s.extrapolated_poses;
+  j["drops"] = b.client->drops().total();
+  j["rtt_ms"] = b.client->clock().rtt() * 1000.0;
+  j["input_lead_ticks"] = b.client->clock().lead_ticks();
+  j["dump"] = p.last_dump_path;
+  if (b.perturbed) j["perturbed_tick"] = b.perturbed_tick;
+  return j;
+}
+
+nlohmann::json summarise(const std::vector<std::unique_ptr<Bot>>& bots, uint32_t connected, double seconds) {
+  nlohmann::json out;
+  out["bots"] = bots.size();
+  out["connected"] = connected;
+  out["seconds"] = seconds;
+  uint64_t sums[9] = {};
+  uint32_t max_rollback = 0;
+  double down = 0, up = 0;
+  nlohmann::json per = nlohmann::json::array();
+  for (const auto& b : bots) {
+    const client::ClientStats& s = b->client->stats();
+    const client::PredictionStats& p = s.prediction;
+    uint64_t v[9] = {s.snapshots_received, p.confirmed_ticks, p.hash_checks, p.hash_mismatches, p.rollbacks,
+                     s.inputs_sent, s.inputs_late, s.reconnects, s.resyncs};
+    for (int k = 0; k < 9; ++k) sums[k] += v[k];
+    max_rollback = std::max(max_rollback, p.max_rollback_ticks);
+    down += s.bytes_received * 8.0 / 1000.0 / seconds;
+    up += s.bytes_sent * 8.0 / 1000.0 / seconds;
+    per.push_back(bot_json(*b, seconds));
+  }
+  double n = bots.empty() ? 1.0 : static_cast<double>(bots.size());
+  out["snapshots_received"] = sums[0];
+  out["kbps_down"] = down / n;  // per bot, mean
+  out["kbps_up"] = up / n;
+  out["confirmed_ticks"] = sums[1];
+  out["hash_checks"] = sums[2];
+  out["hash_mismatches"] = sums[3];
+  out["rollbacks"] = sums[4];
+  out["max_rollback_ticks"] = max_rollback;
+  out["inputs_sent"] = sums[5];
+  out["inputs_late"] = sums[6];
+  out["reconnects"] = sums[7];
+  out["resyncs"] = sums[8];
+  out["per_bot"] = per;
+  return out;
+}
+
+}  // namespace
+
+nlohmann::json run_bots(const BotOptions& o) {
+  protocol::TokenKey key = load_key(o.token_key_file);
+  using Clock = std::chrono::steady_clock;
+  const auto start = Clock::now();
+  auto elapsed = [&] { return std::chrono::duration<double>(Clock::now() - start).count(); };
+  std::vector<std::unique_ptr<Bot>> bots;
+  for (uint32_t i = 0; i < o.bots; ++i) bots.push_back(make_bot(o, i, key, elapsed()));
+  const auto period = std::chrono::duration<double>(1.0 / o.update_hz);
+  auto next = Clock::now();
+  double last_progress = 0;
+  for (double now = elapsed(); now < o.seconds; now = elapsed()) {
+    for (auto& b : bots) {
+      b->client->update(now);
+      b->client->take_events();
+      if (b->index == 0 && o.perturb_at && !b->perturbed && now >= *o.perturb_at) {
+        if (const client::Predictor* p = b->client->predictor()) {
+          uint64_t tick = p->confirmed_tick();
+          if (b->client->perturb_for_test()) {
+            b->perturbed = true;
+            b->perturbed_tick = tick;
+          }
+        }
+      }
+    }
+    if (!o.quiet && now - last_progress >= 1.0) {
+      last_progress = now;
+      uint32_t playing = 0;
+      for (auto& b : bots) playing += b->client->state() == client::State::Playing;
+      std::cerr << "keel-bot: " << static_cast<int>(now) << " s, " << playing << "/" << bots.size()
+                << " playing\n";
+    }
+    next += std::chrono::duration_cast<Clock::duration>(period);
+    if (next < Clock::now()) next = Clock::now();  // behind: do not try to catch up
+    std::this_thread::sleep_until(next);
+  }
+  double seconds = std::max(elapsed(), 1e-3);
+  uint32_t connected = 0;
+  for (auto& b : bots) connected += b->client->state() == client::State::Playing;
+  nlohmann::json summary = summarise(bots, connected, seconds);
+  for (auto& b : bots) b->client->disconnect(elapsed());
+  return summary;
+}
+
+}  // namespace keel::bot

@@ -1,0 +1,216 @@
+// Prediction and rollback against a server-side Match stepped with hand-made frames:
+// what the predictor computes must be what the server computed, bit for bit.
+#include "test_util.h"
+
+#include <keel/client/prediction.h>
+#include <keel/replay/desync_dump.h>
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <map>
+
+namespace keel::client {
+namespace {
+
+using testing::demo_scene;
+using testing::walk;
+
+constexpr uint32_t kLocal = 1;
+constexpr uint32_t kRemote = 2;
+
+// A server match with both players joined and stepped a little, and the frames it makes.
+struct Server {
+  sim::Match match;
+  std::map<uint64_t, protocol::InputFrameMessage> frames;
+  std::map<uint64_t, uint64_t> hash_at;  // match tick -> hash
+
+  explicit Server(const sim::SceneDef& scene) : match(std::move(*sim::Match::create(scene))) {
+    sim::TickInputs join;
+    join.events = {{sim::PlayerEvent::Kind::Join, kLocal}, {sim::PlayerEvent::Kind::Join, kRemote}};
+    match.step(join);
+    for (int i = 0; i < 5; ++i) step(walk(kLocal, match.tick()), walk(kRemote, match.tick()));
+  }
+  void step(const protocol::QuantInput& local, const protocol::QuantInput& remote) {
+    uint64_t t = match.tick();
+    sim::TickInputs in;
+    in.inputs = {{kLocal, protocol::dequantize_input(local)}, {kRemote, protocol::dequantize_input(remote)}};
+    match.step(in);
+    frames[t] = {t, match.hash(), in};
+    hash_at[match.tick()] = match.hash();
+  }
+};
+
+std::unique_ptr<Predictor> predictor_for(const Server& s, const PredictionConfig& cfg = {}) {
+  auto p = Predictor::create(s.match.scene(), s.match.save_state(), s.match.tick(), kLocal, cfg);
+  if (!p) throw std::runtime_error(p.error().message);
+  return std::move(*p);
+}
+
+// Runs `ticks` ticks: the client predicts tick t as the server steps it; frames reach the
+// client `delay` ticks later. `remote_period` = 0 keeps the remote input constant.
+void run(Server& s, Predictor& p, int ticks, int delay, uint64_t remote_period,
+         std::vector<HashCheck>& checks, bool compare_predicted = false) {
+  protocol::QuantInput remote_const = walk(kRemote, 0);
+  for (int i = 0; i < ticks; ++i) {
+    uint64_t t = s.match.tick();
+    protocol::QuantInput local = walk(kLocal, t);
+    protocol::QuantInput remote = remote_period ? walk(kRemote, t, remote_period) : remote_const;
+    p.set_local_input(t, local);
+    s.step(local, remote);
+    if (t >= static_cast<uint64_t>(delay)) {
+      auto f = s.frames.find(t - delay);
+      if (f != s.frames.end()) p.add_confirmed(f->second);
+    }
+    p.advance(t + 1, checks);
+    if (compare_predicted) {
+      ASSERT_EQ(p.predicted_tick(), t + 1);
+      ASSERT_EQ(p.predicted().hash(), s.hash_at.at(t + 1)) << "tick " << t + 1;
+    }
+  }
+}
+
+TEST(Prediction, CorrectPredictionNeedsNoRollbackAndMatchesTheServerEveryTick) {
+  Server s(demo_scene());
+  // The remote player's input never changes after the checkpoint: every prediction right.
+  protocol::QuantInput remote = walk(kRemote, 0);
+  s.step(walk(kLocal, s.match.tick()), remote);
+  auto p = predictor_for(s);
+  std::vector<HashCheck> checks;
+  run(s, *p, 240, 6, 0, checks, /*compare_predicted=*/true);
+  EXPECT_EQ(p->stats().rollbacks, 0u);
+  EXPECT_EQ(p->stats().hash_mismatches, 0u);
+  EXPECT_EQ(p->stats().hash_checks, p->stats().confirmed_ticks);
+  EXPECT_GE(p->stats().confirmed_ticks, 230u);
+  for (const HashCheck& c : checks) {
+    EXPECT_FALSE(c.mismatch);
+    EXPECT_EQ(c.report, c.tick % 60 == 0);
+    EXPECT_EQ(c.hash, s.hash_at.at(c.tick));
+    EXPECT_EQ(c.hash, s.frames.at(c.tick - 1).state_hash);
+  }
+}
+
+TEST(Prediction, MispredictionRollsBackAndResimulatesToTheServersState) {
+  Server s(demo_scene());
+  auto p = predictor_for(s);
+  std::vector<HashCheck> checks;
+  const int delay = 6;
+  run(s, *p, 300, delay, 25, checks);
+  const PredictionStats& st = p->stats();
+  EXPECT_EQ(st.hash_mismatches, 0u);
+  EXPECT_GT(st.rollbacks, 5u);  // the remote input changes every 25 ticks
+  EXPECT_LE(st.max_rollback_ticks, static_cast<uint32_t>(delay + 1));
+  EXPECT_GE(st.max_rollback_ticks, static_cast<uint32_t>(delay - 1));
+  // Deliver the rest: once everything is confirmed, prediction and server agree.
+  for (auto& [t, f] : s.frames) {
+    if (t >= p->confirmed_tick()) p->add_confirmed(f);
+  }
+  p->advance(s.match.tick(), checks);
+  EXPECT_EQ(p->confirmed_tick(), s.match.tick());
+  EXPECT_EQ(p->predicted().hash(), s.match.hash());
+  EXPECT_EQ(p->confirmed().save_state(), s.match.save_state());
+}
+
+TEST(Prediction, FramesInAnyOrderWithDuplicates) {
+  Server s(demo_scene());
+  auto p = predictor_for(s);
+  uint64_t first = s.match.tick();
+  for (int i = 0; i < 40; ++i) s.step(walk(kLocal, s.match.tick()), walk(kRemote, s.match.tick(), 7));
+  std::vector<uint64_t> order;
+  for (uint64_t t = first; t < s.match.tick(); ++t) order.push_back(t);
+  std::reverse(order.begin(), order.end());
+  std::vector<HashCheck> checks;
+  for (uint64_t t : order) {
+    EXPECT_TRUE(p->add_confirmed(s.frames.at(t)));
+    p->add_confirmed(s.frames.at(t));  // duplicate: ignored
+    p->advance(first, checks);
+  }
+  EXPECT_EQ(p->confirmed_tick(), s.match.tick());
+  EXPECT_EQ(p->stats().hash_checks, 40u);
+  EXPECT_EQ(p->stats().hash_mismatches, 0u);
+  EXPECT_FALSE(p->add_confirmed(s.frames.at(first)));  // behind the confirmed tick
+  protocol::InputFrameMessage far = s.frames.at(first);
+  far.tick = p->confirmed_tick() + 100000;
+  EXPECT_FALSE(p->add_confirmed(far));
+}
+
+TEST(Prediction, PerturbedStateIsDetectedAtTheNextConfirmedTickWithADump) {
+  Server s(demo_scene());
+  PredictionConfig cfg;
+  cfg.dump_dir = ::testing::TempDir() + "/keel_client_perturb";
+  std::filesystem::remove_all(cfg.dump_dir);
+  auto p = predictor_for(s, cfg);
+  std::vector<HashCheck> checks;
+  run(s, *p, 60, 3, 0, checks);
+  ASSERT_EQ(p->stats().hash_mismatches, 0u);
+  uint64_t at = p->confirmed_tick();
+  ASSERT_TRUE(p->perturb_for_test());
+  checks.clear();
+  run(s, *p, 10, 3, 0, checks);
+  ASSERT_FALSE(checks.empty());
+  // The state at `at` was perturbed; stepping it gives tick at + 1, the first checked.
+  EXPECT_EQ(checks.front().tick, at + 1);
+  EXPECT_TRUE(checks.front().mismatch);
+  EXPECT_TRUE(checks.front().report);
+  EXPECT_EQ(p->stats().first_mismatch_tick, at + 1);
+  // The dump holds the client's state after tick `at` and the server's hash for it.
+  ASSERT_FALSE(p->stats().last_dump_path.empty());
+  auto dump = replay::read_desync_dump(p->stats().last_dump_path);
+  ASSERT_TRUE(dump) << dump.error().message;
+  EXPECT_EQ(dump->tick, at + 1);
+  EXPECT_EQ(dump->expected_hash, s.hash_at.at(dump->tick));
+  EXPECT_NE(dump->hash, dump->expected_hash);
+}
+
+TEST(Prediction, WindowBoundsHowFarItRunsAhead) {
+  Server s(demo_scene());
+  PredictionConfig cfg;
+  cfg.max_rollback_ticks = 10;
+  auto p = predictor_for(s, cfg);
+  std::vector<HashCheck> checks;
+  uint64_t c = p->confirmed_tick();
+  p->advance(c + 50, checks);  // no frames arrive
+  EXPECT_EQ(p->predicted_tick(), c + 10);
+  EXPECT_EQ(p->stats().stalls, 1u);
+  EXPECT_FALSE(p->needs_resync());
+}
+
+TEST(Prediction, AHoleOlderThanTheServersWindowAsksForResync) {
+  Server s(demo_scene());
+  auto p = predictor_for(s);
+  uint64_t c = p->confirmed_tick();
+  for (int i = 0; i < 80; ++i) s.step(walk(kLocal, s.match.tick()), walk(kRemote, s.match.tick()));
+  for (uint64_t t = c + 1; t < c + 70; ++t) p->add_confirmed(s.frames.at(t));  // tick c lost
+  std::vector<HashCheck> checks;
+  p->advance(c + 5, checks);
+  EXPECT_EQ(p->confirmed_tick(), c);
+  EXPECT_TRUE(p->needs_resync());
+}
+
+TEST(Prediction, LocalInputTheServerDidNotApplyIsCountedLate) {
+  Server s(demo_scene());
+  auto p = predictor_for(s);
+  uint64_t t = s.match.tick();
+  protocol::QuantInput sent;
+  sent.move_x = 127;
+  p->set_local_input(t, sent);
+  s.step(protocol::QuantInput{}, walk(kRemote, 0));  // the server applied something else
+  p->add_confirmed(s.frames.at(t));
+  std::vector<HashCheck> checks;
+  p->advance(t + 1, checks);
+  EXPECT_EQ(p->stats().local_inputs_late, 1u);
+  EXPECT_EQ(p->stats().local_inputs_applied, 0u);
+  EXPECT_EQ(p->stats().hash_mismatches, 0u);
+}
+
+TEST(Prediction, RefusesACheckpointThatDoesNotLoad) {
+  Server s(demo_scene());
+  auto state = s.match.save_state();
+  EXPECT_FALSE(Predictor::create(s.match.scene(), state, s.match.tick() + 1, kLocal, {}));
+  state.resize(state.size() / 2);
+  EXPECT_FALSE(Predictor::create(s.match.scene(), state, s.match.tick(), kLocal, {}));
+  EXPECT_FALSE(Predictor::create(s.match.scene(), {}, 0, kLocal, {}));
+}
+
+}  // namespace
+}  // namespace keel::client
