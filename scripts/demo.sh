@@ -1,23 +1,90 @@
 #!/usr/bin/env bash
-# The main job (until keel-server lands): builds Keel, plays the demo match headless with
-# four scripted bots for 20 s of match time, records it, and shows how to verify the
-# recording to the bit.
+# The main job: builds Keel, starts keel-server hosting scenes/demo.json on loopback, and
+# connects four headless keel-bots — predicting clients that step the same match and check
+# every confirmed tick's hash against the server's. The server shows a live line (tick,
+# players, kbit/s, hash). After KEEL_DEMO_SECONDS (default 60; 0 = until Ctrl-C), or on
+# Ctrl-C, everything stops cleanly and the script prints how to verify the recording the
+# server made.
+#
+# Settings (environment): KEEL_DEMO_SECONDS, KEEL_DEMO_PORT (7777), KEEL_DEMO_METRICS_PORT
+# (9100), KEEL_DEMO_BOTS (4), KEEL_DEMO_DIR (demo-output), KEEL_BUILD_DIR (build).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/build.sh
 BIN=${KEEL_BUILD_DIR:-build}/bin
 OUT=${KEEL_DEMO_DIR:-demo-output}
-mkdir -p "$OUT"
-"$BIN/keel-sim" run scenes/demo.json --ticks 1200 --hash-every 120 --timing \
-  --record "$OUT/demo.krec" --bots 4 --dump-final "$OUT/demo-final.json"
+PORT=${KEEL_DEMO_PORT:-7777}
+METRICS_PORT=${KEEL_DEMO_METRICS_PORT:-9100}
+BOTS=${KEEL_DEMO_BOTS:-4}
+RUN_SECONDS=${KEEL_DEMO_SECONDS:-60}
+REC_DIR="$OUT/recordings"
+mkdir -p "$REC_DIR"
+
+server_args=(--scene scenes/demo.json --bind "127.0.0.1:$PORT" --record "$REC_DIR"
+             --metrics "127.0.0.1:$METRICS_PORT" --status-interval 1)
+bot_seconds=86400
+if [ "$RUN_SECONDS" != 0 ]; then
+  # The start-up match steps 60 ticks a second; the server stops itself after that many.
+  server_args+=(--stop-after-ticks $((RUN_SECONDS * 60)))
+  bot_seconds=$((RUN_SECONDS + 5))
+fi
+
+echo "keel demo: keel-server on 127.0.0.1:$PORT, $BOTS keel-bots predicting, metrics on" \
+     "http://127.0.0.1:$METRICS_PORT/metrics"
+if [ "$RUN_SECONDS" != 0 ]; then
+  echo "keel demo: runs $RUN_SECONDS s (KEEL_DEMO_SECONDS); Ctrl-C stops it earlier"
+else
+  echo "keel demo: runs until Ctrl-C"
+fi
+
+"$BIN/keel-server" "${server_args[@]}" 2> >(tee "$OUT/server.log" >&2) &
+server=$!
+bots=""
+stop() {
+  trap - INT TERM
+  kill -INT "$server" 2>/dev/null || true
+}
+trap stop INT TERM
+
+# Wait until the server listens (its log says so), then start the bots in match 0, the
+# match the server creates at start-up.
+for _ in $(seq 1 100); do
+  grep -q server_started "$OUT/server.log" 2>/dev/null && break
+  kill -0 "$server" 2>/dev/null || break
+  sleep 0.1
+done
+"$BIN/keel-bot" --server "127.0.0.1:$PORT" --bots "$BOTS" --mode predict --match 0 \
+  --seconds "$bot_seconds" --summary "$OUT/bots.json" --dump-dir "$OUT" --quiet &
+bots=$!
+
+status=0
+wait "$server" || status=$?
+# SIGINT may interrupt the first wait; the server is still finishing its recording.
+while kill -0 "$server" 2>/dev/null; do wait "$server" || status=$?; done
+kill -INT "$bots" 2>/dev/null || true
+wait "$bots" 2>/dev/null || true
+
+recordings=$(ls -t "$REC_DIR"/*.krec 2>/dev/null | head -n 5)
+latest=$(echo "$recordings" | head -n 1)
+echo
+if [ -z "$latest" ]; then
+  echo "keel demo: keel-server exited ($status) without a recording; see $OUT/server.log" >&2
+  exit 1
+fi
+summary=""
+if [ -s "$OUT/bots.json" ]; then
+  summary=$(sed -n 's/^  "\(confirmed_ticks\|hash_checks\|hash_mismatches\)": \(.*\),$/\1=\2/p' \
+            "$OUT/bots.json" | tr '\n' ' ')
+fi
 cat <<MSG
+keel demo: the server stopped cleanly (exit $status). Bots: ${summary:-see $OUT/bots.json}
+Every applied input and every tick's state hash of the match is in:
+  $latest
 
-Four bots played scenes/demo.json for 1200 ticks (20 s at 60 Hz); every applied input and
-every tick's state hash is in $OUT/demo.krec. Verify that it replays to the bit:
+Verify that it replays to the bit (last line: "verified N ticks"):
+  $BIN/keel-replay verify $latest
+  $BIN/keel-replay info $latest
+  $BIN/keel-replay view $latest --out $OUT/match.html     # open in a browser
 
-  $BIN/keel-replay verify $OUT/demo.krec        # last line: verified 1200 ticks
-  $BIN/keel-replay info $OUT/demo.krec
-  $BIN/keel-replay dump $OUT/demo.krec --tick 600 --out $OUT/tick600.json
-
-Final body poses: $OUT/demo-final.json
+Server log: $OUT/server.log   bot summary: $OUT/bots.json
 MSG

@@ -1,0 +1,65 @@
+# `cmake --install` for Keel: headers (each module's include/ folder plus the generated
+# FlatBuffers headers), the static libraries, and a KeelConfig.cmake so that
+#   find_package(Keel REQUIRED)
+#   target_link_libraries(my-server PRIVATE Keel::server)
+# builds a server with custom rules against an installed Keel. Included from
+# server/CMakeLists.txt because the server is what such users build.
+include(GNUInstallDirs)
+include(CMakePackageConfigHelpers)
+
+set(KEEL_INSTALL_CMAKEDIR ${CMAKE_INSTALL_LIBDIR}/cmake/Keel)
+
+# The other modules only declare their build-tree include folders; installed consumers
+# find the same headers under <prefix>/include.
+foreach(target keel_sim keel_protocol keel_replay)
+  target_include_directories(${target} INTERFACE $<INSTALL_INTERFACE:${CMAKE_INSTALL_INCLUDEDIR}>)
+endforeach()
+target_include_directories(keel_xxhash INTERFACE $<INSTALL_INTERFACE:${CMAKE_INSTALL_INCLUDEDIR}>)
+set_target_properties(keel_sim PROPERTIES EXPORT_NAME sim)
+set_target_properties(keel_protocol PROPERTIES EXPORT_NAME protocol)
+set_target_properties(keel_replay PROPERTIES EXPORT_NAME replay)
+set_target_properties(keel_xxhash PROPERTIES EXPORT_NAME xxhash)
+
+install(TARGETS keel_sim keel_protocol keel_replay keel_server keel_xxhash
+        EXPORT KeelTargets
+        ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
+        LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR})
+install(TARGETS keel-server RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
+if(TARGET keel-replay)
+  install(TARGETS keel-replay RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
+endif()
+if(TARGET keel-token)
+  install(TARGETS keel-token RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
+endif()
+foreach(module sim protocol replay server)
+  install(DIRECTORY ${PROJECT_SOURCE_DIR}/${module}/include/keel DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
+endforeach()
+install(DIRECTORY ${PROJECT_BINARY_DIR}/protocol/generated/keel DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}
+        FILES_MATCHING PATTERN "*.h")
+
+install(EXPORT KeelTargets NAMESPACE Keel:: DESTINATION ${KEEL_INSTALL_CMAKEDIR})
+string(JOIN " " KEEL_DETERMINISM_FLAGS_LIST ${KEEL_DETERMINISM_FLAGS})
+configure_package_config_file(${CMAKE_CURRENT_LIST_DIR}/KeelConfig.cmake.in
+                              ${CMAKE_CURRENT_BINARY_DIR}/KeelConfig.cmake
+                              INSTALL_DESTINATION ${KEEL_INSTALL_CMAKEDIR})
+write_basic_package_version_file(${CMAKE_CURRENT_BINARY_DIR}/KeelConfigVersion.cmake
+                                 VERSION ${PROJECT_VERSION} COMPATIBILITY SameMinorVersion)
+install(FILES ${CMAKE_CURRENT_BINARY_DIR}/KeelConfig.cmake ${CMAKE_CURRENT_BINARY_DIR}/KeelConfigVersion.cmake
+        DESTINATION ${KEEL_INSTALL_CMAKEDIR})
+
+# The test: install into a fresh prefix and build server/examples/custom_rules against it.
+# Added at the end of the top-level directory, where enable_testing() has run.
+function(keel_add_install_test)
+  if(NOT KEEL_BUILD_TESTS)
+    return()
+  endif()
+  add_test(NAME keel_install_builds_custom_server
+           COMMAND ${CMAKE_COMMAND}
+                   -DKEEL_BUILD_DIR=${PROJECT_BINARY_DIR}
+                   -DKEEL_EXAMPLE_DIR=${PROJECT_SOURCE_DIR}/server/examples/custom_rules
+                   -DKEEL_WORK_DIR=${PROJECT_BINARY_DIR}/test-install
+                   -DKEEL_SCENE=${PROJECT_SOURCE_DIR}/scenes/demo.json
+                   -P ${PROJECT_SOURCE_DIR}/server/cmake/test_install.cmake)
+  set_tests_properties(keel_install_builds_custom_server PROPERTIES TIMEOUT 600 LABELS "install")
+endfunction()
+cmake_language(DEFER DIRECTORY ${PROJECT_SOURCE_DIR} CALL keel_add_install_test)

@@ -1,0 +1,64 @@
+// keel-hover-server: keel-server with its own rules. Each player drives a hovering ball
+// (no gravity, damped) in its look direction; jump lifts it. Everything else — the
+// command line, sessions, recording, metrics — is keel::server's.
+//
+// Rules must be deterministic (docs/determinism.md): no libm trigonometry, so the look
+// direction comes from keel::sim::dmath.
+#include <keel/server/server.h>
+#include <keel/sim/det_math.h>
+#include <keel/sim/match.h>
+
+#include <memory>
+
+namespace {
+
+using namespace keel::sim;
+
+class HoverRules final : public Rules {
+ public:
+  static constexpr float kSpeed = 6.0f;  // m/s
+  static constexpr float kLift = 3.0f;   // m/s
+
+  std::string name() const override { return "hover"; }
+
+  void on_join(Match& match, PlayerSlot& slot) override {
+    BodyDef def;
+    def.id = match.next_body_id();
+    def.motion = MotionType::Dynamic;
+    def.gravity_scale = 0.0f;
+    def.linear_damping = 2.0f;
+    def.can_sleep = false;
+    const auto& spawns = match.scene().spawn_points;
+    def.position = spawns.empty() ? Vec3(0.0f, 2.0f, 0.0f) : spawns[slot.spawn_index % spawns.size()].position;
+    ColliderDef ball;
+    ball.shape = ShapeType::Sphere;
+    ball.radius = 0.5f;
+    def.colliders.push_back(ball);
+    slot.character = match.world_for_rules().add_body(def) ? def.id : 0;
+  }
+
+  void on_leave(Match& match, PlayerSlot& slot) override {
+    World& world = match.world_for_rules();
+    if (slot.character != 0) world.remove_body(world.find_body(slot.character));
+    slot.character = 0;
+  }
+
+  void apply_input(Match& match, PlayerSlot& slot, const InputFrame& in) override {
+    World& world = match.world_for_rules();
+    BodyId body = world.find_body(slot.character);
+    if (!body.valid()) return;
+    // Yaw 0 looks along -Z; +x is to the right of the look direction.
+    auto sc = dmath::sincos(in.look_yaw);
+    Vec3 forward(-sc.sin, 0.0f, -sc.cos);
+    Vec3 right(sc.cos, 0.0f, -sc.sin);
+    Vec3 v = (forward * in.move_z + right * in.move_x) * kSpeed;
+    v.y = (in.buttons & kButtonJump) ? kLift : 0.0f;
+    world.set_linear_velocity(body, v);
+  }
+};
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  return keel::server::server_main(argc, argv, [] { return std::make_unique<HoverRules>(); });
+}

@@ -1,0 +1,56 @@
+// keel::server::ServerOptions — everything keel-server can be told, from flags or a
+// config file (docs/operations.md lists each one with its default and range).
+#pragma once
+
+#include <keel/sim/expected.h>
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace keel::server {
+
+struct ServerOptions {
+  std::string scene_path;                         ///< --scene (required)
+  std::vector<std::string> bind{"127.0.0.1:7777"};  ///< --bind, repeatable: IPv4 or [IPv6]:port
+  /// --public-address: the "host:port" connect tokens name for this server, when it is
+  /// not the bind address (behind NAT, or bound to 0.0.0.0). One per --bind, in order.
+  std::vector<std::string> public_address;
+  std::string record_dir = "recordings";  ///< --record
+  uint64_t stop_after_ticks = 0;          ///< --stop-after-ticks: 0 = run until signalled
+  std::string metrics_bind;               ///< --metrics HOST:PORT; empty = no HTTP endpoint
+  std::string token_key_path;             ///< --token-key; empty = development mode
+  uint64_t match_id = 0;                  ///< --match-id: the match created at start-up
+  uint32_t max_matches = 16;              ///< --max-matches, the start-up match included
+  uint32_t max_players = 16;              ///< --max-players per match
+  uint32_t max_packets_per_second = 300;  ///< --max-packets-per-second per client
+  double idle_timeout = 10.0;             ///< --idle-timeout s: caps the token's time-out
+  double empty_match_grace = 10.0;        ///< --empty-match-grace s before an empty match ends
+  uint32_t snapshot_rate = 30;            ///< --snapshot-rate per second
+  uint32_t tick_rate = 0;                 ///< --tick-rate: 0 = the scene's (30, 60 or 120)
+  uint32_t max_catch_up_ticks = 5;        ///< --max-catch-up-ticks after a stall
+  uint32_t client_kbps = 4000;            ///< --client-kbps: per-client send budget
+  uint32_t threads = 0;                   ///< --threads stepping matches; 0 = all cores
+  bool log_json = false;                  ///< --log-json
+  std::string log_level = "info";         ///< --log-level debug|info|warn|error
+  double status_interval = 1.0;           ///< --status-interval s between status lines; 0 = off
+};
+
+/// Outcome of reading a command line: options to run with, or an exit code and the text
+/// to print (help: 0 on stdout; a bad flag or value: 2 on stderr).
+struct ParsedCommandLine {
+  std::optional<ServerOptions> options;
+  int exit_code = 0;
+  std::string message;
+};
+
+/// Parses keel-server's flags (and --config FILE, whose keys are the flag names without
+/// dashes) with CLI11, then checks the values that depend on each other.
+ParsedCommandLine parse_command_line(int argc, const char* const* argv);
+
+/// Checks values a flag parser cannot: bind addresses parse, development mode binds
+/// loopback only, counts are in range. The message names the flag.
+sim::Status validate(const ServerOptions& options);
+
+}  // namespace keel::server

@@ -1,0 +1,113 @@
+#include <keel/server/config.h>
+
+#include "log.h"
+#include "net.h"
+
+#include <CLI/CLI.hpp>
+
+#include <sstream>
+
+namespace keel::server {
+namespace {
+
+void add_flags(CLI::App& app, ServerOptions& o) {
+  app.add_option("--scene", o.scene_path, "scene file (JSON or KSCN binary) every match is built from")->required();
+  app.add_option("--bind", o.bind, "UDP address to listen on, repeatable: 127.0.0.1:7777, [::1]:7777")
+      ->default_str("127.0.0.1:7777");
+  app.add_option("--public-address", o.public_address,
+                 "address connect tokens name for each --bind (when not the bind address)");
+  app.add_option("--record", o.record_dir, "directory recordings are written to")->default_str("recordings");
+  app.add_option("--stop-after-ticks", o.stop_after_ticks,
+                 "stop cleanly once the start-up match has stepped N ticks (0 = run until signalled)");
+  app.add_option("--metrics", o.metrics_bind, "HOST:PORT of the HTTP endpoint serving /metrics and /healthz");
+  app.add_option("--token-key", o.token_key_path, "token key file (keel-token keygen); without it: development mode");
+  app.add_option("--match-id", o.match_id, "id of the match created at start-up")->default_val(0);
+  app.add_option("--max-matches", o.max_matches, "matches at once, the start-up match included")
+      ->default_val(16)->check(CLI::Range(1u, 4096u));
+  app.add_option("--max-players", o.max_players, "players per match")
+      ->default_val(16)->check(CLI::Range(1u, 256u));
+  app.add_option("--max-packets-per-second", o.max_packets_per_second, "per client; more are dropped")
+      ->default_val(300)->check(CLI::Range(10u, 100000u));
+  app.add_option("--idle-timeout", o.idle_timeout, "seconds of silence before a client is dropped (caps the token's)")
+      ->default_val(10.0)->check(CLI::Range(0.5, 3600.0));
+  app.add_option("--empty-match-grace", o.empty_match_grace, "seconds an on-demand match lives without players")
+      ->default_val(10.0)->check(CLI::Range(0.0, 86400.0));
+  app.add_option("--snapshot-rate", o.snapshot_rate, "snapshots per second per client")
+      ->default_val(30)->check(CLI::Range(1u, 120u));
+  app.add_option("--tick-rate", o.tick_rate, "ticks per second: 30, 60 or 120 (default: the scene's)")
+      ->check(CLI::IsMember({0u, 30u, 60u, 120u}));
+  app.add_option("--max-catch-up-ticks", o.max_catch_up_ticks, "ticks stepped at once after a stall; the rest are dropped")
+      ->default_val(5)->check(CLI::Range(1u, 120u));
+  app.add_option("--client-kbps", o.client_kbps, "send budget per client in kbit/s; over it, snapshots are skipped")
+      ->default_val(4000)->check(CLI::Range(16u, 1000000u));
+  app.add_option("--threads", o.threads, "threads stepping matches (0 = one per core)")
+      ->default_val(0)->check(CLI::Range(0u, 256u));
+  app.add_flag("--log-json", o.log_json, "log JSON lines instead of human-readable lines");
+  app.add_option("--log-level", o.log_level, "debug, info, warn or error")
+      ->default_val("info")->check(CLI::IsMember({"debug", "info", "warn", "error"}));
+  app.add_option("--status-interval", o.status_interval, "seconds between status lines (0 = none)")
+      ->default_val(1.0)->check(CLI::Range(0.0, 3600.0));
+}
+
+}  // namespace
+
+ParsedCommandLine parse_command_line(int argc, const char* const* argv) {
+  ServerOptions o;
+  CLI::App app{"keel-server: hosts Keel matches over UDP, records every match"};
+  app.set_config("--config", "", "read options from FILE (TOML: flag names without dashes, e.g. max-players = 8)");
+  add_flags(app, o);
+  ParsedCommandLine result;
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    std::ostringstream out, err;
+    int code = app.exit(e, out, err);
+    result.exit_code = code == 0 ? 0 : 2;
+    result.message = code == 0 ? out.str() : "keel-server: " + err.str();
+    return result;
+  }
+  sim::Status st = validate(o);
+  if (!st) {
+    result.exit_code = 2;
+    result.message = "keel-server: " + st.error().message + "\n";
+    return result;
+  }
+  result.options = std::move(o);
+  return result;
+}
+
+sim::Status validate(const ServerOptions& o) {
+  if (o.scene_path.empty()) return sim::Error{"--scene is required"};
+  if (o.bind.empty()) return sim::Error{"--bind: at least one address is required"};
+  if (!o.public_address.empty() && o.public_address.size() != o.bind.size()) {
+    return sim::Error{"--public-address: give one per --bind (" + std::to_string(o.bind.size()) + ")"};
+  }
+  for (const std::string& b : o.bind) {
+    auto e = parse_endpoint(b);
+    if (!e) return sim::Error{"--bind " + b + ": not an address; use 127.0.0.1:7777 or [::1]:7777"};
+    if (o.token_key_path.empty() && !is_loopback(e->address())) {
+      return sim::Error{"--bind " + b + ": without --token-key the server runs in development mode "
+                        "(anyone can mint tokens) and binds loopback addresses only; "
+                        "make a key with keel-token keygen and pass --token-key"};
+    }
+  }
+  for (const std::string& p : o.public_address) {
+    if (!parse_endpoint(p)) return sim::Error{"--public-address " + p + ": not an address"};
+  }
+  if (!o.metrics_bind.empty()) {
+    auto e = parse_endpoint(o.metrics_bind);
+    if (!e) return sim::Error{"--metrics " + o.metrics_bind + ": not an address; use 127.0.0.1:9100"};
+  }
+  if (o.record_dir.empty()) return sim::Error{"--record: the directory must not be empty"};
+  LogLevel level;
+  if (!parse_log_level(o.log_level, level)) return sim::Error{"--log-level " + o.log_level + ": use debug, info, warn or error"};
+  if (o.tick_rate != 0 && o.tick_rate != 30 && o.tick_rate != 60 && o.tick_rate != 120) {
+    return sim::Error{"--tick-rate " + std::to_string(o.tick_rate) + ": use 30, 60 or 120"};
+  }
+  if (o.snapshot_rate == 0 || o.max_players == 0 || o.max_matches == 0) {
+    return sim::Error{"--snapshot-rate, --max-players and --max-matches must be at least 1"};
+  }
+  return {};
+}
+
+}  // namespace keel::server

@@ -1,0 +1,347 @@
+#include "match_host.h"
+
+#include <keel/protocol/messages.h>
+#include <keel/protocol/scene.h>
+#include <keel/replay/desync_dump.h>
+#include <keel/replay/format.h>
+
+#include <algorithm>
+#include <chrono>
+#include <ctime>
+#include <filesystem>
+
+namespace keel::server {
+
+namespace kp = keel::protocol;
+
+namespace {
+
+// How far back hash reports are checked, and how often a state is kept to rebuild the
+// match at a reported tick for a desync dump (at most this many seconds to re-step).
+constexpr uint32_t kHashHistorySeconds = 5;
+constexpr uint32_t kMaxDumpsPerMatch = 16;
+
+std::string utc_stamp() {
+  std::time_t t = std::time(nullptr);
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y%m%dT%H%M%SZ", &tm);
+  return buf;
+}
+
+}  // namespace
+
+sim::Expected<std::shared_ptr<MatchHost>> MatchHost::create(uint64_t id, const sim::SceneDef& scene,
+                                                            HostServices services, Now now,
+                                                            bool persistent) {
+  std::unique_ptr<sim::Rules> rules = services.rules ? services.rules() : nullptr;
+  auto match = sim::Match::create(scene, std::move(rules));
+  if (!match) return sim::Error{"match " + std::to_string(id) + ": " + match.error().message};
+  std::shared_ptr<MatchHost> host(new MatchHost(id, std::move(*match), scene, services, now, persistent));
+  sim::Status st = host->open_recording();
+  if (!st) return st.error();
+  return host;
+}
+
+MatchHost::MatchHost(uint64_t id, sim::Match match, const sim::SceneDef& scene, HostServices services,
+                     Now now, bool persistent)
+    : id_(id),
+      match_(std::move(match)),
+      scene_(scene),
+      scene_binary_(kp::scene_to_binary(scene)),
+      snapshot_config_(kp::SnapshotConfig::for_scene(scene)),
+      services_(std::move(services)),
+      persistent_(persistent),
+      tick_rate_(scene.settings.tick_rate),
+      origin_ns_(now.ns),
+      snapshot_every_(std::max<uint32_t>(1, scene.settings.tick_rate /
+                                                std::max<uint32_t>(1, services_.options.snapshot_rate))),
+      empty_since_ns_(now.ns) {
+  services_.metrics.matches.fetch_add(1);
+  services_.metrics.matches_started.fetch_add(1);
+  saved_.emplace_back(match_.tick(), match_.save_state());
+  now_s_ = now.s();
+}
+
+MatchHost::~MatchHost() { services_.metrics.matches.fetch_sub(1); }
+
+sim::Status MatchHost::open_recording() {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  fs::create_directories(services_.options.record_dir, ec);
+  std::string base = services_.options.record_dir + "/match-" + std::to_string(id_) + "-" + utc_stamp();
+  recording_path_ = base + ".krec";
+  for (int n = 2; fs::exists(recording_path_, ec); ++n) recording_path_ = base + "-" + std::to_string(n) + ".krec";
+  replay::WriterOptions opts;
+  opts.metadata = {{"match_id", std::to_string(id_)},
+                   {"scene", services_.options.scene_path},
+                   {"started_utc", utc_stamp()},
+                   {"server", "keel-server"}};
+  auto w = replay::RecordingWriter::create(recording_path_, match_, opts);
+  if (!w) return sim::Error{"cannot record to " + recording_path_ + ": " + w.error().message};
+  writer_.emplace(std::move(*w));
+  services_.log.info("match_started", {{"match", id_}, {"scene", scene_.name},
+                                       {"tick_rate", tick_rate_}, {"recording", recording_path_}});
+  return {};
+}
+
+void MatchHost::post(Datagram d) {
+  std::lock_guard<std::mutex> lock(inbox_mutex_);
+  // Bounded: a flood costs the flooder's datagrams, never the server's memory.
+  size_t cap = 1024 + 256 * static_cast<size_t>(session_count_.load());
+  if (inbox_.size() >= cap) {
+    services_.metrics.drop(ServerDrop::InboxFull);
+    return;
+  }
+  inbox_.push_back(std::move(d));
+}
+
+void MatchHost::admit(Admission a) {
+  session_count_.fetch_add(1);
+  std::lock_guard<std::mutex> lock(inbox_mutex_);
+  admissions_.push_back(std::move(a));
+}
+
+int64_t MatchHost::next_due_ns() const {
+  uint64_t k = scheduled_.load();
+  // Integer arithmetic: tick k's due time never drifts, however long the match runs.
+  return origin_ns_ + static_cast<int64_t>(k * 1'000'000'000ull / tick_rate_);
+}
+
+bool MatchHost::ended(Now now) const {
+  if (persistent_ || session_count_.load() != 0) return false;
+  return now.ns - empty_since_ns_ > static_cast<int64_t>(services_.options.empty_match_grace * 1e9);
+}
+
+void MatchHost::run(Now now) {
+  std::vector<Datagram> inbox;
+  std::vector<Admission> admissions;
+  {
+    std::lock_guard<std::mutex> lock(inbox_mutex_);
+    inbox.swap(inbox_);
+    admissions.swap(admissions_);
+  }
+  now_s_ = now.s();
+  take_admissions(admissions, now);
+  for (Datagram& d : inbox) receive(d, now);
+  expire_sessions(now);
+  step_due(now);
+  for (Session& s : sessions_) advance_sync(s);
+  send_snapshots();
+  send_frames();
+  flush_connections(now);
+  remove_closed();
+  if (!sessions_.empty()) empty_since_ns_ = now.ns;
+}
+
+void MatchHost::step_due(Now now) {
+  const uint64_t period_ns = 1'000'000'000ull / tick_rate_;
+  if (now.ns < origin_ns_) return;
+  uint64_t due_count = static_cast<uint64_t>(now.ns - origin_ns_) * tick_rate_ / 1'000'000'000ull + 1;
+  uint64_t k = scheduled_.load();
+  if (due_count <= k) return;
+  uint64_t behind = due_count - k;
+  uint32_t max_catch_up = std::max<uint32_t>(1, services_.options.max_catch_up_ticks);
+  if (behind > max_catch_up) {
+    // A stall longer than the catch-up bound: step the bound, drop the rest, so clients
+    // see a short jump instead of a long fast-forward.
+    uint64_t dropped = behind - max_catch_up;
+    services_.metrics.ticks_dropped.fetch_add(dropped);
+    services_.log.warn("tick_backlog_dropped", {{"match", id_}, {"tick", match_.tick()},
+                                                {"dropped", dropped}, {"behind", behind}});
+    k += dropped;
+    behind = max_catch_up;
+  }
+  const uint64_t stop_at = persistent_ ? services_.options.stop_after_ticks : 0;
+  for (uint64_t i = 0; i < behind; ++i, ++k) {
+    // --stop-after-ticks N: the start-up match ends at exactly tick N, whatever the timing.
+    if (stop_at != 0 && match_.tick() >= stop_at) break;
+    int64_t due_ns = origin_ns_ + static_cast<int64_t>(k * 1'000'000'000ull / tick_rate_);
+    if (now.ns - due_ns > static_cast<int64_t>(period_ns)) services_.metrics.ticks_late.fetch_add(1);
+    auto t0 = std::chrono::steady_clock::now();
+    step_one();
+    auto t1 = std::chrono::steady_clock::now();
+    services_.metrics.observe_tick_ms(std::chrono::duration<double, std::milli>(t1 - t0).count());
+  }
+  scheduled_.store(k);
+}
+
+sim::TickInputs MatchHost::build_inputs() {
+  sim::TickInputs in;
+  in.events = std::move(pending_events_);
+  pending_events_.clear();
+  for (const sim::PlayerEvent& e : in.events) {
+    auto it = std::lower_bound(present_.begin(), present_.end(), e.player);
+    bool here = it != present_.end() && *it == e.player;
+    if (e.kind == sim::PlayerEvent::Kind::Join && !here) {
+      present_.insert(it, e.player);
+      last_applied_[e.player] = sim::InputFrame{};
+    } else if (e.kind == sim::PlayerEvent::Kind::Leave && here) {
+      present_.erase(it);
+      last_applied_.erase(e.player);
+    }
+  }
+  const uint64_t tick = match_.tick();
+  for (uint32_t player : present_) {
+    sim::InputFrame frame = last_applied_[player];
+    bool fresh = false;
+    for (Session& s : sessions_) {
+      if (s.player != player || s.state == SessionState::Closed) continue;
+      auto it = s.inputs.find(tick);
+      if (it != s.inputs.end()) {
+        frame = kp::dequantize_input(it->second);
+        fresh = true;
+      }
+      s.inputs.erase(s.inputs.begin(), s.inputs.upper_bound(tick));
+    }
+    // The documented rule for a missing input: repeat the player's last applied frame.
+    if (!fresh) services_.metrics.inputs_missing.fetch_add(1);
+    last_applied_[player] = frame;
+    in.inputs.push_back({player, frame});
+  }
+  return in;
+}
+
+void MatchHost::step_one() {
+  sim::TickInputs inputs = build_inputs();
+  const uint64_t from_tick = match_.tick();
+  if (writer_ && !recording_failed_) {
+    sim::Status st = writer_->step_and_record(match_, inputs);
+    if (!st) {
+      // The match goes on (players are mid-game); the operator is told loudly.
+      recording_failed_ = true;
+      services_.log.error("recording_failed", {{"match", id_}, {"path", recording_path_},
+                                               {"error", st.error().message}});
+    }
+  } else {
+    match_.step(inputs);
+  }
+  uint64_t hash = match_.hash();
+  services_.metrics.ticks.fetch_add(1);
+  kp::InputFrameMessage frame{from_tick, hash, inputs};
+  for (Session& s : sessions_) {
+    if (s.frames_on && s.state != SessionState::Closed) s.frames.add(frame);
+  }
+  remember(from_tick, hash, inputs);
+  tick_.store(match_.tick());
+  hash_.store(hash);
+  uint32_t present = static_cast<uint32_t>(present_.size());
+  players_.store(present);
+  // Stop-after-ticks counts the start-up match's ticks (the tick thread watches tick()).
+}
+
+void MatchHost::remember(uint64_t tick, uint64_t hash, const sim::TickInputs& inputs) {
+  size_t keep = size_t(kHashHistorySeconds) * tick_rate_;
+  hashes_.emplace_back(tick + 1, hash);
+  while (hashes_.size() > keep) hashes_.pop_front();
+  inputs_log_.emplace_back(tick, inputs);
+  // A saved state every second lets a dump rebuild any remembered tick by re-stepping
+  // at most one second of inputs through Match::step.
+  if (match_.tick() % tick_rate_ == 0) saved_.emplace_back(match_.tick(), match_.save_state());
+  while (saved_.size() > kHashHistorySeconds + 1) saved_.pop_front();
+  uint64_t oldest = saved_.empty() ? match_.tick() : saved_.front().first;
+  while (!inputs_log_.empty() && inputs_log_.front().first < oldest) inputs_log_.pop_front();
+}
+
+std::optional<uint64_t> MatchHost::hash_at(uint64_t tick) const {
+  if (hashes_.empty() || tick < hashes_.front().first || tick > hashes_.back().first) return std::nullopt;
+  return hashes_[tick - hashes_.front().first].second;
+}
+
+void MatchHost::write_desync_dump(Session& s, uint64_t tick, uint64_t server_hash, uint64_t reported) {
+  if (dumps_ >= kMaxDumpsPerMatch || s.dumps >= 2) return;  // hostile reports cannot fill the disk
+  const std::pair<uint64_t, std::vector<uint8_t>>* base = nullptr;
+  for (const auto& saved : saved_) {
+    if (saved.first <= tick) base = &saved;
+  }
+  if (base == nullptr) return;
+  auto rebuilt = sim::Match::create(scene_, services_.rules ? services_.rules() : nullptr);
+  if (!rebuilt || !rebuilt->restore_state(base->second)) return;
+  for (const auto& [t, in] : inputs_log_) {
+    if (t >= base->first && t < tick) rebuilt->step(in);
+  }
+  if (rebuilt->tick() != tick || rebuilt->hash() != server_hash) {
+    services_.log.error("desync_dump_rebuild_failed", {{"match", id_}, {"tick", tick}});
+    return;
+  }
+  std::string path = recording_path_.substr(0, recording_path_.size() - 5) + ".desync-t" +
+                     std::to_string(tick) + "-p" + std::to_string(s.player) + ".kdsn";
+  std::string note = "keel-server match " + std::to_string(id_) + ": player " + std::to_string(s.player) +
+                     " (" + s.address + ") reported hash " + replay::hex_hash(reported) + " for tick " +
+                     std::to_string(tick) + "; this is the server's state; recording " + recording_path_;
+  sim::Status st = replay::write_desync_dump(path, *rebuilt, server_hash, note);
+  if (!st) {
+    services_.log.error("desync_dump_failed", {{"match", id_}, {"path", path}, {"error", st.error().message}});
+    return;
+  }
+  ++dumps_;
+  ++s.dumps;
+  services_.log.warn("desync_dump_written", {{"match", id_}, {"player", s.player}, {"path", path}});
+}
+
+void MatchHost::send_snapshots() {
+  uint64_t tick = match_.tick();
+  if (tick == 0 || tick < last_snapshot_tick_ + snapshot_every_) return;
+  last_snapshot_tick_ = tick;
+  bool any = false;
+  for (const Session& s : sessions_) any = any || s.state == SessionState::Playing;
+  if (!any) return;
+  kp::QuantSnapshot quant = kp::quantize(kp::snapshot_bodies(match_.world()), tick, snapshot_config_);
+  for (Session& s : sessions_) {
+    if (s.state != SessionState::Playing) continue;
+    // A client that cannot keep up gets fewer snapshots, never a stalled server.
+    if (s.budget_bytes < 0) {
+      services_.metrics.snapshots_skipped.fetch_add(1);
+      continue;
+    }
+    std::vector<uint8_t> msg = s.snapshots.encode(quant);
+    if (msg.empty()) continue;
+    if (s.conn.send(kp::Channel::Snapshot, msg)) services_.metrics.snapshots_sent.fetch_add(1);
+  }
+}
+
+void MatchHost::send_frames() {
+  for (Session& s : sessions_) {
+    if (s.state != SessionState::Playing || !s.predict || !s.frames_on) continue;
+    for (const auto& m : s.frames.messages()) s.conn.send(kp::Channel::Frames, m);
+  }
+}
+
+void MatchHost::flush_connections(Now now) {
+  const double budget_rate = services_.options.client_kbps * 125.0;  // bytes per second
+  for (Session& s : sessions_) {
+    if (s.state == SessionState::Closed) continue;
+    double dt = std::max(0.0, now.s() - s.bucket_time);
+    s.bucket_time = now.s();
+    s.budget_bytes = std::min(budget_rate * 0.25, s.budget_bytes + dt * budget_rate);
+    s.rate_tokens = std::min<double>(services_.options.max_packets_per_second,
+                                     s.rate_tokens + dt * services_.options.max_packets_per_second);
+    for (const auto& d : s.conn.update(now.s())) {
+      services_.sender.send(s.socket, s.endpoint, d);
+      s.budget_bytes -= double(d.size());
+      s.bytes_sent += d.size();
+      bytes_sent_.fetch_add(d.size(), std::memory_order_relaxed);
+    }
+  }
+}
+
+void MatchHost::shutdown(Now now, kp::fb::DenyReason reason) {
+  now_s_ = now.s();
+  for (Session& s : sessions_) {
+    if (s.state != SessionState::Closed) close(s, "server_stopping", reason);
+  }
+  remove_closed();
+  if (writer_) {
+    sim::Status st = writer_->finish();
+    if (!st) {
+      services_.log.error("recording_finish_failed", {{"match", id_}, {"path", recording_path_},
+                                                      {"error", st.error().message}});
+    }
+    services_.log.info("match_ended", {{"match", id_}, {"ticks", match_.tick()},
+                                       {"recording", recording_path_}});
+    writer_.reset();
+  }
+}
+
+}  // namespace keel::server

@@ -1,0 +1,176 @@
+// A hosted match: the sim::Match, its sessions, its recording and its tick schedule.
+//
+// Only the match's own task touches its state (run(), then shutdown() once no task is
+// running); the I/O thread and the tick thread hand it datagrams and admitted clients
+// through a small mutex-guarded inbox. Everything the Match steps with goes through
+// RecordingWriter::step_and_record, so what is applied is exactly what is recorded, and
+// the same TickInputs are what predicting clients receive.
+#pragma once
+
+#include "log.h"
+#include "metrics.h"
+#include "net.h"
+#include "router.h"
+#include "session.h"
+
+#include <keel/protocol/handshake.h>
+#include <keel/replay/writer.h>
+#include <keel/server/config.h>
+#include <keel/server/server.h>
+#include <keel/sim/match.h>
+
+#include <atomic>
+#include <deque>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace keel::server {
+
+struct Datagram {
+  uint32_t socket = 0;
+  Udp::endpoint from;
+  std::vector<uint8_t> bytes;
+};
+
+struct Admission {
+  protocol::AcceptedClient client;
+  uint32_t socket = 0;
+  Udp::endpoint from;
+};
+
+/// What every match shares with the server (all thread-safe).
+struct HostServices {
+  const ServerOptions& options;
+  Logger& log;
+  Metrics& metrics;
+  const DatagramSender& sender;
+  Router& router;
+  RulesFactory rules;
+};
+
+/// The clock a match runs on: nanoseconds and seconds since the server started.
+struct Now {
+  int64_t ns = 0;
+  double s() const { return static_cast<double>(ns) * 1e-9; }
+};
+
+class MatchHost : public std::enable_shared_from_this<MatchHost> {
+ public:
+  static sim::Expected<std::shared_ptr<MatchHost>> create(uint64_t id, const sim::SceneDef& scene,
+                                                          HostServices services, Now now,
+                                                          bool persistent);
+  ~MatchHost();
+
+  // --- I/O thread ---
+  /// Queues a datagram for the match's next run (dropped and counted when full).
+  void post(Datagram d);
+
+  // --- tick thread ---
+  void admit(Admission a);
+  /// Sessions open or admitted (for the players-per-match limit).
+  uint32_t session_count() const { return session_count_.load(); }
+  bool due(Now now) const { return now.ns >= next_due_ns(); }
+  /// Starts the tick schedule at `now` (before the first run; creation may precede the
+  /// tick thread's start by a while, which must not count as a stall).
+  void start_clock(Now now) {
+    origin_ns_ = now.ns;
+    empty_since_ns_ = now.ns;
+  }
+  int64_t next_due_ns() const;
+  /// Non-persistent, empty for longer than the grace period.
+  bool ended(Now now) const;
+  std::atomic<bool> running{false};
+
+  // --- the match's task ---
+  /// Drains the inbox, steps the ticks that are due, sends, and closes timed-out sessions.
+  void run(Now now);
+  /// After the last run: every client gets Disconnect{reason}; the recording is finished.
+  void shutdown(Now now, protocol::fb::DenyReason reason);
+
+  // --- anyone (status line, tests) ---
+  uint64_t id() const { return id_; }
+  const std::string& recording_path() const { return recording_path_; }
+  uint64_t tick() const { return tick_.load(); }
+  uint64_t last_hash() const { return hash_.load(); }
+  uint32_t players() const { return players_.load(); }
+  uint64_t bytes_sent() const { return bytes_sent_.load(); }
+
+ private:
+  MatchHost(uint64_t id, sim::Match match, const sim::SceneDef& scene, HostServices services,
+            Now now, bool persistent);
+  sim::Status open_recording();
+
+  // Sessions (match_sessions.cpp).
+  void take_admissions(std::vector<Admission>& admissions, Now now);
+  void open_session(Admission& a, Now now);
+  void receive(Datagram& d, Now now);
+  void handle_control(Session& s, std::span<const uint8_t> bytes);
+  void handle_input(Session& s, std::span<const uint8_t> bytes);
+  void on_hello(Session& s, const protocol::fb::ClientHello& hello);
+  void on_hash_report(Session& s, const protocol::fb::HashReport& report);
+  void close(Session& s, const std::string& reason, std::optional<protocol::fb::DenyReason> tell);
+  void expire_sessions(Now now);
+  void remove_closed();
+  void advance_sync(Session& s);
+  void send_control(Session& s, std::vector<uint8_t> message);
+  void broadcast_event(protocol::fb::MatchEventKind kind, uint32_t player);
+  Session* find_session(uint32_t socket, const Udp::endpoint& from);
+
+  // Ticks and streams (match_host.cpp).
+  void step_due(Now now);
+  void step_one();
+  sim::TickInputs build_inputs();
+  void remember(uint64_t tick, uint64_t hash, const sim::TickInputs& inputs);
+  void send_snapshots();
+  void send_frames();
+  void flush_connections(Now now);
+  void write_desync_dump(Session& s, uint64_t tick, uint64_t server_hash, uint64_t reported);
+  std::optional<uint64_t> hash_at(uint64_t tick) const;
+
+  uint64_t id_;
+  sim::Match match_;
+  const sim::SceneDef scene_;
+  std::vector<uint8_t> scene_binary_;
+  protocol::SnapshotConfig snapshot_config_;
+  HostServices services_;
+  bool persistent_;
+  uint32_t tick_rate_;
+
+  std::optional<replay::RecordingWriter> writer_;
+  std::string recording_path_;
+  bool recording_failed_ = false;
+
+  // Schedule: tick k (counted from origin) is due at origin + k / rate.
+  int64_t origin_ns_;
+  std::atomic<uint64_t> scheduled_{0};  // ticks stepped or skipped since origin
+  uint32_t snapshot_every_;
+  uint64_t last_snapshot_tick_ = 0;
+
+  std::deque<Session> sessions_;  // deque: references stay valid as sessions are added
+  std::vector<sim::PlayerEvent> pending_events_;
+  std::vector<uint32_t> present_;  // players in the match after the last step, sorted
+  std::map<uint32_t, sim::InputFrame> last_applied_;
+  int64_t empty_since_ns_;
+  std::atomic<uint32_t> session_count_{0};
+  uint32_t dumps_ = 0;
+  double now_s_ = 0;  // the current run's time, for sends outside flush_connections
+
+  // Recent history for hash reports and desync dumps.
+  std::deque<std::pair<uint64_t, uint64_t>> hashes_;            // (tick, hash of match at tick)
+  std::deque<std::pair<uint64_t, sim::TickInputs>> inputs_log_;  // (tick stepped from, inputs)
+  std::deque<std::pair<uint64_t, std::vector<uint8_t>>> saved_;  // (tick, save_state)
+
+  std::mutex inbox_mutex_;
+  std::vector<Datagram> inbox_;
+  std::vector<Admission> admissions_;
+
+  std::atomic<uint64_t> tick_{0};
+  std::atomic<uint64_t> hash_{0};
+  std::atomic<uint32_t> players_{0};
+  std::atomic<uint64_t> bytes_sent_{0};
+};
+
+}  // namespace keel::server

@@ -1,0 +1,322 @@
+// The per-client session state machine of docs/protocol.md ("Session"): admission,
+// what each state accepts (anything else is dropped as type_not_allowed), the scene and
+// checkpoint blocks, inputs, hash reports, time-outs and disconnects.
+#include "match_host.h"
+
+#include <keel/protocol/messages.h>
+#include <keel/replay/format.h>
+
+#include <algorithm>
+
+namespace keel::server {
+
+namespace kp = keel::protocol;
+namespace fb = keel::protocol::fb;
+
+const char* to_string(SessionState s) {
+  switch (s) {
+    case SessionState::Accepted: return "accepted";
+    case SessionState::Syncing: return "syncing";
+    case SessionState::Playing: return "playing";
+    case SessionState::Closed: return "closed";
+  }
+  return "unknown";
+}
+
+namespace {
+
+std::vector<uint8_t> accept_message(uint32_t client_index, uint32_t player, uint32_t tick_rate, uint64_t tick) {
+  flatbuffers::FlatBufferBuilder fbb(64);
+  auto body = fb::CreateConnectionAccept(fbb, kp::kProtocolVersion, client_index, player, tick_rate, tick);
+  return kp::finish_message(fbb, fb::Body::ConnectionAccept, body.Union());
+}
+
+std::vector<uint8_t> block_info(uint8_t kind, uint64_t tick, size_t size) {
+  flatbuffers::FlatBufferBuilder fbb(64);
+  auto body = fb::CreateBlockInfo(fbb, kind, tick, static_cast<uint32_t>(size));
+  return kp::finish_message(fbb, fb::Body::BlockInfo, body.Union());
+}
+
+std::vector<uint8_t> disconnect_message(fb::DenyReason reason) {
+  flatbuffers::FlatBufferBuilder fbb(32);
+  auto body = fb::CreateDisconnect(fbb, reason);
+  return kp::finish_message(fbb, fb::Body::Disconnect, body.Union());
+}
+
+std::vector<uint8_t> event_message(fb::MatchEventKind kind, uint64_t tick, uint32_t player,
+                                   uint64_t expected = 0, uint64_t reported = 0) {
+  flatbuffers::FlatBufferBuilder fbb(64);
+  auto body = fb::CreateMatchEvent(fbb, kind, tick, player, expected, reported);
+  return kp::finish_message(fbb, fb::Body::MatchEvent, body.Union());
+}
+
+}  // namespace
+
+void MatchHost::take_admissions(std::vector<Admission>& admissions, Now now) {
+  for (Admission& a : admissions) open_session(a, now);
+}
+
+void MatchHost::open_session(Admission& a, Now now) {
+  const uint32_t player = static_cast<uint32_t>(a.client.client_id);
+  for (Session& old : sessions_) {
+    // The same player again (a reconnect with a fresh token): the new, authenticated
+    // address wins; the old session leaves first so the match sees leave-then-join.
+    if (old.player == player && old.state != SessionState::Closed) close(old, "replaced", fb::DenyReason::Kicked);
+  }
+  uint32_t index = 0;
+  while (std::any_of(sessions_.begin(), sessions_.end(), [&](const Session& s) {
+    return s.state != SessionState::Closed && s.client_index == index;
+  })) {
+    ++index;
+  }
+  Session& s = sessions_.emplace_back(snapshot_config_);
+  s.player = player;
+  s.client_index = index;
+  s.socket = a.socket;
+  s.endpoint = a.from;
+  s.address = a.client.address;
+  s.timeout = services_.options.idle_timeout;
+  if (a.client.timeout_seconds > 0) s.timeout = std::min<double>(s.timeout, a.client.timeout_seconds);
+  s.conn.set_keys(a.client.keys);
+  s.rate_tokens = services_.options.max_packets_per_second;
+  s.budget_bytes = services_.options.client_kbps * 125.0 * 0.25;
+  s.bucket_time = now.s();
+  s.last_heard = now.s();
+  services_.metrics.players.fetch_add(1);
+  services_.metrics.connections.fetch_add(1);
+  send_control(s, accept_message(index, player, tick_rate_, match_.tick()));
+  pending_events_.push_back({sim::PlayerEvent::Kind::Join, player});
+  broadcast_event(fb::MatchEventKind::PlayerJoined, player);
+  services_.log.info("client_joined", {{"match", id_}, {"player", player}, {"client_index", index},
+                                       {"address", s.address}, {"tick", match_.tick()}});
+}
+
+Session* MatchHost::find_session(uint32_t socket, const Udp::endpoint& from) {
+  for (Session& s : sessions_) {
+    if (s.state != SessionState::Closed && s.socket == socket && s.endpoint == from) return &s;
+  }
+  return nullptr;
+}
+
+void MatchHost::receive(Datagram& d, Now now) {
+  Session* s = find_session(d.socket, d.from);
+  if (s == nullptr) {
+    services_.metrics.drop(ServerDrop::UnknownAddress);
+    return;
+  }
+  // Only authenticated packets spend the budget, so packets spoofed with this client's
+  // address cannot starve it; a flood is still cut off before decryption.
+  if (s->rate_tokens < 1.0) {
+    services_.metrics.drop(ServerDrop::RateLimited);
+    return;
+  }
+  kp::DropCounters before = s->conn.drops();
+  uint64_t accepted_before = s->conn.stats().packets_received;
+  s->conn.receive(d.bytes, now.s());
+  services_.metrics.drops_delta(before, s->conn.drops());
+  // A packet can authenticate and still carry a chunk that is dropped (a resent reliable
+  // message already delivered): the good chunks count, so judge by the packet counter.
+  if (s->conn.stats().packets_received == accepted_before) return;
+  s->rate_tokens -= 1.0;
+  s->last_heard = now.s();
+  s->bytes_received += d.bytes.size();
+  while (s->state != SessionState::Closed) {
+    if (auto m = s->conn.take(kp::Channel::Control)) handle_control(*s, *m);
+    else if (auto i = s->conn.take(kp::Channel::Input)) handle_input(*s, *i);
+    else if (s->conn.take(kp::Channel::Snapshot) || s->conn.take(kp::Channel::Frames) || s->conn.take_block()) {
+      services_.metrics.drop(kp::DropReason::TypeNotAllowed);  // server-to-client channels
+    } else {
+      break;
+    }
+  }
+}
+
+void MatchHost::handle_control(Session& s, std::span<const uint8_t> bytes) {
+  const fb::Message* m = nullptr;
+  kp::DropReason r = kp::check_message(bytes, m);
+  if (r != kp::DropReason::None) {
+    services_.metrics.drop(r);
+    return;
+  }
+  switch (m->body_type()) {
+    case fb::Body::ClientHello:
+      on_hello(s, *m->body_as_ClientHello());
+      return;
+    case fb::Body::Disconnect:
+      close(s, "client_disconnected", std::nullopt);
+      return;
+    case fb::Body::HashReport:
+      if (s.state == SessionState::Playing) {
+        on_hash_report(s, *m->body_as_HashReport());
+        return;
+      }
+      break;
+    default:
+      break;
+  }
+  services_.metrics.drop(kp::DropReason::TypeNotAllowed);
+  services_.log.debug("message_not_allowed", {{"match", id_}, {"player", s.player},
+                                              {"state", to_string(s.state)},
+                                              {"type", fb::EnumNameBody(m->body_type())}});
+}
+
+void MatchHost::handle_input(Session& s, std::span<const uint8_t> bytes) {
+  const fb::Message* m = nullptr;
+  kp::DropReason r = kp::check_message(bytes, m);
+  if (r != kp::DropReason::None) {
+    services_.metrics.drop(r);
+    return;
+  }
+  if (m->body_type() != fb::Body::InputBatch || s.state == SessionState::Accepted) {
+    services_.metrics.drop(kp::DropReason::TypeNotAllowed);
+    return;
+  }
+  const fb::InputBatch& batch = *m->body_as_InputBatch();
+  s.snapshots.on_ack(batch.ack_snapshot_tick());
+  if (s.frames_on) s.frames.on_ack(batch.ack_input_frame_tick());
+  if (s.state != SessionState::Playing) return;  // Syncing: acknowledgements only
+  std::vector<std::pair<uint64_t, kp::QuantInput>> fresh;
+  const uint64_t tick = match_.tick();
+  r = s.input_rx.receive(batch, tick, fresh);
+  if (r != kp::DropReason::None) {
+    services_.metrics.drop(r);
+    return;
+  }
+  if (services_.log.enabled(LogLevel::Debug)) {
+    services_.log.debug("inputs", {{"player", s.player}, {"tick", tick}, {"first", batch.first_tick()},
+                                   {"count", batch.count()}, {"fresh", fresh.size()}});
+  }
+  for (const auto& [t, q] : fresh) {
+    if (t < tick) services_.metrics.drop(ServerDrop::Late);
+    else if (t > tick + kp::InputReceiver::kMaxAhead) services_.metrics.drop(kp::DropReason::OutOfRange);
+    else s.inputs[t] = q;
+  }
+}
+
+void MatchHost::on_hello(Session& s, const fb::ClientHello& hello) {
+  bool predict = hello.mode() == fb::ClientMode::Predict;
+  switch (s.state) {
+    case SessionState::Accepted:
+      s.predict = predict;
+      send_control(s, block_info(0, 0, scene_binary_.size()));
+      if (!s.conn.send_block(scene_binary_)) {
+        close(s, "scene_too_large", fb::DenyReason::Unknown);
+        return;
+      }
+      s.state = SessionState::Syncing;
+      s.sync = SyncStep::Scene;
+      return;
+    case SessionState::Syncing:
+      // The checkpoint follows the scene anyway; a resync during a transfer waits for it.
+      s.predict = predict;
+      if (!predict && s.sync == SyncStep::CheckpointDue) s.sync = SyncStep::Scene;
+      return;
+    case SessionState::Playing:
+      s.predict = predict;
+      s.frames_on = false;
+      if (predict) {
+        s.state = SessionState::Syncing;
+        s.sync = SyncStep::CheckpointDue;
+      }
+      return;
+    case SessionState::Closed:
+      return;
+  }
+}
+
+void MatchHost::advance_sync(Session& s) {
+  if (s.state != SessionState::Syncing || s.conn.block_in_progress()) return;
+  if (s.sync == SyncStep::Scene) {
+    s.sync = s.predict ? SyncStep::CheckpointDue : SyncStep::None;
+  }
+  // Never a checkpoint at tick 0: an acknowledgement of frame tick 0 would be
+  // indistinguishable from "none yet".
+  if (s.sync == SyncStep::CheckpointDue && match_.tick() > 0) {
+    std::vector<uint8_t> state = match_.save_state();
+    send_control(s, block_info(1, match_.tick(), state.size()));
+    if (!s.conn.send_block(state)) {
+      close(s, "checkpoint_too_large", fb::DenyReason::Unknown);
+      return;
+    }
+    s.frames = kp::FrameWindow{};
+    s.frames_on = true;  // every tick stepped from here on goes to this client
+    s.sync = SyncStep::Checkpoint;
+    return;
+  }
+  if (s.sync == SyncStep::Checkpoint) s.sync = SyncStep::None;
+  if (s.sync == SyncStep::None) {
+    s.state = SessionState::Playing;
+    services_.log.debug("client_playing", {{"match", id_}, {"player", s.player}, {"predict", s.predict}});
+  }
+}
+
+void MatchHost::on_hash_report(Session& s, const fb::HashReport& report) {
+  std::optional<uint64_t> ours = hash_at(report.tick());
+  if (!ours) {
+    services_.metrics.drop(report.tick() > match_.tick() ? kp::DropReason::OutOfRange : kp::DropReason::Stale);
+    return;
+  }
+  if (*ours == report.state_hash()) {
+    services_.metrics.hash_checks.fetch_add(1);
+    return;
+  }
+  services_.metrics.desyncs.fetch_add(1);
+  // Every desync is counted; a client reporting thousands must not flood the log.
+  if (++s.desyncs_logged <= 10) services_.log.warn("desync", {{"match", id_}, {"player", s.player}, {"tick", report.tick()},
+                                {"server_hash", replay::hex_hash(*ours)},
+                                {"client_hash", replay::hex_hash(report.state_hash())}});
+  send_control(s, event_message(fb::MatchEventKind::DesyncDetected, report.tick(), s.player, *ours,
+                                report.state_hash()));
+  write_desync_dump(s, report.tick(), *ours, report.state_hash());
+}
+
+void MatchHost::send_control(Session& s, std::vector<uint8_t> message) {
+  if (s.state == SessionState::Closed) return;
+  // A full reliable window means the client has stopped acknowledging: end it rather
+  // than let its backlog grow.
+  if (!s.conn.send(kp::Channel::Control, message)) close(s, "control_backlog", fb::DenyReason::Kicked);
+}
+
+void MatchHost::broadcast_event(fb::MatchEventKind kind, uint32_t player) {
+  std::vector<uint8_t> msg = event_message(kind, match_.tick(), player);
+  for (Session& s : sessions_) {
+    if (s.state == SessionState::Playing && s.player != player) send_control(s, msg);
+  }
+}
+
+void MatchHost::close(Session& s, const std::string& reason, std::optional<fb::DenyReason> tell) {
+  if (s.state == SessionState::Closed) return;
+  if (tell) {
+    // The Disconnect goes in three datagrams of its own: nothing is resent after this.
+    std::vector<uint8_t> msg = disconnect_message(*tell);
+    for (int i = 0; i < 3; ++i) {
+      s.conn.send(kp::Channel::Control, msg);
+      for (const auto& d : s.conn.update(now_s_ + i * 1e-4)) services_.sender.send(s.socket, s.endpoint, d);
+    }
+  }
+  s.state = SessionState::Closed;
+  s.close_reason = reason;
+  services_.router.remove({s.socket, s.endpoint});
+  pending_events_.push_back({sim::PlayerEvent::Kind::Leave, s.player});
+  services_.metrics.players.fetch_sub(1);
+  session_count_.fetch_sub(1);
+  broadcast_event(fb::MatchEventKind::PlayerLeft, s.player);
+  const auto& st = s.conn.stats();
+  services_.log.info("client_left", {{"match", id_}, {"player", s.player}, {"reason", reason},
+                                     {"address", s.address}, {"rtt_ms", st.rtt_ms},
+                                     {"loss", st.loss}, {"dropped", s.conn.drops().total()}});
+}
+
+void MatchHost::expire_sessions(Now now) {
+  for (Session& s : sessions_) {
+    if (s.state != SessionState::Closed && now.s() - s.last_heard > s.timeout) {
+      close(s, "timed_out", fb::DenyReason::TimedOut);
+    }
+  }
+}
+
+void MatchHost::remove_closed() {
+  std::erase_if(sessions_, [](const Session& s) { return s.state == SessionState::Closed; });
+}
+
+}  // namespace keel::server

@@ -1,0 +1,125 @@
+#include "metrics.h"
+
+#include <cstdio>
+
+namespace keel::server {
+
+const char* to_string(ServerDrop d) {
+  switch (d) {
+    case ServerDrop::UnknownAddress: return "unknown_address";
+    case ServerDrop::RateLimited: return "rate_limited";
+    case ServerDrop::InboxFull: return "inbox_full";
+    case ServerDrop::NotAdmitting: return "not_admitting";
+    case ServerDrop::SendFailed: return "send_failed";
+    case ServerDrop::Late: return "late";
+    case ServerDrop::kCount: break;
+  }
+  return "unknown";
+}
+
+void Metrics::drop(protocol::DropReason r, uint64_t n) {
+  if (r == protocol::DropReason::None || r >= protocol::DropReason::kCount) return;
+  proto_drops_[static_cast<size_t>(r)].fetch_add(n, std::memory_order_relaxed);
+}
+
+void Metrics::drop(ServerDrop r, uint64_t n) {
+  if (r >= ServerDrop::kCount) return;
+  server_drops_[static_cast<size_t>(r)].fetch_add(n, std::memory_order_relaxed);
+}
+
+void Metrics::drops_delta(const protocol::DropCounters& before, const protocol::DropCounters& after) {
+  for (size_t i = 1; i < before.counts.size(); ++i) {
+    if (after.counts[i] > before.counts[i]) {
+      proto_drops_[i].fetch_add(after.counts[i] - before.counts[i], std::memory_order_relaxed);
+    }
+  }
+}
+
+void Metrics::observe_tick_ms(double ms) {
+  size_t b = 0;
+  while (b < kTickBucketsMs.size() && ms > kTickBucketsMs[b]) ++b;
+  tick_buckets_[b].fetch_add(1, std::memory_order_relaxed);
+  tick_count_.fetch_add(1, std::memory_order_relaxed);
+  tick_sum_ns_.fetch_add(static_cast<uint64_t>(ms * 1e6), std::memory_order_relaxed);
+}
+
+ServerCounters Metrics::snapshot() const {
+  ServerCounters c;
+  c.packets_in = packets_in.load();
+  c.packets_out = packets_out.load();
+  c.bytes_in = bytes_in.load();
+  c.bytes_out = bytes_out.load();
+  c.matches = matches.load();
+  c.players = players.load();
+  c.ticks = ticks.load();
+  c.ticks_late = ticks_late.load();
+  c.ticks_dropped = ticks_dropped.load();
+  c.desyncs = desyncs.load();
+  c.hash_checks = hash_checks.load();
+  c.inputs_missing = inputs_missing.load();
+  for (size_t i = 1; i < proto_drops_.size(); ++i) {
+    c.drops[protocol::to_string(static_cast<protocol::DropReason>(i))] = proto_drops_[i].load();
+  }
+  for (size_t i = 0; i < server_drops_.size(); ++i) {
+    c.drops[to_string(static_cast<ServerDrop>(i))] = server_drops_[i].load();
+  }
+  return c;
+}
+
+namespace {
+
+void line(std::string& out, const char* name, const char* type, const char* help, uint64_t v) {
+  char buf[512];
+  std::snprintf(buf, sizeof buf, "# HELP %s %s\n# TYPE %s %s\n%s %llu\n", name, help, name, type,
+                name, static_cast<unsigned long long>(v));
+  out += buf;
+}
+
+}  // namespace
+
+std::string Metrics::prometheus_text() const {
+  ServerCounters c = snapshot();
+  std::string out;
+  line(out, "keel_packets_in_total", "counter", "UDP datagrams received.", c.packets_in);
+  line(out, "keel_packets_out_total", "counter", "UDP datagrams sent.", c.packets_out);
+  line(out, "keel_bytes_in_total", "counter", "UDP payload bytes received.", c.bytes_in);
+  line(out, "keel_bytes_out_total", "counter", "UDP payload bytes sent.", c.bytes_out);
+  line(out, "keel_matches", "gauge", "Matches running.", c.matches);
+  line(out, "keel_players", "gauge", "Clients connected.", c.players);
+  line(out, "keel_ticks_total", "counter", "Ticks stepped, all matches.", c.ticks);
+  line(out, "keel_ticks_late_total", "counter", "Ticks stepped more than one tick period after they were due.", c.ticks_late);
+  line(out, "keel_ticks_dropped_total", "counter", "Ticks skipped after a stall (backlog past --max-catch-up-ticks).", c.ticks_dropped);
+  line(out, "keel_desyncs_total", "counter", "Hash reports that disagreed with the server.", c.desyncs);
+  line(out, "keel_hash_checks_total", "counter", "Hash reports that agreed with the server.", c.hash_checks);
+  line(out, "keel_inputs_missing_total", "counter", "Player ticks stepped with the repeat-last-input rule.", c.inputs_missing);
+  line(out, "keel_snapshots_sent_total", "counter", "Snapshot messages sent.", snapshots_sent.load());
+  line(out, "keel_snapshots_skipped_total", "counter", "Snapshots skipped by a client's send budget.", snapshots_skipped.load());
+  line(out, "keel_connections_total", "counter", "Clients admitted.", connections.load());
+  out += "# HELP keel_drops_total Datagrams, messages or inputs dropped, by reason.\n# TYPE keel_drops_total counter\n";
+  char buf[256];
+  for (const auto& [reason, n] : c.drops) {
+    std::snprintf(buf, sizeof buf, "keel_drops_total{reason=\"%s\"} %llu\n", reason.c_str(),
+                  static_cast<unsigned long long>(n));
+    out += buf;
+  }
+  out += "# HELP keel_tick_duration_seconds Time to run one match tick (inputs, step, record, send).\n"
+         "# TYPE keel_tick_duration_seconds histogram\n";
+  uint64_t cumulative = 0;
+  for (size_t b = 0; b <= kTickBucketsMs.size(); ++b) {
+    cumulative += tick_buckets_[b].load();
+    if (b < kTickBucketsMs.size()) {
+      std::snprintf(buf, sizeof buf, "keel_tick_duration_seconds_bucket{le=\"%g\"} %llu\n",
+                    kTickBucketsMs[b] / 1000.0, static_cast<unsigned long long>(cumulative));
+    } else {
+      std::snprintf(buf, sizeof buf, "keel_tick_duration_seconds_bucket{le=\"+Inf\"} %llu\n",
+                    static_cast<unsigned long long>(cumulative));
+    }
+    out += buf;
+  }
+  std::snprintf(buf, sizeof buf, "keel_tick_duration_seconds_sum %.9f\nkeel_tick_duration_seconds_count %llu\n",
+                tick_sum_ns_.load() / 1e9, static_cast<unsigned long long>(tick_count_.load()));
+  out += buf;
+  return out;
+}
+
+}  // namespace keel::server

@@ -1,0 +1,56 @@
+// The server's counters: lock-free atomics written by the I/O thread and the match tasks,
+// read by /metrics (Prometheus text exposition format) and Server::counters().
+#pragma once
+
+#include <keel/protocol/drop.h>
+#include <keel/server/server.h>
+
+#include <array>
+#include <atomic>
+#include <cstdint>
+#include <string>
+
+namespace keel::server {
+
+/// Reasons the server itself drops a datagram, beside protocol::DropReason.
+enum class ServerDrop : uint8_t {
+  UnknownAddress = 0,  ///< a connected packet from an address with no session
+  RateLimited,         ///< over --max-packets-per-second
+  InboxFull,           ///< the match's inbox is full (the match is not keeping up)
+  NotAdmitting,        ///< a handshake while shutting down
+  SendFailed,          ///< the socket refused a datagram (buffer full)
+  Late,                ///< an input for a tick already stepped
+  kCount
+};
+const char* to_string(ServerDrop d);
+
+class Metrics {
+ public:
+  /// Upper bounds (ms) of the tick duration histogram's buckets (+Inf implied).
+  static constexpr std::array<double, 10> kTickBucketsMs = {0.25, 0.5, 1, 2, 4, 8, 16, 32, 64, 128};
+
+  std::atomic<uint64_t> packets_in{0}, packets_out{0}, bytes_in{0}, bytes_out{0};
+  std::atomic<uint64_t> matches{0}, players{0};
+  std::atomic<uint64_t> ticks{0}, ticks_late{0}, ticks_dropped{0};
+  std::atomic<uint64_t> desyncs{0}, hash_checks{0}, inputs_missing{0};
+  std::atomic<uint64_t> snapshots_sent{0}, snapshots_skipped{0};
+  std::atomic<uint64_t> connections{0}, matches_started{0};
+
+  void drop(protocol::DropReason r, uint64_t n = 1);
+  void drop(ServerDrop r, uint64_t n = 1);
+  /// Adds every count of `after - before` (a connection's counters around a receive).
+  void drops_delta(const protocol::DropCounters& before, const protocol::DropCounters& after);
+  void observe_tick_ms(double ms);
+
+  ServerCounters snapshot() const;
+  std::string prometheus_text() const;
+
+ private:
+  std::array<std::atomic<uint64_t>, static_cast<size_t>(protocol::DropReason::kCount)> proto_drops_{};
+  std::array<std::atomic<uint64_t>, static_cast<size_t>(ServerDrop::kCount)> server_drops_{};
+  std::array<std::atomic<uint64_t>, kTickBucketsMs.size() + 1> tick_buckets_{};
+  std::atomic<uint64_t> tick_count_{0};
+  std::atomic<uint64_t> tick_sum_ns_{0};
+};
+
+}  // namespace keel::server

@@ -1,0 +1,579 @@
+// The server's two threads and their hand-offs (see server.h): the I/O thread owns the
+// sockets, the handshakes and the HTTP endpoint; the tick thread owns the set of
+// matches, admits clients into them and schedules due matches onto the oneTBB arena.
+#include <keel/server/server.h>
+
+#include "http.h"
+#include "log.h"
+#include "match_host.h"
+#include "metrics.h"
+#include "net.h"
+#include "router.h"
+
+#include <keel/protocol/handshake.h>
+#include <keel/protocol/scene.h>
+#include <keel/protocol/token.h>
+#include <keel/replay/format.h>
+
+#include <tbb/global_control.h>
+#include <tbb/task_arena.h>
+
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstdio>
+#include <thread>
+
+namespace keel::server {
+
+namespace kp = keel::protocol;
+namespace fb = keel::protocol::fb;
+
+struct Server::Impl {
+  ServerOptions options;
+  sim::SceneDef scene;
+  kp::TokenKey token_key{};
+  bool development = false;
+  RulesFactory rules;
+  Logger log;
+  Metrics metrics;
+  Router router;
+
+  asio::io_context io;
+  std::vector<Udp::socket> sockets;
+  std::vector<std::unique_ptr<kp::ServerHandshake>> handshakes;
+  std::vector<std::string> addresses;
+  std::unique_ptr<DatagramSender> sender;
+  std::unique_ptr<HttpServer> http;
+  std::string metrics_address;
+  std::optional<asio::signal_set> signals;
+  std::thread io_thread, tick_thread;
+
+  std::unique_ptr<tbb::global_control> tbb_limit;
+  std::unique_ptr<tbb::task_arena> arena;
+  std::atomic<int> in_flight{0};
+
+  std::chrono::steady_clock::time_point epoch = std::chrono::steady_clock::now();
+  std::atomic<bool> stop_requested{false};
+  std::atomic<bool> admitting{true};
+  std::atomic<bool> stopped{false};
+  int exit_code = 0;
+
+  std::mutex wake_mutex;
+  std::condition_variable wake;
+  std::mutex pending_mutex;
+  std::vector<Admission> pending;
+
+  mutable std::mutex matches_mutex;  // guards `matches` and `recordings` for readers
+  std::map<uint64_t, std::shared_ptr<MatchHost>> matches;
+  std::vector<std::string> recordings;
+  std::shared_ptr<MatchHost> primary;
+
+  std::mutex done_mutex;
+  std::condition_variable done;
+
+  Impl(const ServerOptions& o, LogLevel level)
+      : options(o), log(level, o.log_json) {}
+
+  Now now() const {
+    return Now{std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - epoch).count()};
+  }
+  HostServices services() { return HostServices{options, log, metrics, *sender, router, rules}; }
+
+  sim::Status bind_sockets();
+  void receive_next(uint32_t socket);
+  void on_datagram(uint32_t socket, const Udp::endpoint& from, std::span<const uint8_t> bytes);
+  void on_handshake(uint32_t socket, const Udp::endpoint& from, std::span<const uint8_t> bytes);
+  sim::Status start_http();
+  HttpResponse http_handler(const std::string& path);
+
+  void tick_loop();
+  void admit_pending(Now now);
+  void admit(Admission& a, Now now);
+  void deny(const Admission& a, fb::DenyReason reason, const std::string& why);
+  void schedule(Now now);
+  void end_finished_matches(Now now);
+  void wait_idle();
+  void shutdown();
+  void status_line(Now now, bool final_line);
+  void print_recordings();
+  void wake_tick() { wake.notify_all(); }
+
+  // Status line bookkeeping (tick thread).
+  int64_t last_status_ns = 0;
+  uint64_t last_status_bytes_out = 0, last_status_bytes_in = 0;
+  bool tty = false;
+};
+
+// --- sockets -------------------------------------------------------------------------------
+
+sim::Status Server::Impl::bind_sockets() {
+  std::vector<int> fds;
+  for (size_t i = 0; i < options.bind.size(); ++i) {
+    Udp::endpoint at = *parse_endpoint(options.bind[i]);
+    Udp::socket s(io);
+    asio::error_code ec;
+    s.open(at.protocol(), ec);
+    // One socket per family: [::] must not also claim IPv4, or 0.0.0.0 beside it fails.
+    if (!ec && at.address().is_v6()) s.set_option(asio::ip::v6_only(true), ec);
+    if (!ec) s.bind(at, ec);
+    if (ec) return sim::Error{"--bind " + options.bind[i] + ": " + ec.message()};
+    s.set_option(asio::socket_base::receive_buffer_size(4 << 20), ec);  // best effort
+    s.set_option(asio::socket_base::send_buffer_size(4 << 20), ec);
+    Udp::endpoint bound = s.local_endpoint();
+    std::string address = options.public_address.empty() ? format_endpoint(bound) : options.public_address[i];
+    if (options.public_address.empty() && bound.address().is_unspecified()) {
+      log.warn("bind_unspecified", {{"bind", options.bind[i]},
+                                    {"hint", "tokens must name this server's address exactly; pass --public-address"}});
+    }
+    addresses.push_back(address);
+    handshakes.push_back(std::make_unique<kp::ServerHandshake>(token_key, address));
+    fds.push_back(s.native_handle());
+    sockets.push_back(std::move(s));
+  }
+  sender = std::make_unique<DatagramSender>(std::move(fds), metrics);
+  return {};
+}
+
+void Server::Impl::receive_next(uint32_t socket) {
+  // One receive buffer per socket, larger than any valid datagram so oversize ones are
+  // seen (and counted) instead of silently truncated.
+  struct Buffer {
+    std::vector<uint8_t> bytes = std::vector<uint8_t>(65536);
+    Udp::endpoint from;
+  };
+  auto buf = std::make_shared<Buffer>();
+  sockets[socket].async_receive_from(asio::buffer(buf->bytes), buf->from,
+                                     [this, socket, buf](const asio::error_code& ec, size_t n) {
+                                       if (ec == asio::error::operation_aborted) return;
+                                       if (!ec) on_datagram(socket, buf->from, {buf->bytes.data(), n});
+                                       if (sockets[socket].is_open()) receive_next(socket);
+                                     });
+}
+
+void Server::Impl::on_datagram(uint32_t socket, const Udp::endpoint& from, std::span<const uint8_t> bytes) {
+  metrics.packets_in.fetch_add(1, std::memory_order_relaxed);
+  metrics.bytes_in.fetch_add(bytes.size(), std::memory_order_relaxed);
+  if (bytes.size() < kp::kPacketHeaderBytes) {
+    metrics.drop(kp::DropReason::TooSmall);
+    return;
+  }
+  if (bytes.size() > kp::kMaxPacketBytes) {
+    metrics.drop(kp::DropReason::TooLarge);
+    return;
+  }
+  // The header check is cheap and settles most garbage before any lookup.
+  kp::PacketHeader header;
+  kp::DropReason r = kp::read_header(bytes, header);
+  if (r != kp::DropReason::None) {
+    metrics.drop(r);
+    return;
+  }
+  if (bytes[0] == static_cast<uint8_t>(kp::PacketType::Connected)) {
+    auto host = router.find({socket, from});
+    if (!host) {
+      metrics.drop(ServerDrop::UnknownAddress);
+      return;
+    }
+    host->post(Datagram{socket, from, std::vector<uint8_t>(bytes.begin(), bytes.end())});
+    return;
+  }
+  on_handshake(socket, from, bytes);
+}
+
+void Server::Impl::on_handshake(uint32_t socket, const Udp::endpoint& from, std::span<const uint8_t> bytes) {
+  if (!admitting.load()) {
+    metrics.drop(ServerDrop::NotAdmitting);
+    return;
+  }
+  uint64_t unix_now = static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::seconds>(
+                                                std::chrono::system_clock::now().time_since_epoch())
+                                                .count());
+  std::string address = format_endpoint(from);
+  kp::ServerHandshake& hs = *handshakes[socket];
+  if (bytes[0] == static_cast<uint8_t>(kp::PacketType::ConnectionRequest)) {
+    std::vector<uint8_t> reply;
+    kp::DropReason r = hs.on_request(bytes, address, unix_now, reply);
+    metrics.drop(r);
+    if (r == kp::DropReason::None) sender->send(socket, from, reply);
+    else log.debug("handshake_dropped", {{"address", address}, {"reason", kp::to_string(r)}});
+    return;
+  }
+  if (bytes[0] == static_cast<uint8_t>(kp::PacketType::ConnectionResponse)) {
+    Admission a;
+    kp::DropReason r = hs.on_response(bytes, address, unix_now, a.client);
+    metrics.drop(r);
+    if (r != kp::DropReason::None) {
+      log.debug("handshake_dropped", {{"address", address}, {"reason", kp::to_string(r)}});
+      return;
+    }
+    a.socket = socket;
+    a.from = from;
+    {
+      std::lock_guard<std::mutex> lock(pending_mutex);
+      if (pending.size() >= 1024) {
+        metrics.drop(ServerDrop::InboxFull);
+        return;
+      }
+      pending.push_back(std::move(a));
+    }
+    wake_tick();
+    return;
+  }
+  metrics.drop(kp::DropReason::TypeNotAllowed);  // challenges and denies go server-to-client only
+}
+
+// --- HTTP ----------------------------------------------------------------------------------
+
+sim::Status Server::Impl::start_http() {
+  if (options.metrics_bind.empty()) return {};
+  Udp::endpoint at = *parse_endpoint(options.metrics_bind);
+  http = std::make_unique<HttpServer>(io, [this](const std::string& path) { return http_handler(path); });
+  std::string err = http->start(asio::ip::tcp::endpoint(at.address(), at.port()));
+  if (!err.empty()) return sim::Error{"--metrics " + options.metrics_bind + ": " + err};
+  auto e = http->local_endpoint();
+  metrics_address = format_endpoint(Udp::endpoint(e.address(), e.port()));
+  return {};
+}
+
+HttpResponse Server::Impl::http_handler(const std::string& path) {
+  if (path == "/metrics") return {200, "text/plain; version=0.0.4; charset=utf-8", metrics.prometheus_text()};
+  if (path == "/healthz") {
+    if (stop_requested.load()) return {503, "text/plain", "stopping\n"};
+    return {200, "text/plain", "ok\n"};
+  }
+  return {404, "text/plain", "not found: try /metrics or /healthz\n"};
+}
+
+// --- tick thread ---------------------------------------------------------------------------
+
+void Server::Impl::deny(const Admission& a, fb::DenyReason reason, const std::string& why) {
+  sender->send(a.socket, a.from, kp::build_deny(reason));
+  log.info("client_denied", {{"address", a.client.address}, {"match", a.client.match_id},
+                             {"reason", fb::EnumNameDenyReason(reason)}, {"why", why}});
+}
+
+void Server::Impl::admit(Admission& a, Now now) {
+  if (a.client.client_id > 0xffffffffull) {
+    deny(a, fb::DenyReason::TokenInvalid, "client id does not fit a 32-bit player id");
+    return;
+  }
+  Router::Key key{a.socket, a.from};
+  if (router.contains(key)) return;  // a resent response: the session exists already
+  std::shared_ptr<MatchHost> host;
+  {
+    std::lock_guard<std::mutex> lock(matches_mutex);
+    auto it = matches.find(a.client.match_id);
+    if (it != matches.end()) host = it->second;
+  }
+  if (!host) {
+    if (matches.size() >= options.max_matches) {
+      deny(a, fb::DenyReason::ServerFull, "--max-matches reached");
+      return;
+    }
+    auto created = MatchHost::create(a.client.match_id, scene, services(), now, false);
+    if (!created) {
+      log.error("match_create_failed", {{"match", a.client.match_id}, {"error", created.error().message}});
+      deny(a, fb::DenyReason::MatchNotFound, created.error().message);
+      return;
+    }
+    host = *created;
+    std::lock_guard<std::mutex> lock(matches_mutex);
+    matches[a.client.match_id] = host;
+    recordings.push_back(host->recording_path());
+  }
+  if (host->session_count() >= options.max_players) {
+    deny(a, fb::DenyReason::ServerFull, "--max-players reached in this match");
+    return;
+  }
+  router.add(key, host);
+  host->admit(std::move(a));
+}
+
+void Server::Impl::admit_pending(Now now) {
+  std::vector<Admission> batch;
+  {
+    std::lock_guard<std::mutex> lock(pending_mutex);
+    batch.swap(pending);
+  }
+  for (Admission& a : batch) admit(a, now);
+}
+
+void Server::Impl::schedule(Now now) {
+  std::vector<std::shared_ptr<MatchHost>> due;
+  {
+    std::lock_guard<std::mutex> lock(matches_mutex);
+    for (auto& [id, host] : matches) {
+      if (!host->running.load() && host->due(now)) due.push_back(host);
+    }
+  }
+  for (auto& host : due) {
+    host->running.store(true);
+    in_flight.fetch_add(1);
+    arena->enqueue([this, host] {
+      // Acquire what the tick thread released with running = true (and, before that,
+      // what the match's previous task released with running = false): the hand-off is
+      // then explicit in C++ terms, not only inside TBB's queue.
+      (void)host->running.load(std::memory_order_acquire);
+      host->run(this->now());
+      host->running.store(false);
+      in_flight.fetch_sub(1);
+      wake_tick();
+    });
+  }
+}
+
+void Server::Impl::end_finished_matches(Now now) {
+  std::vector<std::shared_ptr<MatchHost>> ended;
+  {
+    std::lock_guard<std::mutex> lock(matches_mutex);
+    for (auto it = matches.begin(); it != matches.end();) {
+      if (!it->second->running.load() && it->second->ended(now)) {
+        ended.push_back(it->second);
+        it = matches.erase(it);
+      } else {
+        ++it;
+      }
+    }
+  }
+  for (auto& host : ended) host->shutdown(now, fb::DenyReason::Unknown);
+}
+
+void Server::Impl::tick_loop() {
+  if (primary) primary->start_clock(now());
+  while (!stop_requested.load()) {
+    Now t = now();
+    admit_pending(t);
+    end_finished_matches(t);
+    schedule(t);
+    if (options.stop_after_ticks > 0 && primary && primary->tick() >= options.stop_after_ticks) {
+      log.info("stop_after_ticks", {{"ticks", primary->tick()}});
+      stop_requested.store(true);
+      break;
+    }
+    status_line(t, false);
+    int64_t next = t.ns + 2'000'000;  // at most 2 ms between looks (admissions, finished tasks)
+    {
+      std::lock_guard<std::mutex> lock(matches_mutex);
+      for (auto& [id, host] : matches) {
+        if (!host->running.load()) next = std::min(next, host->next_due_ns());
+      }
+    }
+    std::unique_lock<std::mutex> lock(wake_mutex);
+    wake.wait_until(lock, epoch + std::chrono::nanoseconds(next), [&] {
+      if (stop_requested.load()) return true;
+      std::lock_guard<std::mutex> p(pending_mutex);
+      return !pending.empty();
+    });
+  }
+  shutdown();
+}
+
+void Server::Impl::wait_idle() {
+  while (in_flight.load() > 0) {
+    std::unique_lock<std::mutex> lock(wake_mutex);
+    wake.wait_for(lock, std::chrono::milliseconds(1));
+  }
+}
+
+void Server::Impl::shutdown() {
+  admitting.store(false);
+  wait_idle();  // the tick in progress finishes
+  Now t = now();
+  std::vector<std::shared_ptr<MatchHost>> all;
+  {
+    std::lock_guard<std::mutex> lock(matches_mutex);
+    for (auto& [id, host] : matches) all.push_back(host);
+  }
+  uint64_t final_tick = primary ? primary->tick() : 0;
+  for (auto& host : all) host->shutdown(t, fb::DenyReason::ServerShuttingDown);
+  status_line(t, true);
+  log.info("server_stopped", {{"ticks", final_tick}, {"matches", all.size()}});
+  print_recordings();
+  {
+    std::lock_guard<std::mutex> lock(matches_mutex);
+    matches.clear();
+  }
+  {
+    std::lock_guard<std::mutex> lock(matches_mutex);
+    primary.reset();
+  }
+  if (http) http->stop();
+  io.stop();
+  {
+    std::lock_guard<std::mutex> lock(done_mutex);
+    stopped.store(true);
+  }
+  done.notify_all();
+}
+
+void Server::Impl::status_line(Now now_t, bool final_line) {
+  if (options.status_interval <= 0 || !primary) return;
+  int64_t interval = static_cast<int64_t>(options.status_interval * 1e9);
+  if (!tty) interval *= 10;  // a log file gets a status line every ten intervals
+  if (!final_line && now_t.ns - last_status_ns < interval) return;
+  double dt = std::max(1e-9, (now_t.ns - last_status_ns) * 1e-9);
+  uint64_t out = metrics.bytes_out.load(), in = metrics.bytes_in.load();
+  double kbps_out = (out - last_status_bytes_out) * 8.0 / 1000.0 / dt;
+  double kbps_in = (in - last_status_bytes_in) * 8.0 / 1000.0 / dt;
+  last_status_ns = now_t.ns;
+  last_status_bytes_out = out;
+  last_status_bytes_in = in;
+  if (final_line) return;
+  char buf[256];
+  std::snprintf(buf, sizeof buf, "tick %llu  players %llu  matches %llu  out %.0f kbit/s  in %.0f kbit/s  hash %s",
+                static_cast<unsigned long long>(primary->tick()),
+                static_cast<unsigned long long>(metrics.players.load()),
+                static_cast<unsigned long long>(metrics.matches.load()), kbps_out, kbps_in,
+                replay::hex_hash(primary->last_hash()).c_str());
+  if (tty) log.status(std::string("keel-server: ") + buf);
+  else log.info("status", {{"line", buf}});
+}
+
+void Server::Impl::print_recordings() {
+  std::vector<std::string> paths;
+  {
+    std::lock_guard<std::mutex> lock(matches_mutex);
+    paths = recordings;
+  }
+  if (tty) log.status("");
+  std::string text = "keel-server: stopped. Recordings (" + std::to_string(paths.size()) + ") in " + options.record_dir + ":\n";
+  for (const auto& p : paths) text += "  " + p + "\n";
+  if (!paths.empty()) text += "Verify a recording with:\n  keel-replay verify " + paths.front() + "\n";
+  std::fputs(text.c_str(), stdout);
+  std::fflush(stdout);
+}
+
+// --- Server --------------------------------------------------------------------------------
+
+Server::Server(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+
+Server::~Server() {
+  if (impl_->tick_thread.joinable() || impl_->io_thread.joinable()) {
+    request_stop();
+    wait();
+  }
+}
+
+sim::Expected<std::unique_ptr<Server>> Server::create(const ServerOptions& options, RulesFactory rules) {
+  sim::Status st = validate(options);
+  if (!st) return st.error();
+  LogLevel level = LogLevel::Info;
+  parse_log_level(options.log_level, level);
+  auto impl = std::make_unique<Impl>(options, level);
+  impl->rules = std::move(rules);
+  auto scene = kp::load_scene_file(options.scene_path);
+  if (!scene) return scene.error();
+  if (options.tick_rate != 0) scene->settings.tick_rate = options.tick_rate;
+  impl->scene = std::move(*scene);
+  if (options.token_key_path.empty()) {
+    impl->token_key = kp::development_token_key();
+    impl->development = true;
+  } else {
+    auto key = kp::load_token_key(options.token_key_path);
+    if (!key) return sim::Error{"--token-key: " + key.error().message};
+    impl->token_key = *key;
+  }
+  impl->tty = isatty(STDERR_FILENO) != 0 && !options.log_json;
+  return std::unique_ptr<Server>(new Server(std::move(impl)));
+}
+
+sim::Status Server::start() {
+  Impl& m = *impl_;
+  sim::Status st = m.bind_sockets();
+  if (!st) return st;
+  st = m.start_http();
+  if (!st) return st;
+  uint32_t threads = m.options.threads ? m.options.threads : std::max(1u, std::thread::hardware_concurrency());
+  // The arena's workers come from TBB's global pool, which by default keeps one core for
+  // the calling thread; the tick thread never joins in, so allow one more.
+  m.tbb_limit = std::make_unique<tbb::global_control>(tbb::global_control::max_allowed_parallelism, threads + 1);
+  m.arena = std::make_unique<tbb::task_arena>(static_cast<int>(threads), 0);
+  auto primary = MatchHost::create(m.options.match_id, m.scene, m.services(), m.now(), true);
+  if (!primary) return primary.error();
+  m.primary = *primary;
+  m.matches[m.options.match_id] = m.primary;
+  m.recordings.push_back(m.primary->recording_path());
+  if (m.development) {
+    m.log.warn("insecure_development_mode",
+               {{"why", "no --token-key: anyone can mint tokens with the well-known development key"},
+                {"allowed", "loopback binds only"}});
+  }
+  nlohmann::json binds = m.addresses;
+  m.log.info("server_started", {{"bind", binds}, {"scene", m.options.scene_path}, {"tick_rate", m.scene.settings.tick_rate},
+                                {"snapshot_rate", m.options.snapshot_rate}, {"threads", threads},
+                                {"record", m.options.record_dir}, {"metrics", m.metrics_address}});
+  for (uint32_t i = 0; i < m.sockets.size(); ++i) m.receive_next(i);
+  m.io_thread = std::thread([&m] {
+    auto guard = asio::make_work_guard(m.io);
+    m.io.run();
+  });
+  m.tick_thread = std::thread([&m] { m.tick_loop(); });
+  return {};
+}
+
+void Server::request_stop() {
+  impl_->stop_requested.store(true);
+  impl_->wake_tick();
+}
+
+int Server::wait() {
+  Impl& m = *impl_;
+  {
+    std::unique_lock<std::mutex> lock(m.done_mutex);
+    m.done.wait(lock, [&] { return m.stopped.load() || !m.tick_thread.joinable(); });
+  }
+  if (m.tick_thread.joinable()) m.tick_thread.join();
+  if (m.io_thread.joinable()) m.io_thread.join();
+  return m.exit_code;
+}
+
+int Server::run() {
+  Impl& m = *impl_;
+  m.signals.emplace(m.io, SIGINT, SIGTERM);
+  m.signals->async_wait([this](const asio::error_code& ec, int sig) {
+    if (ec) return;
+    impl_->log.info("signal", {{"signal", sig == SIGINT ? "SIGINT" : "SIGTERM"}, {"action", "stopping"}});
+    request_stop();
+  });
+  sim::Status st = start();
+  if (!st) {
+    std::fprintf(stderr, "keel-server: %s\n", st.error().message.c_str());
+    return 1;
+  }
+  return wait();
+}
+
+std::vector<std::string> Server::bound_addresses() const { return impl_->addresses; }
+std::string Server::metrics_address() const { return impl_->metrics_address; }
+ServerCounters Server::counters() const { return impl_->metrics.snapshot(); }
+std::string Server::metrics_text() const { return impl_->metrics.prometheus_text(); }
+
+std::vector<std::string> Server::recordings() const {
+  std::lock_guard<std::mutex> lock(impl_->matches_mutex);
+  return impl_->recordings;
+}
+
+uint64_t Server::primary_tick() const {
+  std::lock_guard<std::mutex> lock(impl_->matches_mutex);
+  return impl_->primary ? impl_->primary->tick() : 0;
+}
+
+int server_main(int argc, const char* const* argv, RulesFactory rules) {
+  ParsedCommandLine parsed = parse_command_line(argc, argv);
+  if (!parsed.options) {
+    std::fputs(parsed.message.c_str(), parsed.exit_code == 0 ? stdout : stderr);
+    return parsed.exit_code;
+  }
+  auto server = Server::create(*parsed.options, std::move(rules));
+  if (!server) {
+    // A scene or key file that does not load is a bad flag value, like any other.
+    std::fprintf(stderr, "keel-server: %s\n", server.error().message.c_str());
+    return 2;
+  }
+  return (*server)->run();
+}
+
+}  // namespace keel::server

@@ -1,0 +1,56 @@
+// One client's session inside a match: its Connection, where it is in the session state
+// machine of docs/protocol.md ("Session"), its input buffer and its outgoing streams.
+#pragma once
+
+#include "net.h"
+
+#include <keel/protocol/connection.h>
+#include <keel/protocol/frame_window.h>
+#include <keel/protocol/input_codec.h>
+#include <keel/protocol/snapshot_stream.h>
+
+#include <cstdint>
+#include <map>
+#include <string>
+
+namespace keel::server {
+
+enum class SessionState { Accepted, Syncing, Playing, Closed };
+const char* to_string(SessionState s);
+
+/// Where a session is in sending its large blocks (scene, then a checkpoint).
+enum class SyncStep { None, Scene, CheckpointDue, Checkpoint };
+
+struct Session {
+  Session(const protocol::SnapshotConfig& config) : snapshots(config) {}
+
+  uint32_t player = 0;
+  uint32_t client_index = 0;
+  uint32_t socket = 0;
+  Udp::endpoint endpoint;
+  std::string address;
+  SessionState state = SessionState::Accepted;
+  SyncStep sync = SyncStep::None;
+  bool predict = false;
+  double timeout = 10.0;  ///< s without an accepted packet before the session closes
+  std::string close_reason;
+
+  protocol::Connection conn;
+  protocol::InputReceiver input_rx;
+  /// Accepted inputs waiting for their tick: ticks in [match tick, match tick + 120].
+  std::map<uint64_t, protocol::QuantInput> inputs;
+  protocol::SnapshotSender snapshots;
+  protocol::FrameWindow frames;
+  bool frames_on = false;  ///< frames are added from the checkpoint's tick on
+
+  double rate_tokens = 0;    ///< packets the client may still send (token bucket)
+  double budget_bytes = 0;   ///< bytes the server may still send it (token bucket)
+  double bucket_time = 0;
+  double last_heard = 0;     ///< s: when a packet from the client last authenticated
+  uint32_t dumps = 0;        ///< desync dumps written for this client
+  uint32_t desyncs_logged = 0;
+  uint64_t bytes_sent = 0;
+  uint64_t bytes_received = 0;
+};
+
+}  // namespace keel::server
