@@ -47,6 +47,8 @@ void add_flags(CLI::App& app, ServerOptions& o) {
       ->default_val("info")->check(CLI::IsMember({"debug", "info", "warn", "error"}));
   app.add_option("--status-interval", o.status_interval, "seconds between status lines (0 = none)")
       ->default_val(1.0)->check(CLI::Range(0.0, 3600.0));
+  app.add_flag("--agones", o.agones,
+               "talk to the Agones SDK sidecar (also on when AGONES_SDK_HTTP_PORT is set)");
 }
 
 }  // namespace

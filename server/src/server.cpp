@@ -2,6 +2,7 @@
 // sockets, the handshakes and the HTTP endpoint; the tick thread owns the set of
 // matches, admits clients into them and schedules due matches onto the oneTBB arena.
 #include <keel/server/server.h>
+#include <keel/server/agones.h>
 
 #include "http.h"
 #include "log.h"
@@ -73,6 +74,25 @@ struct Server::Impl {
 
   std::mutex done_mutex;
   std::condition_variable done;
+
+  // Health: healthy = not stopping, the tick thread ran within kHealthStallNs, and no
+  // match dropped a backlog of ticks within kHealthDropWindowNs (/healthz and Agones'
+  // Health both ask). The tick thread keeps the two times.
+  static constexpr int64_t kHealthStallNs = 500'000'000;
+  static constexpr int64_t kHealthDropWindowNs = 2'000'000'000;
+  std::atomic<int64_t> last_loop_ns{0};
+  std::atomic<int64_t> last_drop_ns{-kHealthDropWindowNs};
+  uint64_t dropped_seen = 0;  // tick thread only
+  bool healthy() const;
+
+  // Agones (agones.h): on with --agones or AGONES_SDK_HTTP_PORT. After an allocation, the
+  // server ends once it has had players and then none for --empty-match-grace seconds.
+  std::unique_ptr<AgonesClient> agones;
+  std::atomic<bool> allocated{false};
+  bool had_players = false;
+  int64_t empty_since_ns = -1;
+  sim::Status start_agones();
+  void watch_allocation(Now now);
 
   Impl(const ServerOptions& o, LogLevel level)
       : options(o), log(level, o.log_json) {}
@@ -242,9 +262,53 @@ HttpResponse Server::Impl::http_handler(const std::string& path) {
   if (path == "/metrics") return {200, "text/plain; version=0.0.4; charset=utf-8", metrics.prometheus_text()};
   if (path == "/healthz") {
     if (stop_requested.load()) return {503, "text/plain", "stopping\n"};
+    if (!healthy()) return {503, "text/plain", "ticks late\n"};
     return {200, "text/plain", "ok\n"};
   }
   return {404, "text/plain", "not found: try /metrics or /healthz\n"};
+}
+
+bool Server::Impl::healthy() const {
+  if (stop_requested.load()) return false;
+  int64_t t = now().ns;
+  return t - last_loop_ns.load() <= kHealthStallNs && t - last_drop_ns.load() > kHealthDropWindowNs;
+}
+
+// --- Agones --------------------------------------------------------------------------------
+
+sim::Status Server::Impl::start_agones() {
+  auto env = AgonesOptions::from_environment();
+  if (!env) return sim::Error{env.error().message};
+  if (!options.agones && !env->has_value()) return {};
+  AgonesOptions agones_options = env->has_value() ? **env : AgonesOptions{};
+  agones = std::make_unique<AgonesClient>(
+      agones_options, [this] { return healthy(); },
+      [this](const AgonesGameServer& gs) {
+        nlohmann::json labels = gs.labels, annotations = gs.annotations;
+        log.info("agones_allocated", {{"gameserver", gs.name}, {"labels", labels}, {"annotations", annotations}});
+        allocated.store(true);
+        wake_tick();
+      },
+      [this](const std::string& what) { log.warn("agones", {{"error", what}}); });
+  agones->start();
+  log.info("agones_enabled", {{"sidecar", agones_options.host + ":" + std::to_string(agones_options.port)}});
+  return {};
+}
+
+void Server::Impl::watch_allocation(Now t) {
+  if (!agones || !allocated.load()) return;
+  uint64_t players = metrics.snapshot().players;
+  if (players > 0) {
+    had_players = true;
+    empty_since_ns = -1;
+    return;
+  }
+  if (!had_players) return;
+  if (empty_since_ns < 0) empty_since_ns = t.ns;
+  if (t.ns - empty_since_ns > static_cast<int64_t>(options.empty_match_grace * 1e9)) {
+    log.info("agones_match_over", {{"action", "stopping; Shutdown follows"}});
+    stop_requested.store(true);
+  }
 }
 
 // --- tick thread ---------------------------------------------------------------------------
@@ -345,6 +409,12 @@ void Server::Impl::tick_loop() {
   if (primary) primary->start_clock(now());
   while (!stop_requested.load()) {
     Now t = now();
+    last_loop_ns.store(t.ns);
+    if (uint64_t dropped = metrics.ticks_dropped.load(); dropped != dropped_seen) {
+      dropped_seen = dropped;
+      last_drop_ns.store(t.ns);
+    }
+    watch_allocation(t);
     admit_pending(t);
     end_finished_matches(t);
     schedule(t);
@@ -400,6 +470,8 @@ void Server::Impl::shutdown() {
     std::lock_guard<std::mutex> lock(matches_mutex);
     primary.reset();
   }
+  // Agones: the recordings are final; tell the sidecar this GameServer is done.
+  if (agones) agones->request_shutdown(1.0);
   if (http) http->stop();
   io.stop();
   {
@@ -505,6 +577,9 @@ sim::Status Server::start() {
   m.log.info("server_started", {{"bind", binds}, {"scene", m.options.scene_path}, {"tick_rate", m.scene.settings.tick_rate},
                                 {"snapshot_rate", m.options.snapshot_rate}, {"threads", threads},
                                 {"record", m.options.record_dir}, {"metrics", m.metrics_address}});
+  m.last_loop_ns.store(m.now().ns);
+  st = m.start_agones();
+  if (!st) return st;
   for (uint32_t i = 0; i < m.sockets.size(); ++i) m.receive_next(i);
   m.io_thread = std::thread([&m] {
     auto guard = asio::make_work_guard(m.io);

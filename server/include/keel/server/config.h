@@ -35,6 +35,9 @@ struct ServerOptions {
   bool log_json = false;                  ///< --log-json
   std::string log_level = "info";         ///< --log-level debug|info|warn|error
   double status_interval = 1.0;           ///< --status-interval s between status lines; 0 = off
+  /// --agones: Ready / Health / Allocated / Shutdown with the Agones SDK sidecar
+  /// (agones.h); also on whenever AGONES_SDK_HTTP_PORT is set.
+  bool agones = false;
 };
 
 /// Outcome of reading a command line: options to run with, or an exit code and the text
