@@ -202,8 +202,8 @@ TEST_F(EndToEnd, InterpolationRendersTheRecordedStateWithinQuantisation) {
 }
 
 TEST_F(EndToEnd, FourPredictingBotsOnABadLinkNeverDesync) {
-  // 20% loss, 5% duplication, 10% reordering, 80 +/- 30 ms each way, for 10 s.
-  nlohmann::json s = bot("--bots 4 --mode predict --seconds 10 --loss 0.2 --duplicate 0.05 --reorder 0.1 "
+  // 20% loss, 5% duplication, 10% reordering, 80 +/- 30 ms each way, for 20 s.
+  nlohmann::json s = bot("--bots 4 --mode predict --seconds 20 --loss 0.2 --duplicate 0.05 --reorder 0.1 "
                          "--latency-ms 80 --jitter-ms 30 --match 0 --first-client-id 100");
   ASSERT_FALSE(s.is_discarded());
   EXPECT_EQ(s["bots"], 4);

@@ -144,10 +144,10 @@ TEST(ServerProcess, SigtermMidMatchStopsCleanlyWithAVerifiedRecording) {
   EXPECT_EQ(recordings, 1);
 }
 
-// The issue asks for 60 s within one tick; CI runs 10 s. KEEL_TICK_ACCURACY_SECONDS=60
-// runs the long version (docs/operations.md).
+// A minute of ticks against the steady clock (KEEL_TICK_ACCURACY_SECONDS shortens it for a
+// quick local run; docs/operations.md).
 TEST(ServerClock, TickCountFollowsTheSteadyClock) {
-  double seconds = 10.0;
+  double seconds = 60.0;
   if (const char* env = std::getenv("KEEL_TICK_ACCURACY_SECONDS")) seconds = std::max(1.0, std::atof(env));
   auto opts = test_options("tick_accuracy");
   RunningServer rs(opts);
