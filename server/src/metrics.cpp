@@ -12,6 +12,7 @@ const char* to_string(ServerDrop d) {
     case ServerDrop::NotAdmitting: return "not_admitting";
     case ServerDrop::SendFailed: return "send_failed";
     case ServerDrop::Late: return "late";
+    case ServerDrop::HandshakeRateLimited: return "handshake_rate_limited";
     case ServerDrop::kCount: break;
   }
   return "unknown";

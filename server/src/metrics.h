@@ -20,6 +20,7 @@ enum class ServerDrop : uint8_t {
   NotAdmitting,        ///< a handshake while shutting down
   SendFailed,          ///< the socket refused a datagram (buffer full)
   Late,                ///< an input for a tick already stepped
+  HandshakeRateLimited,  ///< a handshake over the per-address or whole-server rate
   kCount
 };
 const char* to_string(ServerDrop d);

@@ -4,6 +4,7 @@
 #include <keel/server/server.h>
 #include <keel/server/agones.h>
 
+#include "handshake_limiter.h"
 #include "http.h"
 #include "log.h"
 #include "match_host.h"
@@ -45,6 +46,7 @@ struct Server::Impl {
   asio::io_context io;
   std::vector<Udp::socket> sockets;
   std::vector<std::unique_ptr<kp::ServerHandshake>> handshakes;
+  HandshakeLimiter handshake_limiter;  // I/O thread only
   std::vector<std::string> addresses;
   std::unique_ptr<DatagramSender> sender;
   std::unique_ptr<HttpServer> http;
@@ -206,6 +208,13 @@ void Server::Impl::on_datagram(uint32_t socket, const Udp::endpoint& from, std::
 void Server::Impl::on_handshake(uint32_t socket, const Udp::endpoint& from, std::span<const uint8_t> bytes) {
   if (!admitting.load()) {
     metrics.drop(ServerDrop::NotAdmitting);
+    return;
+  }
+  const double t = now().ns * 1e-9;
+  const bool allowed = from.address().is_loopback() ? handshake_limiter.allow_unlimited_source(t)
+                                                     : handshake_limiter.allow(from.address().to_string(), t);
+  if (!allowed) {
+    metrics.drop(ServerDrop::HandshakeRateLimited);
     return;
   }
   uint64_t unix_now = static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::seconds>(
