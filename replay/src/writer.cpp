@@ -28,6 +28,7 @@ struct RecordingWriter::Impl {
   uint32_t flush_every = 60;
   uint64_t first_tick = 0;
   uint64_t last_tick = 0;
+  uint64_t last_hash = 0;  // Match::hash() of the last recorded tick
   uint64_t offset = 0;  // bytes written so far: the next chunk's offset
   uint64_t ticks_since_flush = 0;
   std::vector<CheckpointRef> checkpoints;
@@ -66,9 +67,11 @@ struct RecordingWriter::Impl {
 
   bool write_tick(const sim::TickInputs& inputs, const sim::Match& match) {
     payload.clear();
-    encode_tick(TickRecord{match.tick(), match.hash(), inputs}, payload);
+    const uint64_t hash = match.hash();
+    encode_tick(TickRecord{match.tick(), hash, inputs}, payload);
     if (!write_chunk(ChunkType::Tick)) return false;
     last_tick = match.tick();
+    last_hash = hash;
     return true;
   }
 
@@ -171,6 +174,7 @@ sim::Status RecordingWriter::finish() {
 
 uint64_t RecordingWriter::first_tick() const { return impl_->first_tick; }
 uint64_t RecordingWriter::last_tick() const { return impl_->last_tick; }
+uint64_t RecordingWriter::last_hash() const { return impl_->last_hash; }
 uint64_t RecordingWriter::bytes_written() const { return impl_->offset; }
 const std::string& RecordingWriter::path() const { return impl_->path; }
 

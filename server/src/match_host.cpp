@@ -206,8 +206,10 @@ sim::TickInputs MatchHost::build_inputs() {
 void MatchHost::step_one() {
   sim::TickInputs inputs = build_inputs();
   const uint64_t from_tick = match_.tick();
+  bool recorded = false;
   if (writer_ && !recording_failed_) {
     sim::Status st = writer_->step_and_record(match_, inputs);
+    recorded = st.has_value();
     if (!st) {
       // The match goes on (players are mid-game); the operator is told loudly.
       recording_failed_ = true;
@@ -217,7 +219,9 @@ void MatchHost::step_one() {
   } else {
     match_.step(inputs);
   }
-  uint64_t hash = match_.hash();
+  // The recording already hashed this state for its tick record: hashing the whole state
+  // is one of the costliest parts of a tick, so it is done once.
+  const uint64_t hash = recorded ? writer_->last_hash() : match_.hash();
   services_.metrics.ticks.fetch_add(1);
   kp::InputFrameMessage frame{from_tick, hash, inputs};
   for (Session& s : sessions_) {

@@ -112,18 +112,6 @@ double ms_since(Clock::time_point t0) {
 constexpr uint8_t kContactDead = 1;
 constexpr uint8_t kContactHeld = 2;
 
-ShapeGeom world_geom(const Shape& s, const Body& b) {
-  Transform xf = compose(b.origin, s.local);
-  ShapeGeom g;
-  g.type = s.type;
-  g.position = xf.position;
-  g.rotation = glm::mat3_cast(xf.rotation);
-  g.radius = s.radius;
-  g.half_height = s.half_height;
-  g.half_extents = s.half_extents;
-  return g;
-}
-
 // Refits the fat bounds of every collider on a body that can move and queues the
 // colliders that left them; then turns the queued colliders' overlaps into contacts.
 void update_broadphase(WorldImpl& w, std::vector<uint64_t>& pairs) {
@@ -191,7 +179,7 @@ void update_contacts(WorldImpl& w, std::vector<ShapeGeom>& geoms, std::vector<ui
     }
     w.executor.parallel_for(w.shapes.size(), 256, [&](size_t begin, size_t end) {
       for (size_t i = begin; i < end; ++i) {
-        if (needed[i]) geoms[i] = world_geom(w.shapes[i], w.bodies[w.shapes[i].body]);
+        if (needed[i]) geoms[i] = placed_geom(w.shapes[i], w.bodies[w.shapes[i].body]);
       }
     });
   }
@@ -238,7 +226,7 @@ void refresh_woken_contacts(WorldImpl& w, std::vector<uint8_t>& flags) {
 void WorldImpl::refresh_contact_from_poses(Contact& c, bool flatten_friction) {
   const Shape& sa = shapes[c.shape_a];
   const Shape& sb = shapes[c.shape_b];
-  refresh_contact(*this, c, world_geom(sa, bodies[sa.body]), world_geom(sb, bodies[sb.body]), flatten_friction);
+  refresh_contact(*this, c, placed_geom(sa, bodies[sa.body]), placed_geom(sb, bodies[sb.body]), flatten_friction);
 }
 
 namespace {

@@ -85,6 +85,20 @@ struct Shape {
   AABB aabb;               // tight bounds (plus speculative distance) at the last refit; derived
 };
 
+/// A collider placed in world space at its body's pose (what the narrowphase, queries and
+/// the character controller test against).
+inline ShapeGeom placed_geom(const Shape& s, const Body& b) {
+  const Transform xf = compose(b.origin, s.local);
+  ShapeGeom g;
+  g.type = s.type;
+  g.position = xf.position;
+  g.rotation = glm::mat3_cast(xf.rotation);
+  g.radius = s.radius;
+  g.half_height = s.half_height;
+  g.half_extents = s.half_extents;
+  return g;
+}
+
 struct WorldImpl {
   WorldSettings settings;
   uint64_t tick = 0;

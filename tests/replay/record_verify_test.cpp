@@ -147,6 +147,20 @@ TEST(Recording, FlushPolicyMakesTicksVisibleBeforeFinish) {
   EXPECT_FALSE(writer->record({}, *match));
 }
 
+// A host reads the hash the tick record holds instead of hashing the state again.
+TEST(Recording, LastHashIsTheRecordedTicksHash) {
+  TempDir dir;
+  auto match = sim::Match::create(load_scene("demo.json"));
+  ASSERT_TRUE(match);
+  auto writer = RecordingWriter::create(dir.path("hash.krec"), *match);
+  ASSERT_TRUE(writer);
+  EXPECT_EQ(writer->last_hash(), match->hash());
+  for (int t = 1; t <= 5; ++t) {
+    ASSERT_TRUE(writer->step_and_record(*match, {}));
+    EXPECT_EQ(writer->last_hash(), match->hash()) << "tick " << t;
+  }
+}
+
 TEST(Recording, StartsMidMatchWithACheckpoint) {
   TempDir dir;
   const std::string rec = dir.path("mid.krec");

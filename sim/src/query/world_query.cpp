@@ -49,18 +49,6 @@ void for_each_tree(const WorldImpl& w, Visit&& visit) {
 
 }  // namespace
 
-ShapeGeom placed_geom(const Shape& s, const Body& b) {
-  const Transform xf = compose(b.origin, s.local);
-  ShapeGeom g;
-  g.type = s.type;
-  g.position = xf.position;
-  g.rotation = glm::mat3_cast(xf.rotation);
-  g.radius = s.radius;
-  g.half_height = s.half_height;
-  g.half_extents = s.half_extents;
-  return g;
-}
-
 query::Core query_core(const QueryShape& shape, const Transform& pose) {
   ShapeGeom g;
   g.type = shape.type;

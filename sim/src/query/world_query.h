@@ -16,9 +16,6 @@ struct WorldImpl;
 struct Shape;
 struct Body;
 
-/// A collider placed in world space.
-ShapeGeom placed_geom(const Shape& s, const Body& b);
-
 /// The convex core of a query shape at a pose.
 query::Core query_core(const QueryShape& shape, const Transform& pose);
 

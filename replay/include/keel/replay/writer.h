@@ -60,6 +60,10 @@ class RecordingWriter {
 
   uint64_t first_tick() const;
   uint64_t last_tick() const;
+  /// Match::hash() of the match at last_tick() as the tick record holds it (valid after a
+  /// successful record(); a host that also needs the hash reads it here instead of
+  /// hashing the whole state a second time).
+  uint64_t last_hash() const;
   uint64_t bytes_written() const;
   const std::string& path() const;
 
