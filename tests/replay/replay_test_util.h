@@ -15,6 +15,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <iterator>
 #include <string>
 #include <vector>
@@ -83,9 +84,13 @@ inline sim::TickInputs scripted_inputs(uint64_t t) {
   return in;
 }
 
+/// Called after each tick is stepped and before it is recorded: tests perturb the match
+/// there (a bit flip on one machine) or write a dump of it.
+using AfterStep = std::function<void(uint64_t tick, sim::Match& match)>;
+
 /// Records `ticks` ticks of `scene`, with the scripted inputs when `players`.
 inline void record(const std::string& path, const sim::SceneDef& scene, uint64_t ticks, bool players,
-                   uint32_t checkpoint_interval = 30) {
+                   uint32_t checkpoint_interval = 30, const AfterStep& after_step = {}) {
   auto match = sim::Match::create(scene);
   ASSERT_TRUE(match) << match.error().message;
   WriterOptions options;
@@ -93,7 +98,10 @@ inline void record(const std::string& path, const sim::SceneDef& scene, uint64_t
   auto writer = RecordingWriter::create(path, *match, options);
   ASSERT_TRUE(writer) << writer.error().message;
   for (uint64_t t = 1; t <= ticks; ++t) {
-    auto st = writer->step_and_record(*match, players ? scripted_inputs(t) : sim::TickInputs{});
+    const sim::TickInputs in = players ? scripted_inputs(t) : sim::TickInputs{};
+    match->step(in);
+    if (after_step) after_step(t, *match);
+    auto st = writer->record(in, *match);
     ASSERT_TRUE(st) << st.error().message;
   }
   ASSERT_TRUE(writer->finish());

@@ -192,23 +192,12 @@ std::pair<uint64_t, std::vector<uint32_t>> run_diff(const std::string& a, const 
 void record_diverging(const std::string& a, const std::string& b, uint64_t at, uint64_t ticks, uint32_t interval,
                       uint32_t body, sim::Vec3 nudge) {
   record(a, load_scene("demo.json"), ticks, true, interval);
-  auto match = sim::Match::create(load_scene("demo.json"));
-  ASSERT_TRUE(match);
-  WriterOptions options;
-  options.checkpoint_interval = interval;
-  auto writer = RecordingWriter::create(b, *match, options);
-  ASSERT_TRUE(writer);
-  for (uint64_t t = 1; t <= ticks; ++t) {
-    sim::TickInputs in = scripted_inputs(t);
-    match->step(in);
-    if (t == at) {
-      sim::World& w = match->world_for_rules();
-      sim::BodyId id = w.find_body(body);
-      w.set_linear_velocity(id, w.body_state(id).linear_velocity + nudge);
-    }
-    ASSERT_TRUE(writer->record(in, *match));
-  }
-  ASSERT_TRUE(writer->finish());
+  record(b, load_scene("demo.json"), ticks, true, interval, [&](uint64_t t, sim::Match& match) {
+    if (t != at) return;
+    sim::World& w = match.world_for_rules();
+    sim::BodyId id = w.find_body(body);
+    w.set_linear_velocity(id, w.body_state(id).linear_velocity + nudge);
+  });
 }
 
 void expect_pose(const DrawnPose& d, const sim::BodyState& s, uint64_t tick) {

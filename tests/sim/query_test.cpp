@@ -12,33 +12,10 @@ namespace keel::sim {
 namespace {
 
 using test::box_body;
+using test::capsule_body;
+using test::sphere_body;
 
 constexpr float kTol = 1.0e-3f;
-
-BodyDef sphere_body(uint32_t id, MotionType m, Vec3 pos, float r) {
-  BodyDef b;
-  b.id = id;
-  b.motion = m;
-  b.position = pos;
-  ColliderDef c;
-  c.shape = ShapeType::Sphere;
-  c.radius = r;
-  b.colliders.push_back(c);
-  return b;
-}
-
-BodyDef capsule_body(uint32_t id, MotionType m, Vec3 pos, float r, float hh) {
-  BodyDef b;
-  b.id = id;
-  b.motion = m;
-  b.position = pos;
-  ColliderDef c;
-  c.shape = ShapeType::Capsule;
-  c.radius = r;
-  c.half_height = hh;
-  b.colliders.push_back(c);
-  return b;
-}
 
 void expect_vec(const Vec3& got, const Vec3& want, float tol = kTol) {
   EXPECT_NEAR(got.x, want.x, tol);

@@ -19,4 +19,25 @@ inline BodyDef box_body(uint32_t id, MotionType motion, Vec3 position, Vec3 half
   return b;
 }
 
+/// A body with one sphere collider.
+inline BodyDef sphere_body(uint32_t id, MotionType motion, Vec3 position, float radius) {
+  BodyDef b;
+  b.id = id;
+  b.motion = motion;
+  b.position = position;
+  ColliderDef c;
+  c.shape = ShapeType::Sphere;
+  c.radius = radius;
+  b.colliders.push_back(c);
+  return b;
+}
+
+/// A body with one capsule collider (segment along the body's y axis).
+inline BodyDef capsule_body(uint32_t id, MotionType motion, Vec3 position, float radius, float half_height) {
+  BodyDef b = sphere_body(id, motion, position, radius);
+  b.colliders[0].shape = ShapeType::Capsule;
+  b.colliders[0].half_height = half_height;
+  return b;
+}
+
 }  // namespace keel::sim::test
