@@ -502,6 +502,29 @@ Mat3 World::local_inertia(BodyId id) const {
   return b ? b->inertia_local : Mat3(0.0f);
 }
 
+std::vector<ColliderDef> World::colliders(BodyId id) const {
+  std::vector<ColliderDef> out;
+  const Body* b = impl_->get(id);
+  if (!b) return out;
+  for (uint32_t slot : b->shapes) {
+    const Shape& s = impl_->shapes[slot];
+    ColliderDef c;
+    c.shape = s.type;
+    c.center = s.local.position;
+    c.rotation = s.local.rotation;
+    c.radius = s.radius;
+    c.half_height = s.half_height;
+    c.half_extents = s.half_extents;
+    c.friction = s.friction;
+    c.restitution = s.restitution;
+    c.density = s.density;
+    c.is_trigger = s.is_trigger;
+    c.enabled = s.enabled;
+    out.push_back(c);
+  }
+  return out;
+}
+
 Vec3 World::local_center_of_mass(BodyId id) const {
   const Body* b = impl_->get(id);
   return b ? b->local_center : Vec3(0.0f);

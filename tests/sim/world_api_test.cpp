@@ -97,6 +97,33 @@ TEST(WorldApi, ValidationNamesBodyAndField) {
   EXPECT_NE(dup.error().message.find("body 15"), std::string::npos);
 }
 
+TEST(WorldApi, CollidersReadBackAsDeclared) {
+  World w;
+  BodyDef def = dynamic_box(4, Vec3(0), Vec3(0.5f, 0.25f, 1.0f));
+  ColliderDef cap;
+  cap.shape = ShapeType::Capsule;
+  cap.center = Vec3(0.0f, 1.0f, 0.0f);
+  cap.radius = 0.2f;
+  cap.half_height = 0.3f;
+  cap.friction = 0.1f;
+  cap.is_trigger = true;
+  def.colliders.push_back(cap);
+  BodyId id = *w.add_body(def);
+  std::vector<ColliderDef> got = w.colliders(id);
+  ASSERT_EQ(got.size(), 2u);
+  EXPECT_EQ(got[0].shape, ShapeType::Box);
+  EXPECT_EQ(got[0].half_extents, Vec3(0.5f, 0.25f, 1.0f));
+  EXPECT_FALSE(got[0].is_trigger);
+  EXPECT_EQ(got[1].shape, ShapeType::Capsule);
+  EXPECT_EQ(got[1].center, Vec3(0.0f, 1.0f, 0.0f));
+  EXPECT_EQ(got[1].radius, 0.2f);
+  EXPECT_EQ(got[1].half_height, 0.3f);
+  EXPECT_EQ(got[1].friction, 0.1f);
+  EXPECT_TRUE(got[1].is_trigger);
+  w.remove_body(id);
+  EXPECT_TRUE(w.colliders(id).empty());
+}
+
 TEST(WorldApi, StaleHandlesAreRejectedAfterRemoval) {
   World w;
   BodyId a = *w.add_body(dynamic_box(1, Vec3(0)));

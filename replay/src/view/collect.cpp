@@ -43,42 +43,28 @@ Shape make_shape(const sim::ColliderDef& c) {
   return s;
 }
 
-Shape rules_shape(const char* type, float radius, float half_height) {
-  sim::ColliderDef c;
-  c.shape = std::string_view(type) == "sphere" ? sim::ShapeType::Sphere : sim::ShapeType::Capsule;
-  c.radius = radius;
-  c.half_height = half_height;
-  return make_shape(c);
-}
-
-// What a body looks like: its scene colliders, or what the sandbox rules give the bodies
-// they create (a character capsule, a thrown ball). Anything else is an "unknown" box.
+// What a body looks like: the colliders the world gave it (scene bodies and bodies game
+// rules spawned alike), and what it is in the match (a scene body, a player's character, a
+// thrown ball) for the page's body panel.
 Body describe(const sim::Match& m, uint32_t id, sim::MotionType motion) {
   Body b{id, motion, "unknown", {}};
-  for (const sim::BodyDef& def : m.scene().bodies) {
-    if (def.id != id) continue;
+  for (const sim::ColliderDef& c : m.world().colliders(m.world().find_body(id))) {
+    if (c.enabled) b.shapes.push_back(make_shape(c));
+  }
+  const auto& scene = m.scene().bodies;
+  if (std::any_of(scene.begin(), scene.end(), [&](const sim::BodyDef& d) { return d.id == id; })) {
     b.role = "scene";
-    for (const sim::ColliderDef& c : def.colliders) {
-      if (c.enabled) b.shapes.push_back(make_shape(c));
-    }
-    return b;
   }
   for (const sim::PlayerSlot& p : m.players()) {
-    if (p.character == id) {
-      b.role = "character";
-      b.shapes.push_back(rules_shape("capsule", sim::SandboxRules::kCharacterRadius, sim::SandboxRules::kCharacterHalfHeight));
-      return b;
-    }
-    if (std::find(p.thrown.begin(), p.thrown.end(), id) != p.thrown.end()) {
-      b.role = "ball";
-      b.shapes.push_back(rules_shape("sphere", sim::SandboxRules::kBallRadius, 0.0f));
-      return b;
-    }
+    if (p.character == id) b.role = "character";
+    if (std::find(p.thrown.begin(), p.thrown.end(), id) != p.thrown.end()) b.role = "ball";
   }
-  Shape unknown;
-  unknown.type = "unknown";
-  unknown.bounds = sim::Vec3(0.5f);
-  b.shapes.push_back(unknown);
+  if (b.shapes.empty()) {
+    Shape unknown;  // a body with every collider disabled: drawn as a small marker box
+    unknown.type = "unknown";
+    unknown.bounds = sim::Vec3(0.5f);
+    b.shapes.push_back(unknown);
+  }
   return b;
 }
 

@@ -138,6 +138,9 @@ class World {
   Mat3 local_inertia(BodyId id) const;
   /// Centre of mass in the body's frame.
   Vec3 local_center_of_mass(BodyId id) const;
+  /// The body's colliders in declaration order (rotations normalised), whoever created it:
+  /// a viewer draws bodies that game rules spawned from this. Empty for an invalid handle.
+  std::vector<ColliderDef> colliders(BodyId id) const;
 
   /// Advances the world by one tick (1 / tick_rate seconds).
   void step();
