@@ -549,8 +549,15 @@ void Client::Impl::on_snapshot(std::span<const uint8_t> bytes, double now) {
 void Client::Impl::on_frame(std::span<const uint8_t> bytes, double now) {
   const protocol::fb::Message* m = nullptr;
   DropReason r = protocol::check_message(bytes, m);
-  if (r == DropReason::None &&
-      (m->body_type() != protocol::fb::Body::ServerInputFrame || config.mode != Mode::Predict)) {
+  std::vector<protocol::InputFrameMessage> frames;
+  if (r == DropReason::None && config.mode == Mode::Predict &&
+      m->body_type() == protocol::fb::Body::ServerInputFrameRun) {
+    r = protocol::decode_input_frame_run(*m->body_as_ServerInputFrameRun(), frames);
+  } else if (r == DropReason::None && config.mode == Mode::Predict &&
+             m->body_type() == protocol::fb::Body::ServerInputFrame) {
+    frames.emplace_back();
+    r = protocol::decode_server_input_frame(*m->body_as_ServerInputFrame(), frames.back());
+  } else if (r == DropReason::None) {
     r = DropReason::TypeNotAllowed;
   }
   if (r != DropReason::None) {
@@ -560,7 +567,7 @@ void Client::Impl::on_frame(std::span<const uint8_t> bytes, double now) {
   if (!frame_receiver || !predictor) {
     // The checkpoint is still on its way: keep the newest few to replay after it. They
     // already tell the time: the server may be well past the checkpoint's tick.
-    uint64_t tick = m->body_as_ServerInputFrame()->tick();
+    uint64_t tick = frames.back().tick;
     if (tick + 1 > newest_server_tick) {
       newest_server_tick = tick + 1;
       clock.observe(tick + 1, now);
@@ -569,17 +576,19 @@ void Client::Impl::on_frame(std::span<const uint8_t> bytes, double now) {
     if (early_frames.size() > kMaxEarlyFrames) early_frames.pop_front();
     return;
   }
-  protocol::InputFrameMessage frame;
-  r = frame_receiver->receive(*m->body_as_ServerInputFrame(), frame);
-  if (r != DropReason::None) {
-    drops.add(r);
-    return;
+  for (protocol::InputFrameMessage& frame : frames) {
+    r = frame_receiver->receive(frame);
+    if (r == DropReason::Duplicate) continue;  // a run repeats frames until they are acked
+    if (r != DropReason::None) {
+      drops.add(r);
+      continue;
+    }
+    ++stats.frames_received;
+    heard_since_playing = true;
+    newest_server_tick = std::max(newest_server_tick, frame.tick + 1);
+    clock.observe(frame.tick + 1, now);  // the frame of tick t was sent after stepping t
+    if (!predictor->add_confirmed(std::move(frame))) drops.add(DropReason::OutOfRange);
   }
-  ++stats.frames_received;
-  heard_since_playing = true;
-  newest_server_tick = std::max(newest_server_tick, frame.tick + 1);
-  clock.observe(frame.tick + 1, now);  // the frame of tick t was sent after stepping t
-  if (!predictor->add_confirmed(std::move(frame))) drops.add(DropReason::OutOfRange);
 }
 
 // --- playing --------------------------------------------------------------------------

@@ -7,20 +7,13 @@
 // bits a frame. A full frame is move_x:8 move_z:8 yaw:16 buttons:8 (two's complement).
 #include <keel/protocol/input_codec.h>
 
-#include <keel/protocol/bitstream.h>
+#include "input_bits.h"
 
 #include <algorithm>
 #include <cmath>
 
 namespace keel::protocol {
-namespace {
-
-constexpr double kPi = 3.14159265358979323846;
-constexpr int kMoveSteps = 127;
-
-int8_t quantize_move(float v) {
-  return static_cast<int8_t>(std::lround(std::clamp(double(v), -1.0, 1.0) * kMoveSteps));
-}
+namespace detail {
 
 void write_full(BitWriter& w, const QuantInput& f) {
   w.write_bits(static_cast<uint8_t>(f.move_x), 8);
@@ -36,12 +29,62 @@ void read_full(BitReader& r, QuantInput& f) {
   f.buttons = static_cast<uint8_t>(r.read_bits(8));
 }
 
-// The checks the server relies on: a move vector of length <= 1 (one step of rounding
-// slack), no -128 (not a quantised value), only known buttons.
+void write_change(BitWriter& w, const QuantInput& p, const QuantInput& f) {
+  w.write_bool(f == p);
+  if (f == p) return;
+  bool move = f.move_x != p.move_x || f.move_z != p.move_z;
+  w.write_bool(move);
+  if (move) {
+    w.write_golomb(int{f.move_x} - p.move_x);
+    w.write_golomb(int{f.move_z} - p.move_z);
+  }
+  w.write_bool(f.yaw != p.yaw);
+  if (f.yaw != p.yaw) w.write_golomb(static_cast<int16_t>(static_cast<uint16_t>(f.yaw - p.yaw)));
+  w.write_bool(f.buttons != p.buttons);
+  if (f.buttons != p.buttons) w.write_bits(f.buttons, 8);
+}
+
+bool read_change(BitReader& r, const QuantInput& before, QuantInput& f) {
+  f = before;
+  if (r.read_bool()) return true;
+  if (r.read_bool()) {
+    int64_t x = f.move_x + r.read_golomb();
+    int64_t z = f.move_z + r.read_golomb();
+    if (x < -kMoveSteps || x > kMoveSteps || z < -kMoveSteps || z > kMoveSteps) {
+      r.fail();
+      return false;
+    }
+    f.move_x = static_cast<int8_t>(x);
+    f.move_z = static_cast<int8_t>(z);
+  }
+  if (r.read_bool()) {
+    int64_t dy = r.read_golomb();
+    if (dy < -32768 || dy > 32767) {
+      r.fail();
+      return false;
+    }
+    f.yaw = static_cast<uint16_t>(f.yaw + static_cast<uint16_t>(static_cast<int16_t>(dy)));
+  }
+  if (r.read_bool()) f.buttons = static_cast<uint8_t>(r.read_bits(8));
+  return true;
+}
+
 bool valid(const QuantInput& f) {
   int x = f.move_x, z = f.move_z;
   return x != -128 && z != -128 && x * x + z * z <= kMoveSteps * kMoveSteps + 2 * kMoveSteps &&
          (f.buttons & ~sim::kKnownButtons) == 0;
+}
+
+}  // namespace detail
+
+namespace {
+
+using namespace detail;
+
+constexpr double kPi = 3.14159265358979323846;
+
+int8_t quantize_move(float v) {
+  return static_cast<int8_t>(std::lround(std::clamp(double(v), -1.0, 1.0) * kMoveSteps));
 }
 
 }  // namespace
@@ -70,24 +113,11 @@ sim::InputFrame dequantize_input(const QuantInput& q) {
 std::vector<uint8_t> encode_inputs(std::span<const QuantInput> frames) {
   BitWriter w;
   for (size_t i = 0; i < frames.size(); ++i) {
-    const QuantInput& f = frames[i];
     if (i == 0) {
-      write_full(w, f);
-      continue;
+      write_full(w, frames[i]);
+    } else {
+      write_change(w, frames[i - 1], frames[i]);
     }
-    const QuantInput& p = frames[i - 1];
-    w.write_bool(f == p);
-    if (f == p) continue;
-    bool move = f.move_x != p.move_x || f.move_z != p.move_z;
-    w.write_bool(move);
-    if (move) {
-      w.write_golomb(int{f.move_x} - p.move_x);
-      w.write_golomb(int{f.move_z} - p.move_z);
-    }
-    w.write_bool(f.yaw != p.yaw);
-    if (f.yaw != p.yaw) w.write_golomb(static_cast<int16_t>(static_cast<uint16_t>(f.yaw - p.yaw)));
-    w.write_bool(f.buttons != p.buttons);
-    if (f.buttons != p.buttons) w.write_bits(f.buttons, 8);
   }
   return w.finish();
 }
@@ -98,25 +128,11 @@ DropReason decode_inputs(std::span<const uint8_t> bytes, uint32_t count,
   if (count == 0 || count > MessageLimits::kMaxInputWindow) return DropReason::OutOfRange;
   BitReader r(bytes);
   for (uint32_t i = 0; i < count && r.ok(); ++i) {
-    QuantInput f = i == 0 ? QuantInput{} : out.back();
+    QuantInput f;
     if (i == 0) {
       read_full(r, f);
-    } else if (!r.read_bool()) {
-      if (r.read_bool()) {
-        int64_t x = f.move_x + r.read_golomb();
-        int64_t z = f.move_z + r.read_golomb();
-        if (x < -kMoveSteps || x > kMoveSteps || z < -kMoveSteps || z > kMoveSteps) {
-          return DropReason::OutOfRange;
-        }
-        f.move_x = static_cast<int8_t>(x);
-        f.move_z = static_cast<int8_t>(z);
-      }
-      if (r.read_bool()) {
-        int64_t dy = r.read_golomb();
-        if (dy < -32768 || dy > 32767) return DropReason::OutOfRange;
-        f.yaw = static_cast<uint16_t>(f.yaw + static_cast<uint16_t>(static_cast<int16_t>(dy)));
-      }
-      if (r.read_bool()) f.buttons = static_cast<uint8_t>(r.read_bits(8));
+    } else if (!read_change(r, out.back(), f)) {
+      return DropReason::OutOfRange;
     }
     if (!valid(f)) return DropReason::OutOfRange;
     out.push_back(f);

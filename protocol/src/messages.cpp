@@ -1,4 +1,5 @@
 #include <keel/protocol/messages.h>
+#include <keel/protocol/frame_window.h>
 
 #include <cmath>
 
@@ -67,6 +68,10 @@ DropReason check_gameplay(const fb::Message& m) {
     }
     case fb::Body::ServerInputFrame:
       return check_input_frame(*m.body_as_ServerInputFrame());
+    case fb::Body::ServerInputFrameRun: {
+      std::vector<InputFrameMessage> scratch;
+      return decode_input_frame_run(*m.body_as_ServerInputFrameRun(), scratch);
+    }
     case fb::Body::Snapshot: {
       auto* s = m.body_as_Snapshot();
       bool ok = size_of(s->payload()) <= L::kMaxSnapshotBytes;

@@ -1,6 +1,6 @@
 // libFuzzer: input batches — the bit-packed frames on their own (count from the first
-// byte) and whole InputBatch / ServerInputFrame messages through their checks, the
-// server's InputReceiver and a client's FrameReceiver.
+// byte) and whole InputBatch / ServerInputFrame / ServerInputFrameRun messages through
+// their checks, the server's InputReceiver and a client's FrameReceiver.
 #include <keel/protocol/frame_window.h>
 #include <keel/protocol/input_codec.h>
 
@@ -24,6 +24,11 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     kp::decode_server_input_frame(*m->body_as_ServerInputFrame(), frame);
     static kp::FrameReceiver frames;  // kept across inputs, like a client's
     frames.receive(*m->body_as_ServerInputFrame(), frame);
+  } else if (m->body_type() == kp::fb::Body::ServerInputFrameRun) {
+    std::vector<kp::InputFrameMessage> run;
+    kp::decode_input_frame_run(*m->body_as_ServerInputFrameRun(), run);
+    static kp::FrameReceiver run_frames;
+    for (const auto& f : run) run_frames.receive(f);
   }
   return 0;
 }

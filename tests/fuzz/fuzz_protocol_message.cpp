@@ -88,6 +88,16 @@ uint64_t read_input_frame(const fb::ServerInputFrame& f) {
   return s + decoded.inputs.inputs.size();
 }
 
+uint64_t read_input_frame_run(const fb::ServerInputFrameRun& run) {
+  std::vector<kp::InputFrameMessage> frames;
+  require(kp::decode_input_frame_run(run, frames) == kp::DropReason::None,
+          "an input frame run that does not decode");
+  require(frames.size() == run.count(), "a run decoded into another number of frames");
+  uint64_t s = 0;
+  for (const auto& f : frames) s += f.tick + f.state_hash + f.inputs.inputs.size() + f.inputs.events.size();
+  return s;
+}
+
 uint64_t read_gameplay_body(const fb::Message& m) {
   using L = kp::MessageLimits;
   switch (m.body_type()) {
@@ -106,6 +116,8 @@ uint64_t read_gameplay_body(const fb::Message& m) {
     }
     case fb::Body::ServerInputFrame:
       return read_input_frame(*m.body_as_ServerInputFrame());
+    case fb::Body::ServerInputFrameRun:
+      return read_input_frame_run(*m.body_as_ServerInputFrameRun());
     case fb::Body::Snapshot: {
       auto* s = m.body_as_Snapshot();
       require(s->payload() == nullptr || s->payload()->size() <= L::kMaxSnapshotBytes,

@@ -137,10 +137,13 @@ TEST(FrameWindow, EveryServerFrameArrivesOnceOverALossyLink) {
     for (auto& d : down.receive(now)) {
       const kp::fb::Message* m = nullptr;
       ASSERT_EQ(kp::check_message(d, m), kp::DropReason::None);
-      kp::InputFrameMessage f;
-      if (receiver.receive(*m->body_as_ServerInputFrame(), f) == kp::DropReason::None) {
-        EXPECT_EQ(got.count(f.tick), 0u);
-        got[f.tick] = f;
+      std::vector<kp::InputFrameMessage> run;
+      ASSERT_EQ(kp::decode_input_frame_run(*m->body_as_ServerInputFrameRun(), run), kp::DropReason::None);
+      for (const kp::InputFrameMessage& f : run) {
+        if (receiver.receive(f) == kp::DropReason::None) {
+          EXPECT_EQ(got.count(f.tick), 0u);
+          got[f.tick] = f;
+        }
       }
     }
     std::vector<uint8_t> ack(8);

@@ -196,11 +196,16 @@ void TestClient::on_snapshot(std::span<const uint8_t> bytes, double now) {
 void TestClient::on_frame(std::span<const uint8_t> bytes) {
   const fb::Message* m = nullptr;
   if (!match_ || kp::check_message(bytes, m) != kp::DropReason::None ||
-      m->body_type() != fb::Body::ServerInputFrame) {
+      m->body_type() != fb::Body::ServerInputFrameRun) {
     return;
   }
-  kp::InputFrameMessage frame;
-  if (frame_rx_.receive(*m->body_as_ServerInputFrame(), frame) != kp::DropReason::None) return;
+  std::vector<kp::InputFrameMessage> run;
+  if (kp::decode_input_frame_run(*m->body_as_ServerInputFrameRun(), run) != kp::DropReason::None) return;
+  for (const kp::InputFrameMessage& frame : run) on_input_frame(frame);
+}
+
+void TestClient::on_input_frame(const kp::InputFrameMessage& frame) {
+  if (frame_rx_.receive(frame) != kp::DropReason::None) return;
   ++frames_;
   frames_ahead_[frame.tick] = frame;
   while (!frames_ahead_.empty() && frames_ahead_.begin()->first < match_->tick()) frames_ahead_.erase(frames_ahead_.begin());

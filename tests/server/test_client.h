@@ -88,6 +88,7 @@ class TestClient {
   void on_block(std::vector<uint8_t> block);
   void on_snapshot(std::span<const uint8_t> bytes, double now);
   void on_frame(std::span<const uint8_t> bytes);
+  void on_input_frame(const protocol::InputFrameMessage& frame);
   void client_tick(double now);
   void send(const std::vector<uint8_t>& bytes);
   bool lose();

@@ -1,7 +1,9 @@
 // Server input frames (every player's applied input for a tick, plus the state hash after
 // it) travel to predicting clients the way client inputs travel to the server: each packet
 // repeats every frame the client has not acknowledged (InputBatch.ack_input_frame_tick),
-// so a lost packet loses no frame, and the client accepts each tick once.
+// so a lost packet loses no frame, and the client accepts each tick once. The frames go
+// out as ServerInputFrameRun messages: consecutive ticks bit-packed together, each
+// player's input as a change against the tick before (frame_run.cpp has the layout).
 #pragma once
 
 #include <keel/protocol/drop.h>
@@ -10,9 +12,18 @@
 #include <cstdint>
 #include <deque>
 #include <set>
+#include <span>
 #include <vector>
 
 namespace keel::protocol {
+
+/// Encodes frames of consecutive ticks (1 .. FrameWindow::kMaxFrames) as one
+/// ServerInputFrameRun message.
+std::vector<uint8_t> encode_input_frame_run(std::span<const InputFrameMessage> frames);
+/// Decodes a verified ServerInputFrameRun into its frames: OutOfRange for a count outside
+/// 1 .. kMaxFrames, an unknown event kind, an input out of range or unsorted player ids;
+/// MalformedPayload for a payload that ends early or has bytes left over.
+DropReason decode_input_frame_run(const fb::ServerInputFrameRun& run, std::vector<InputFrameMessage>& out);
 
 /// Server side, one per client.
 class FrameWindow {
@@ -25,13 +36,20 @@ class FrameWindow {
   void add(const InputFrameMessage& frame);
   /// The client holds every frame up to and including `tick`.
   void on_ack(uint64_t tick);
-  /// Encoded ServerInputFrame messages for every unacknowledged frame, oldest first.
-  const std::deque<std::vector<uint8_t>>& messages() const { return encoded_; }
+  /// ServerInputFrameRun messages holding every unacknowledged frame, oldest first; a run
+  /// is cut where its payload would pass kRunBytes, so no message needs fragmenting (a lost
+  /// fragment would lose the whole message).
+  const std::vector<std::vector<uint8_t>>& messages();
   uint64_t first_tick() const { return first_tick_; }
+  size_t pending() const { return frames_.size(); }
+
+  static constexpr size_t kRunBytes = 900;
 
  private:
   uint64_t first_tick_ = 0;
-  std::deque<std::vector<uint8_t>> encoded_;  // encoded once, resent until acked
+  std::deque<InputFrameMessage> frames_;  // kept until acked
+  std::vector<std::vector<uint8_t>> runs_;
+  bool runs_valid_ = false;  // runs_ encodes frames_ as they are
 };
 
 /// Client side.
@@ -50,6 +68,9 @@ class FrameReceiver {
   /// Accepts a checked ServerInputFrame. Duplicate for a tick already held; OutOfRange
   /// beyond the window or when its contents fail decode_server_input_frame.
   DropReason receive(const fb::ServerInputFrame& message, InputFrameMessage& out);
+  /// Accepts one decoded frame of a run: Duplicate for a tick already held, OutOfRange
+  /// beyond the window.
+  DropReason receive(const InputFrameMessage& frame);
   /// The newest tick up to which every frame has arrived (0 before the first).
   uint64_t ack_tick() const { return contiguous_; }
 
