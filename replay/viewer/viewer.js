@@ -163,10 +163,39 @@
 
   // How each collider type is drawn. A type without an entry (a shape newer than this
   // page) is drawn as its bounding box, in wireframe.
+  // Triangles from flat vertex and index arrays (collider frame). `flat`: one normal per
+  // face, as a hull's faces and a level's walls are; otherwise smooth (terrain).
+  function triangleGeometry(vertices, indices, flat) {
+    let g = new T.BufferGeometry();
+    g.setAttribute('position', new T.Float32BufferAttribute(vertices, 3));
+    g.setIndex(indices);
+    if (flat) g = g.toNonIndexed();
+    g.computeVertexNormals();
+    return g;
+  }
+  // A heightfield's grid: sample (row r, column c) at origin + (c, height, r) * cell size.
+  function heightfieldGeometry(s) {
+    const vertices = [], indices = [];
+    for (let r = 0; r < s.rows; ++r) {
+      for (let c = 0; c < s.columns; ++c) {
+        vertices.push(s.origin[0] + c * s.cell_size, s.heights[r * s.columns + c], s.origin[1] + r * s.cell_size);
+      }
+    }
+    for (let r = 0; r + 1 < s.rows; ++r) {
+      for (let c = 0; c + 1 < s.columns; ++c) {
+        const i = r * s.columns + c, right = i + 1, down = i + s.columns;
+        indices.push(i, down, right, right, down, down + 1);  // counter-clockwise seen from above
+      }
+    }
+    return triangleGeometry(vertices, indices, false);
+  }
   const shapeGeometry = {
     sphere: (s) => new T.SphereGeometry(s.radius, 24, 16),
     box: (s) => new T.BoxGeometry(2 * s.half_extents[0], 2 * s.half_extents[1], 2 * s.half_extents[2]),
     capsule: (s) => new T.CapsuleGeometry(s.radius, 2 * s.half_height, 8, 16),
+    hull: (s) => triangleGeometry(s.vertices, s.indices, true),
+    mesh: (s) => triangleGeometry(s.vertices, s.indices, true),
+    heightfield: heightfieldGeometry,
   };
   function geometryFor(s) {
     const make = shapeGeometry[s.type];

@@ -194,6 +194,17 @@ void bodies_json(const Data& d, nlohmann::ordered_json& meta) {
       nlohmann::ordered_json j = {{"type", s.type}, {"center", vec(s.center)}, {"rotation", quat(s.rotation)},
                                   {"radius", s.radius}, {"half_height", s.half_height}, {"half_extents", vec(s.half_extents)},
                                   {"bounds", vec(s.bounds)}, {"trigger", s.trigger}};
+      if (!s.indices.empty()) {
+        j["vertices"] = s.vertices;
+        j["indices"] = s.indices;
+      }
+      if (s.rows > 0) {
+        j["rows"] = s.rows;
+        j["columns"] = s.columns;
+        j["cell_size"] = s.cell_size;
+        j["heights"] = s.heights;
+        j["origin"] = {s.origin[0], s.origin[1]};
+      }
       auto [it, added] = shape_index.try_emplace(j.dump(), shapes.size());
       if (added) shapes.push_back(std::move(j));
       refs.push_back(it->second);

@@ -30,6 +30,17 @@ struct Shape {
   /// Half extents of the box around the shape, in the shape's own frame (around `center`).
   sim::Vec3 bounds{0.0f};
   bool trigger = false;
+  /// Hulls and meshes: triangles in the shape's frame (x, y, z per vertex; three indices
+  /// per triangle, counter-clockwise seen from outside).
+  std::vector<float> vertices;
+  std::vector<uint32_t> indices;
+  /// Heightfields: the grid of samples (row-major), sample (r, c) at
+  /// (origin[0] + c * cell_size, heights[r * columns + c], origin[1] + r * cell_size).
+  uint32_t rows = 0;
+  uint32_t columns = 0;
+  float cell_size = 0.0f;
+  std::vector<float> heights;
+  float origin[2] = {0.0f, 0.0f};
 };
 
 /// A body as the page draws it. Its shapes come from the scene, or, for bodies the rules
