@@ -77,7 +77,8 @@ struct RecordingWriter::Impl {
 
   bool write_checkpoint(const sim::Match& match) {
     Checkpoint c{match.tick(), 0, match.save_state()};
-    c.hash = match.hash();
+    // The tick chunk just written hashed this very state: no second serialisation.
+    c.hash = match.tick() == last_tick ? last_hash : match.hash();
     payload.clear();
     encode_checkpoint(c, options.checkpoint_compression, payload);
     CheckpointRef ref{c.tick, offset};
