@@ -1,6 +1,6 @@
 #include <keel/protocol/token.h>
 
-#include "byte_io.h"
+#include <keel/sim/byte_io.h>
 
 #include <sodium.h>
 
@@ -22,7 +22,7 @@ void ensure_sodium() {
 // clear-text expiry beside it cannot be extended.
 std::array<uint8_t, 16> additional_data(uint64_t expire_time) {
   std::vector<uint8_t> ad;
-  detail::ByteWriter w(ad);
+  sim::ByteWriter w(ad);
   w.u32(kProtocolId);
   w.u32(kProtocolVersion);
   w.u64(expire_time);
@@ -39,7 +39,7 @@ bool valid_addresses(const std::vector<std::string>& addresses) {
   return true;
 }
 
-void write_addresses(detail::ByteWriter& w, const std::vector<std::string>& addresses) {
+void write_addresses(sim::ByteWriter& w, const std::vector<std::string>& addresses) {
   w.u8(static_cast<uint8_t>(addresses.size()));
   for (const auto& a : addresses) {
     w.u8(static_cast<uint8_t>(a.size()));
@@ -47,7 +47,7 @@ void write_addresses(detail::ByteWriter& w, const std::vector<std::string>& addr
   }
 }
 
-bool read_addresses(detail::ByteReader& r, std::vector<std::string>& out) {
+bool read_addresses(sim::ByteReader& r, std::vector<std::string>& out) {
   uint8_t n = r.u8();
   if (n == 0 || n > kMaxTokenAddresses) return false;
   for (uint8_t i = 0; i < n && r.ok(); ++i) {
@@ -60,14 +60,14 @@ bool read_addresses(detail::ByteReader& r, std::vector<std::string>& out) {
 }
 
 template <size_t N>
-void read_array(detail::ByteReader& r, std::array<uint8_t, N>& out) {
+void read_array(sim::ByteReader& r, std::array<uint8_t, N>& out) {
   auto b = r.bytes(N);
   if (r.ok()) std::copy(b.begin(), b.end(), out.begin());
 }
 
 std::vector<uint8_t> private_plaintext(const PrivateToken& t) {
   std::vector<uint8_t> plain;
-  detail::ByteWriter w(plain);
+  sim::ByteWriter w(plain);
   w.u64(t.client_id);
   w.u64(t.match_id);
   w.u32(t.timeout_seconds);
@@ -173,7 +173,7 @@ DropReason open_private_token(const TokenKey& key, std::span<const uint8_t> priv
     return DropReason::TokenInvalid;
   }
   // Authentic, so minted by a key holder; still parsed with the bounded reader.
-  detail::ByteReader r(plain);
+  sim::ByteReader r(plain);
   out = PrivateToken{};
   out.client_id = r.u64();
   out.match_id = r.u64();
@@ -188,7 +188,7 @@ DropReason open_private_token(const TokenKey& key, std::span<const uint8_t> priv
 
 std::vector<uint8_t> serialize_token(const ConnectToken& t) {
   std::vector<uint8_t> out;
-  detail::ByteWriter w(out);
+  sim::ByteWriter w(out);
   w.u32(kProtocolId);
   w.u32(t.protocol_version);
   w.u64(t.create_time);
@@ -204,7 +204,7 @@ std::vector<uint8_t> serialize_token(const ConnectToken& t) {
 }
 
 sim::Expected<ConnectToken> parse_token(std::span<const uint8_t> bytes) {
-  detail::ByteReader r(bytes);
+  sim::ByteReader r(bytes);
   ConnectToken t;
   uint32_t id = r.u32();
   t.protocol_version = r.u32();

@@ -4,7 +4,7 @@
 #include <keel/replay/format.h>
 #include <keel/replay/writer.h>
 
-#include "byte_io.h"
+#include <keel/sim/byte_io.h>
 
 #include <xxhash.h>
 
@@ -17,8 +17,8 @@
 
 namespace keel::replay {
 
-using detail::ByteReader;
-using detail::ByteWriter;
+using sim::ByteReader;
+using sim::ByteWriter;
 
 DesyncDump make_desync_dump(const sim::Match& match, uint64_t expected_hash, std::string note) {
   DesyncDump d;
@@ -72,7 +72,7 @@ sim::Expected<DesyncDump> decode_desync_dump(std::span<const uint8_t> bytes) {
   d.note = r.str(kMaxStringBytes, "note");
   uint64_t n = r.u64();
   if (r.ok() && n != r.left()) r.fail("state length " + std::to_string(n) + " is not the " + std::to_string(r.left()) + " bytes left");
-  auto state = r.view(r.ok() ? size_t(n) : 0);
+  auto state = r.bytes(r.ok() ? size_t(n) : 0);
   if (!r.ok()) return sim::Error{"desync dump: " + r.error()};
   d.state.assign(state.begin(), state.end());
   if (XXH3_64bits(d.state.data(), d.state.size()) != d.hash) return sim::Error{"desync dump: the state does not hash to its recorded hash"};

@@ -1,7 +1,7 @@
 // Encoders and decoders of the recording's chunk payloads (docs/recording-format.md).
 #include <keel/replay/format.h>
 
-#include "byte_io.h"
+#include <keel/sim/byte_io.h>
 #include "compress.h"
 
 #include <xxhash.h>
@@ -12,8 +12,8 @@
 
 namespace keel::replay {
 
-using detail::ByteReader;
-using detail::ByteWriter;
+using sim::ByteReader;
+using sim::ByteWriter;
 
 namespace {
 
@@ -86,7 +86,7 @@ sim::Expected<Header> decode_header(std::span<const uint8_t> payload) {
     h.metadata.emplace_back(std::move(key), std::move(value));
   }
   uint32_t scene_bytes = r.count(1, kMaxChunkPayload, "scene");
-  auto scene = r.view(scene_bytes);
+  auto scene = r.bytes(scene_bytes);
   h.scene.assign(scene.begin(), scene.end());
   if (r.ok() && h.tick_rate == 0) r.fail("tick_rate is 0");
   if (!r.ok()) return field_error("header", r);

@@ -1,7 +1,7 @@
 // The recording reader: byte sources, verified chunks, the tick cursor, the index.
 #include <keel/replay/reader.h>
 
-#include "byte_io.h"
+#include <keel/sim/byte_io.h>
 
 #include <algorithm>
 #include <cerrno>
