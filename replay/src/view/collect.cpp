@@ -39,6 +39,15 @@ Shape make_shape(const sim::ColliderDef& c) {
       s.half_height = c.half_height;
       s.bounds = sim::Vec3(c.radius, c.half_height + c.radius, c.radius);
       break;
+    case sim::ShapeType::Hull: {
+      // Drawn as the box around its points (the page has no polyhedron primitive).
+      sim::Vec3 h(0.0f);
+      for (const sim::Vec3& p : c.points) h = glm::max(h, glm::abs(p));
+      s.type = "box";
+      s.half_extents = h;
+      s.bounds = h;
+      break;
+    }
   }
   return s;
 }
