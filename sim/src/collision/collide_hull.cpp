@@ -70,10 +70,22 @@ struct EdgeQuery {
   Vec3 normal{0.0f};  ///< from A to B
 };
 
-/// Whether arcs (a, b) of A's Gauss map and (c, d) of the negated B's map cross.
-bool is_minkowski_face(const Vec3& a, const Vec3& b, const Vec3& c, const Vec3& d) {
-  const Vec3 bxa = glm::cross(b, a);
-  const Vec3 dxc = glm::cross(d, c);
+/// One edge's Gauss-map arc: its faces' normals (negated for B) and their cross product.
+struct Arc {
+  Vec3 a;
+  Vec3 b;
+  Vec3 bxa;
+  bool flat;
+};
+
+/// Whether arc (a, b) of A's Gauss map and arc (c, d) of the negated B's map cross.
+bool is_minkowski_face(const Arc& x, const Arc& y) {
+  const Vec3& a = x.a;
+  const Vec3& b = x.b;
+  const Vec3& bxa = x.bxa;
+  const Vec3& c = y.a;
+  const Vec3& d = y.b;
+  const Vec3& dxc = y.bxa;
   const float cba = glm::dot(c, bxa);
   const float dba = glm::dot(d, bxa);
   const float adc = glm::dot(a, dxc);
@@ -120,19 +132,28 @@ bool edge_separation(const WorldHull& a, const HullEdge& ea, const WorldHull& b,
   return true;
 }
 
+/// The arcs of every edge of `h`, normals negated for the B side.
+void edge_arcs(const WorldHull& h, float sign, Arc* out) {
+  for (int i = 0; i < h.topo.edge_count; ++i) {
+    const HullEdge& e = h.topo.edges[i];
+    const Vec3 a = h.n[e.f0] * sign;
+    const Vec3 b = h.n[e.f1] * sign;
+    out[i] = Arc{a, b, glm::cross(b, a), glm::dot(a, b) < kFlatEdgeCos};
+  }
+}
+
 EdgeQuery query_edges(const WorldHull& a, const WorldHull& b) {
   EdgeQuery best;
+  Arc arcs_a[kMaxHullEdges];
+  Arc arcs_b[kMaxHullEdges];
+  edge_arcs(a, 1.0f, arcs_a);
+  edge_arcs(b, -1.0f, arcs_b);
   for (int i = 0; i < a.topo.edge_count; ++i) {
     const HullEdge& ea = a.topo.edges[i];
-    const Vec3& a0 = a.n[ea.f0];
-    const Vec3& a1 = a.n[ea.f1];
-    const bool flat_a = glm::dot(a0, a1) < kFlatEdgeCos;
     for (int j = 0; j < b.topo.edge_count; ++j) {
       const HullEdge& eb = b.topo.edges[j];
-      const Vec3& b0 = b.n[eb.f0];
-      const Vec3& b1 = b.n[eb.f1];
-      const bool flat = flat_a || glm::dot(b0, b1) < kFlatEdgeCos;
-      if (!flat && !is_minkowski_face(a0, a1, -b0, -b1)) continue;
+      const bool flat = arcs_a[i].flat || arcs_b[j].flat;
+      if (!flat && !is_minkowski_face(arcs_a[i], arcs_b[j])) continue;
       float sep = 0.0f;
       Vec3 n(0.0f);
       if (!edge_separation(a, ea, b, eb, flat, sep, n)) continue;
