@@ -80,17 +80,13 @@ struct Arc {
 
 /// Whether arc (a, b) of A's Gauss map and arc (c, d) of the negated B's map cross.
 bool is_minkowski_face(const Arc& x, const Arc& y) {
-  const Vec3& a = x.a;
-  const Vec3& b = x.b;
-  const Vec3& bxa = x.bxa;
-  const Vec3& c = y.a;
-  const Vec3& d = y.b;
-  const Vec3& dxc = y.bxa;
-  const float cba = glm::dot(c, bxa);
-  const float dba = glm::dot(d, bxa);
-  const float adc = glm::dot(a, dxc);
-  const float bdc = glm::dot(b, dxc);
-  return cba * dba < 0.0f && adc * bdc < 0.0f && cba * bdc > 0.0f;
+  // c and d must lie on opposite sides of the plane of arc (a, b): most pairs stop here.
+  const float cba = glm::dot(y.a, x.bxa);
+  const float dba = glm::dot(y.b, x.bxa);
+  if (!(cba * dba < 0.0f)) return false;
+  const float adc = glm::dot(x.a, y.bxa);
+  const float bdc = glm::dot(x.b, y.bxa);
+  return adc * bdc < 0.0f && cba * bdc > 0.0f;
 }
 
 /// Separation along unit axis `l` by projecting every vertex; flips `l` to point A to B.
