@@ -5,7 +5,9 @@
 //
 // The scene is read with keel::protocol::load_scene_file, exactly as keel-sim reads it, and
 // rebuilt as a Bullet world: btDbvtBroadphase, btSequentialImpulseConstraintSolver (10
-// iterations, Bullet's default), boxes, spheres and capsules, a btCompoundShape for a body
+// iterations, Bullet's default), boxes, spheres, capsules and btConvexHullShapes (from the
+// vertices Keel's build_hull keeps, centred on the hull's centroid; Bullet's default 0.04 m
+// collision margin, its inertia from the hull's bounding box), a btCompoundShape for a body
 // with several colliders or an offset collider, fixed steps of 1/tick_rate with K substeps
 // (default 1). Each step is timed with std::chrono::steady_clock and the same timing line
 // as `keel-sim run --timing` is printed; then the same statistics from the thread's CPU
@@ -20,6 +22,7 @@
 // - Trigger and disabled colliders are left out (Bullet has no per-child trigger).
 #include <keel/protocol/scene.h>
 #include <keel/sim/defs.h>
+#include <keel/sim/hull.h>
 
 #include <btBulletDynamicsCommon.h>
 
@@ -74,8 +77,23 @@ double volume(const ColliderDef& c) {
     case ShapeType::Sphere: return 4.0 / 3.0 * kPi * r * r * r;
     case ShapeType::Box: return 8.0 * c.half_extents.x * c.half_extents.y * c.half_extents.z;
     case ShapeType::Capsule: return kPi * r * r * (2.0 * c.half_height) + 4.0 / 3.0 * kPi * r * r * r;
+    case ShapeType::Hull: {
+      auto hull = keel::sim::build_hull(c.points);
+      return hull ? double{(*hull)->volume} : 0.0;
+    }
   }
   return 0.0;
+}
+
+/// A hull collider's kept vertices relative to its centroid (empty if it does not build).
+std::vector<keel::sim::Vec3> centred_hull(const ColliderDef& c, keel::sim::Vec3& centroid) {
+  std::vector<keel::sim::Vec3> out;
+  centroid = keel::sim::Vec3(0.0f);
+  auto hull = keel::sim::build_hull(c.points);
+  if (!hull) return out;
+  centroid = (*hull)->centroid;
+  for (const keel::sim::Vec3& v : (*hull)->vertices) out.push_back(v - centroid);
+  return out;
 }
 
 /// One collider as a Bullet shape and its placement in the body frame.
@@ -134,6 +152,14 @@ class BulletScene {
       case ShapeType::Capsule:  // along local Y; Bullet's height is the segment length
         shape = std::make_unique<btCapsuleShape>(c.radius, 2.0f * c.half_height);
         break;
+      case ShapeType::Hull: {
+        keel::sim::Vec3 centroid;
+        auto hull = std::make_unique<btConvexHullShape>();
+        for (const keel::sim::Vec3& v : centred_hull(c, centroid)) hull->addPoint(to_bt(v), false);
+        hull->recalcLocalAabb();
+        shape = std::move(hull);
+        break;
+      }
     }
     shapes_.push_back(std::move(shape));
     return shapes_.back().get();
@@ -144,6 +170,11 @@ class BulletScene {
     for (const ColliderDef& c : def.colliders) {
       if (!c.enabled || c.is_trigger) continue;
       btTransform local(to_bt(c.rotation), to_bt(c.center));
+      if (c.shape == ShapeType::Hull) {  // the Bullet shape is centred on the hull's centroid
+        keel::sim::Vec3 centroid;
+        centred_hull(c, centroid);
+        local = local * btTransform(btQuaternion::getIdentity(), to_bt(centroid));
+      }
       parts.push_back({&c, make_shape(c), local, c.density * volume(c)});
     }
     if (parts.empty()) return;
@@ -161,6 +192,7 @@ class BulletScene {
     btVector3 inertia(0, 0, 0);
     if (parts.size() == 1 && is_identity(*parts[0].def)) {
       shape = parts[0].shape;
+      principal = parts[0].local;  // a hull's centroid offset; identity otherwise
       if (dynamic) shape->calculateLocalInertia(static_cast<btScalar>(mass), inertia);
     } else {
       auto probe = std::make_unique<btCompoundShape>();
@@ -247,6 +279,12 @@ double lowest_y(const Part& part, const btTransform& body_origin) {
       return cy - (std::fabs(r[1][0]) * c.half_extents.x + std::fabs(r[1][1]) * c.half_extents.y +
                    std::fabs(r[1][2]) * c.half_extents.z);
     case ShapeType::Capsule: return cy - std::fabs(r[1][1]) * c.half_height - c.radius;
+    case ShapeType::Hull: {
+      keel::sim::Vec3 centroid;
+      double low = cy;
+      for (const keel::sim::Vec3& v : centred_hull(c, centroid)) low = std::min<double>(low, (t * to_bt(v)).y());
+      return low;
+    }
   }
   return cy;
 }

@@ -12,6 +12,7 @@ script. Layouts (docs/scene-format.md describes the format):
   spheres_capsules.json  ground, four walls, 500 spheres and 500 capsules in a checkerboard
   demo.json              a small playground with 8 spawn points
   characters.json        16 scripted capsule characters over a kerb, crates, stairs and a ramp
+  convex_pile.json       static ground + 500 convex hulls of 8-32 points in a 10x5x10 grid
 
 Common to all: density 1000 kg/m^3, friction 0.6, restitution 0, tick_rate 60, body ids
 unique and consecutive from 1 (the ground is body 1). Only the standard library is used.
@@ -71,6 +72,64 @@ def sphere_collider(radius):
 
 def capsule_collider(radius, half_height):
     return {"shape": "Capsule", "radius": radius, "half_height": half_height, **material()}
+
+
+def hull_collider(points):
+    return {"shape": "Hull", "points": [vec3(*p) for p in points], **material()}
+
+
+class Lcg:
+    """A 32-bit linear congruential generator: the same numbers on every Python."""
+
+    def __init__(self, seed):
+        self.state = seed & 0xFFFFFFFF
+
+    def uniform(self, lo, hi):
+        self.state = (self.state * 1664525 + 1013904223) & 0xFFFFFFFF
+        return lo + (hi - lo) * ((self.state >> 8) / float(1 << 24))
+
+
+def hull_points(rng, kind):
+    """8-32 points in a 0.5-1.0 m shape: a rock (points on an ellipsoid), a crate (a box's
+    corners plus points on its faces: coplanar on purpose) or a shard (points in a box)."""
+    n = 8 + int(rng.uniform(0.0, 24.999))
+    a, b, c = (rng.uniform(0.25, 0.5) for _ in range(3))
+    points = []
+    if kind == 1:
+        points = [(sx * a, sy * b, sz * c) for sx in (-1, 1) for sy in (-1, 1) for sz in (-1, 1)]
+    while len(points) < n:
+        x, y, z = (rng.uniform(-1.0, 1.0) for _ in range(3))
+        if kind == 0:
+            length = math.sqrt(x * x + y * y + z * z)
+            if length < 1e-3:
+                continue
+            x, y, z = x / length, y / length, z / length
+        elif kind == 1:
+            axis = len(points) % 3  # pin one coordinate to a face
+            if axis == 0:
+                x = 1.0 if x > 0 else -1.0
+            elif axis == 1:
+                y = 1.0 if y > 0 else -1.0
+            else:
+                z = 1.0 if z > 0 else -1.0
+        points.append((x * a, y * b, z * c))
+    return points
+
+
+def convex_pile():
+    """500 hulls (rock / crate / shard by id mod 3), 10x5x10, pitch 1.3 m: x and z from
+    -5.85 to 5.85, y from 1.5 to 6.7. Ids 2..501 layer by layer; every hull turned by a
+    per-body yaw. Points come from an LCG seeded with the body id."""
+    bodies = [ground()]
+    for j in range(5):
+        for k in range(10):
+            for i in range(10):
+                body_id = len(bodies) + 1
+                rng = Lcg(body_id * 7919)
+                position = (-5.85 + 1.3 * i, 1.5 + 1.3 * j, -5.85 + 1.3 * k)
+                collider = hull_collider(hull_points(rng, body_id % 3))
+                bodies.append(body(body_id, "Dynamic", position, collider, yaw_quat(body_id * 37 % 360)))
+    return scene("convex_pile", bodies)
 
 
 def body(body_id, motion, position, collider, rotation=None, **extra):
@@ -266,6 +325,7 @@ SCENES = {
     "spheres_capsules.json": spheres_capsules,
     "demo.json": demo,
     "characters.json": characters,
+    "convex_pile.json": convex_pile,
 }
 
 

@@ -2,6 +2,7 @@
 
 #include <keel/protocol/scene.h>
 #include <keel/sim/character.h>
+#include <keel/sim/hull.h>
 
 #include <charconv>
 #include <cmath>
@@ -22,6 +23,7 @@ static_assert(static_cast<int>(fb::Motion::Dynamic) == static_cast<int>(sim::Mot
 static_assert(static_cast<int>(fb::Shape::Sphere) == static_cast<int>(sim::ShapeType::Sphere));
 static_assert(static_cast<int>(fb::Shape::Box) == static_cast<int>(sim::ShapeType::Box));
 static_assert(static_cast<int>(fb::Shape::Capsule) == static_cast<int>(sim::ShapeType::Capsule));
+static_assert(static_cast<int>(fb::Shape::Hull) == static_cast<int>(sim::ShapeType::Hull));
 
 std::string format_float(float value) {
   char buffer[64];
@@ -329,16 +331,19 @@ class Reader {
     const auto raw = static_cast<uint8_t>(shape);
     if (raw > static_cast<uint8_t>(fb::Shape::MAX)) {
       return fail(Field(at, "shape"),
-                  "unknown shape " + std::to_string(raw) + " (Sphere, Box or Capsule)");
+                  "unknown shape " + std::to_string(raw) + " (Sphere, Box, Capsule or Hull)");
     }
-    if (shape != fb::Shape::Sphere && shape != fb::Shape::Box && shape != fb::Shape::Capsule) {
+    if (shape != fb::Shape::Sphere && shape != fb::Shape::Box && shape != fb::Shape::Capsule &&
+        shape != fb::Shape::Hull) {
       return fail(Field(at, "shape"), std::string(fb::EnumNameShape(shape)) +
-                                          " is not supported yet (use Sphere, Box or Capsule)");
+                                          " is not supported yet (use Sphere, Box, Capsule or Hull)");
     }
     out.shape = static_cast<sim::ShapeType>(raw);
     // Points and indices only describe Hull and Mesh shapes; on any other shape they
     // would be silently ignored, which hides a mistake.
-    if (in.points() != nullptr && in.points()->size() > 0) {
+    if (shape == fb::Shape::Hull) {
+      if (!read_points(in, at, out)) return false;
+    } else if (in.points() != nullptr && in.points()->size() > 0) {
       return fail(Field(at, "points"), "only Hull and Mesh shapes use points");
     }
     if (in.indices() != nullptr && in.indices()->size() > 0) {
@@ -346,6 +351,28 @@ class Reader {
     }
     return read_vec3(Field(at, "center"), in.center(), sim::Vec3(0.0f), out.center) &&
            read_quat(Field(at, "rotation"), in.rotation(), out.rotation);
+  }
+
+  /// A hull's cloud: present, within the sim's point limit, every coordinate finite. Whether
+  /// the points span a volume is the sim's check (check_with_sim names the same field).
+  bool read_points(const fb::Collider& in, const std::string& at, sim::ColliderDef& out) {
+    const auto* points = in.points();
+    const size_t n = points == nullptr ? 0 : points->size();
+    if (n < 4 || n > sim::kMaxHullInputPoints) {
+      return fail(Field(at, "points"), "a Hull needs 4 to " + std::to_string(sim::kMaxHullInputPoints) +
+                                           " points (got " + std::to_string(n) + ")");
+    }
+    out.points.resize(n);
+    for (uint32_t i = 0; i < n; ++i) {
+      const fb::Vec3* p = points->Get(i);
+      if (!std::isfinite(p->x()) || !std::isfinite(p->y()) || !std::isfinite(p->z())) {
+        const std::string name = "points[" + std::to_string(i) + "]";
+        return fail(Field(at, name), "must be finite (got " + format_float(p->x()) + ", " + format_float(p->y()) +
+                                         ", " + format_float(p->z()) + ")");
+      }
+      out.points[i] = sim::Vec3(p->x(), p->y(), p->z());
+    }
+    return true;
   }
 
   /// Every size must be finite; the ones the shape uses must also be positive.

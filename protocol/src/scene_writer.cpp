@@ -17,8 +17,16 @@ Offset<fb::Collider> write_collider(FlatBufferBuilder& fbb, const sim::ColliderD
   const fb::Vec3 center = to_fb(c.center);
   const fb::Quat rotation = to_fb(c.rotation);
   const fb::Vec3 half_extents = to_fb(c.half_extents);
+  // Left out when empty, so colliders without points encode as they did before hulls.
+  Offset<flatbuffers::Vector<const fb::Vec3*>> points = 0;
+  if (!c.points.empty()) {
+    std::vector<fb::Vec3> pts;
+    pts.reserve(c.points.size());
+    for (const sim::Vec3& p : c.points) pts.push_back(to_fb(p));
+    points = fbb.CreateVectorOfStructs(pts);
+  }
   return fb::CreateCollider(fbb, static_cast<fb::Shape>(c.shape), &center, &rotation, c.radius,
-                            c.half_height, &half_extents, /*points=*/0, /*indices=*/0, c.friction,
+                            c.half_height, &half_extents, points, /*indices=*/0, c.friction,
                             c.restitution, c.density, c.is_trigger, c.enabled);
 }
 

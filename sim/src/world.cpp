@@ -68,6 +68,10 @@ void WorldImpl::create_shape(uint32_t body_slot, const ColliderDef& def) {
   s.radius = def.radius;
   s.half_height = def.half_height;
   s.half_extents = def.half_extents;
+  if (def.shape == ShapeType::Hull) {
+    auto hull = build_hull(def.points);  // validate_body has accepted these points
+    if (hull) s.hull = *hull;
+  }
   s.friction = def.friction;
   s.restitution = def.restitution;
   s.density = def.density;
@@ -300,6 +304,11 @@ float body_reach(const std::vector<ColliderDef>& colliders) {
       case ShapeType::Sphere: extent = c.radius; break;
       case ShapeType::Capsule: extent = c.half_height + c.radius; break;
       case ShapeType::Box: extent = glm::length(c.half_extents); break;
+      case ShapeType::Hull:
+        if (auto hull = build_hull(c.points)) {
+          for (const Vec3& v : (*hull)->vertices) extent = std::max(extent, glm::length(v));
+        }
+        break;
     }
     reach = std::max(reach, glm::length(c.center) + extent);
   }
@@ -515,6 +524,7 @@ std::vector<ColliderDef> World::colliders(BodyId id) const {
     c.radius = s.radius;
     c.half_height = s.half_height;
     c.half_extents = s.half_extents;
+    if (s.hull) c.points = s.hull->points;
     c.friction = s.friction;
     c.restitution = s.restitution;
     c.density = s.density;

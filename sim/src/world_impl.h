@@ -13,6 +13,7 @@
 
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <vector>
 
 namespace keel::sim {
@@ -74,6 +75,7 @@ struct Shape {
   float radius = 0.0f;
   float half_height = 0.0f;
   Vec3 half_extents{0.0f};
+  std::shared_ptr<const ConvexHull> hull;  // hull colliders: immutable, shared by copies
   float friction = 0.6f;
   float restitution = 0.0f;
   float density = 1000.0f;
@@ -96,6 +98,7 @@ inline ShapeGeom placed_geom(const Shape& s, const Body& b) {
   g.radius = s.radius;
   g.half_height = s.half_height;
   g.half_extents = s.half_extents;
+  g.hull = s.hull.get();
   return g;
 }
 

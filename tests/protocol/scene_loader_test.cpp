@@ -3,6 +3,8 @@
 // defaults, every kind of bad input is rejected with a message naming the source, the body
 // and the field, binary round trips are exact, and hostile bytes never crash the loader.
 #include <gtest/gtest.h>
+
+#include <array>
 #include <keel/protocol/scene.h>
 #include <keel/protocol/scene_generated.h>
 
@@ -522,7 +524,7 @@ TEST(SceneErrors, TickRate) {
 }
 
 TEST(SceneErrors, UnsupportedShapes) {
-  for (const char* shape : {"Hull", "Mesh", "Heightfield"}) {
+  for (const char* shape : {"Mesh", "Heightfield"}) {
     const std::string json = R"({"bodies": [{"id": 5, "colliders": [{"shape": "Box", )"
                              R"("half_extents": {"x": 1, "y": 1, "z": 1}}, {"shape": ")" +
                              std::string(shape) + R"("}]}]})";
@@ -530,6 +532,43 @@ TEST(SceneErrors, UnsupportedShapes) {
         parse_error(json),
         {"bad.json: body 5: colliders[1].shape: " + std::string(shape) + " is not supported yet"});
   }
+}
+
+std::string hull_points(const std::vector<std::array<float, 3>>& pts) {
+  std::string s = R"("shape": "Hull", "points": [)";
+  for (size_t i = 0; i < pts.size(); ++i) {
+    s += (i ? ", " : "") + std::string(R"({"x": )") + std::to_string(pts[i][0]) + R"(, "y": )" +
+         std::to_string(pts[i][1]) + R"(, "z": )" + std::to_string(pts[i][2]) + "}";
+  }
+  return s + "]";
+}
+
+TEST(SceneHulls, LoadsAndRoundTripsPointsExactly) {
+  const SceneDef scene = parse_ok(one_body(
+      "", hull_points({{0, 0, 0}, {1, 0, 0}, {0, 1, 0}, {0, 0, 1}, {0.25f, 0.25f, 0.25f}, {0.1f, 0.2f, 0.3f}})));
+  ASSERT_EQ(scene.bodies.size(), 1u);
+  const sim::ColliderDef& c = scene.bodies[0].colliders[0];
+  EXPECT_EQ(c.shape, sim::ShapeType::Hull);
+  ASSERT_EQ(c.points.size(), 6u);
+  EXPECT_EQ(c.points[5], sim::Vec3(0.1f, 0.2f, 0.3f));
+  const std::vector<uint8_t> bytes = scene_to_binary(scene);
+  auto back = parse_scene_binary(bytes, "again");
+  ASSERT_TRUE(back.has_value()) << back.error().message;
+  EXPECT_EQ(back->bodies[0].colliders[0].points, c.points);
+  EXPECT_EQ(scene_to_binary(*back), bytes);
+}
+
+TEST(SceneHulls, BadGeometryNamesBodyColliderAndField) {
+  expect_mentions(parse_error(one_body("", hull_points({{0, 0, 0}, {1, 0, 0}, {0, 1, 0}}))),
+                  {"bad.json: body 12: colliders[0].points: a Hull needs 4 to 4096 points (got 3)"});
+  expect_mentions(parse_error(one_body("", R"("shape": "Hull")")),
+                  {"bad.json: body 12: colliders[0].points: a Hull needs 4 to 4096 points (got 0)"});
+  expect_mentions(parse_error(one_body("", hull_points({{0, 0, 0}, {1, 0, 0}, {0, 0, 1}, {1, 0, 1}}))),
+                  {"bad.json: body 12: colliders[0].points: hull: points are coplanar (no volume)"});
+  expect_mentions(parse_error(one_body("", R"("shape": "Hull", "points": [{"x": 0, "y": 0, "z": 0}, )"
+                                           R"({"x": 1, "y": 0, "z": 0}, {"x": 0, "y": 1, "z": 0}, )"
+                                           R"({"x": 0, "y": 0, "z": inf}])")),
+                  {"bad.json: body 12: colliders[0].points[3]: must be finite"});
 }
 
 TEST(SceneErrors, PointsOnAShapeThatHasNone) {

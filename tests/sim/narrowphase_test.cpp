@@ -675,8 +675,28 @@ float support(const ShapeGeom& s, const Vec3& n) {
     case ShapeType::Box:
       for (int k = 0; k < 3; ++k) r += s.half_extents[k] * std::abs(glm::dot(s.rotation[k], n));
       return r;
+    case ShapeType::Hull: {
+      float best = -3.4e38f;
+      for (const Vec3& v : s.hull->vertices) best = std::max(best, glm::dot(s.rotation * v, n));
+      return r + best;
+    }
   }
   return r;
+}
+
+/// Random hulls of 5-24 points within a 0.05-0.6 box, built once and shared by the sweep.
+const ConvexHull* random_hull(Lcg& rng) {
+  static std::vector<std::shared_ptr<const ConvexHull>> pool;
+  if (pool.empty()) {
+    while (pool.size() < 32) {
+      const Vec3 h = rng.vec(0.05f, 0.6f);
+      std::vector<Vec3> pts;
+      const int n = 5 + int(rng.range(0.0f, 19.99f));
+      for (int i = 0; i < n; ++i) pts.push_back(rng.vec(-1.0f, 1.0f) * h);
+      if (auto built = build_hull(pts)) pool.push_back(*built);
+    }
+  }
+  return pool[size_t(rng.range(0.0f, 31.99f))].get();
 }
 
 ShapeGeom random_shape(Lcg& rng, ShapeType type) {
@@ -692,6 +712,12 @@ ShapeGeom random_shape(Lcg& rng, ShapeType type) {
     }
     case ShapeType::Box:
       return box(p, rot, rng.vec(0.05f, 0.6f));
+    case ShapeType::Hull: {
+      ShapeGeom s = box(p, rot, Vec3(0.0f));
+      s.type = ShapeType::Hull;
+      s.hull = random_hull(rng);
+      return s;
+    }
   }
   return sphere(p, 0.1f);
 }
@@ -699,7 +725,7 @@ ShapeGeom random_shape(Lcg& rng, ShapeType type) {
 TEST(NarrowphaseSweep, RandomPairsKeepTheContract) {
   // Every manifold: finite, unit normal, at most four points, depth within [-margin, the
   // overlap of the two shapes' projections on the normal] (no depth can exceed that).
-  const ShapeType types[] = {ShapeType::Sphere, ShapeType::Capsule, ShapeType::Box};
+  const ShapeType types[] = {ShapeType::Sphere, ShapeType::Capsule, ShapeType::Box, ShapeType::Hull};
   Lcg rng;
   int contacts = 0;
   for (int iter = 0; iter < 3000; ++iter) {

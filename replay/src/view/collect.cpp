@@ -5,6 +5,7 @@
 #include <keel/replay/replayer.h>
 #include <keel/replay/state_diff.h>
 #include <keel/replay/view.h>
+#include <keel/sim/hull.h>
 
 #include "commands/common.h"
 
@@ -16,6 +17,21 @@
 namespace keel::replay::view {
 
 namespace {
+
+// A hull's polygon faces as triangle fans, for the page to draw.
+void hull_triangles(const std::vector<sim::Vec3>& points, Shape& s) {
+  s.type = "hull";
+  auto hull = sim::build_hull(points);
+  if (!hull) return;  // the world accepted these points, so this does not happen
+  const sim::ConvexHull& h = **hull;
+  for (const sim::Vec3& v : h.vertices) s.vertices.insert(s.vertices.end(), {v.x, v.y, v.z});
+  for (const sim::HullFace& f : h.faces) {
+    for (int k = 1; k + 1 < f.count; ++k) {
+      s.indices.insert(s.indices.end(), {h.loops[f.first], h.loops[f.first + k], h.loops[f.first + k + 1]});
+    }
+  }
+  s.bounds = glm::max(glm::abs(h.bounds_lower), glm::abs(h.bounds_upper));
+}
 
 Shape make_shape(const sim::ColliderDef& c) {
   Shape s;
@@ -38,6 +54,9 @@ Shape make_shape(const sim::ColliderDef& c) {
       s.radius = c.radius;
       s.half_height = c.half_height;
       s.bounds = sim::Vec3(c.radius, c.half_height + c.radius, c.radius);
+      break;
+    case sim::ShapeType::Hull:
+      hull_triangles(c.points, s);
       break;
   }
   return s;

@@ -1,5 +1,7 @@
 #include "body/mass.h"
 
+#include <keel/sim/hull.h>
+
 namespace keel::sim {
 
 namespace {
@@ -33,6 +35,10 @@ float shape_volume(const ColliderDef& c) {
       float r = c.radius;
       return kPi * r * r * (2.0f * c.half_height) + (4.0f / 3.0f) * kPi * r * r * r;
     }
+    case ShapeType::Hull: {
+      auto hull = build_hull(c.points);
+      return hull ? (*hull)->volume : 0.0f;
+    }
   }
   return 0.0f;
 }
@@ -62,25 +68,42 @@ Mat3 shape_unit_inertia(const ColliderDef& c) {
                    ms * (0.4f * r * r + 0.25f * h * h + 0.375f * h * r);
       return diagonal(side, axial, side);
     }
+    case ShapeType::Hull: {
+      auto hull = build_hull(c.points);
+      return hull ? (*hull)->inertia : Mat3(0.0f);
+    }
   }
   return Mat3(0.0f);
+}
+
+Vec3 shape_centroid(const ColliderDef& c) {
+  if (c.shape != ShapeType::Hull) return c.center;
+  auto hull = build_hull(c.points);
+  return hull ? c.center + glm::normalize(c.rotation) * (*hull)->centroid : c.center;
 }
 
 MassProperties compute_mass_properties(const std::vector<ColliderDef>& parts) {
   MassProperties out;
   Vec3 moment(0.0f);
-  for (const ColliderDef& c : parts) {
-    float m = c.density * shape_volume(c);
+  // Per-part values computed once (a hull part builds its hull for each).
+  std::vector<float> volume(parts.size());
+  std::vector<Vec3> centroid(parts.size());
+  for (size_t i = 0; i < parts.size(); ++i) {
+    const ColliderDef& c = parts[i];
+    volume[i] = shape_volume(c);
+    centroid[i] = shape_centroid(c);
+    float m = c.density * volume[i];
     out.mass += m;
-    moment += m * c.center;
+    moment += m * centroid[i];
   }
   if (out.mass <= 0.0f) return MassProperties{};
   out.center = moment / out.mass;
-  for (const ColliderDef& c : parts) {
+  for (size_t i = 0; i < parts.size(); ++i) {
+    const ColliderDef& c = parts[i];
     Mat3 r = glm::mat3_cast(c.rotation);
     Mat3 local = c.density * shape_unit_inertia(c);
     out.inertia += r * local * glm::transpose(r);
-    out.inertia += parallel_axis(c.density * shape_volume(c), c.center - out.center);
+    out.inertia += parallel_axis(c.density * volume[i], centroid[i] - out.center);
   }
   return out;
 }

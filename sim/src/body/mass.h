@@ -1,5 +1,5 @@
-// Mass properties of a body from its collider parts: exact for spheres, boxes and
-// capsules, each part rotated into the body frame and shifted to the common centre of
+// Mass properties of a body from its collider parts: exact for spheres, boxes,
+// capsules and hulls (tetrahedral decomposition, see hull.h), each part rotated into the body frame and shifted to the common centre of
 // mass by the parallel-axis theorem.
 #pragma once
 
@@ -18,8 +18,11 @@ struct MassProperties {
 
 /// Volume of one part.
 float shape_volume(const ColliderDef& c);
-/// Inertia of one part of unit density about its own centre, in its own frame.
+/// Inertia of one part of unit density about its own centroid, in its own frame.
 Mat3 shape_unit_inertia(const ColliderDef& c);
+/// Centroid of one part in the body frame: its center, or for a hull the hull's centroid
+/// placed by the collider's center and rotation.
+Vec3 shape_centroid(const ColliderDef& c);
 
 /// Mass properties from the parts' densities. Every part counts, including triggers and
 /// disabled parts: switching collision off does not change how heavy a body is.

@@ -1,6 +1,7 @@
 // Validation of body descriptions: the sim refuses what it cannot step, with a message
 // that names the body id and the field.
 #include <keel/sim/defs.h>
+#include <keel/sim/hull.h>
 
 #include <cmath>
 #include <sstream>
@@ -22,6 +23,7 @@ const char* to_string(ShapeType s) {
     case ShapeType::Sphere: return "Sphere";
     case ShapeType::Box: return "Box";
     case ShapeType::Capsule: return "Capsule";
+    case ShapeType::Hull: return "Hull";
   }
   return "?";
 }
@@ -105,6 +107,9 @@ void check_collider(Checker& c, const ColliderDef& col, size_t index) {
       c.positive("half_extents", col.half_extents.x, ".x");
       c.positive("half_extents", col.half_extents.y, ".y");
       c.positive("half_extents", col.half_extents.z, ".z");
+      break;
+    case ShapeType::Hull:
+      if (auto hull = build_hull(col.points); !hull) c.fail_plain("points: " + hull.error().message);
       break;
     default:
       c.fail_plain("shape is not a known shape");

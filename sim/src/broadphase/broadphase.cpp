@@ -33,6 +33,16 @@ AABB compute_shape_aabb(const Shape& shape, const Transform& body_origin) {
       extent = glm::abs(axis) + Vec3(shape.radius);
       break;
     }
+    case ShapeType::Hull: {
+      if (!shape.hull) break;
+      // The rotated box around the hull's local bounds.
+      const Mat3 r = glm::mat3_cast(xf.rotation);
+      const Vec3 mid = (shape.hull->bounds_lower + shape.hull->bounds_upper) * 0.5f;
+      const Vec3 half = (shape.hull->bounds_upper - shape.hull->bounds_lower) * 0.5f;
+      const Vec3 c = xf.position + r * mid;
+      extent = abs_rotate(r, half) + Vec3(kSpeculativeDistance);
+      return AABB{c - extent, c + extent};
+    }
   }
   extent += Vec3(kSpeculativeDistance);
   return AABB{xf.position - extent, xf.position + extent};

@@ -1,6 +1,6 @@
 // Narrowphase dispatch: picks the routine for a pair of shape types.
 //
-// Each routine is written for one order of its two shapes (sphere < capsule < box). A pair
+// Each routine is written for one order of its two shapes (sphere < capsule < box < hull). A pair
 // in the other order is computed swapped and its normal negated; the points, depths and
 // feature ids are the same either way because they do not depend on which side is "A".
 #include "narrowphase.h"
@@ -21,15 +21,18 @@ int routine_rank(ShapeType t) {
       return 1;
     case ShapeType::Box:
       return 2;
+    case ShapeType::Hull:
+      return 3;
   }
   return -1;
 }
 
 /// kRoutines[i][j] handles rank i as A and rank j as B, for i <= j.
-constexpr Routine kRoutines[3][3] = {
-    {collide_sphere_sphere, collide_sphere_capsule, collide_sphere_box},
-    {nullptr, collide_capsule_capsule, collide_capsule_box},
-    {nullptr, nullptr, collide_box_box},
+constexpr Routine kRoutines[4][4] = {
+    {collide_sphere_sphere, collide_sphere_capsule, collide_sphere_box, collide_sphere_hull},
+    {nullptr, collide_capsule_capsule, collide_capsule_box, collide_capsule_hull},
+    {nullptr, nullptr, collide_box_box, collide_box_hull},
+    {nullptr, nullptr, nullptr, collide_hull_hull},
 };
 
 }  // namespace
@@ -37,7 +40,7 @@ constexpr Routine kRoutines[3][3] = {
 void collide(const ShapeGeom& a, const ShapeGeom& b, float margin, Manifold& out) {
   const int ra = routine_rank(a.type);
   const int rb = routine_rank(b.type);
-  if (ra < 0 || rb < 0) {
+  if (ra < 0 || rb < 0 || (ra == 3 && !a.hull) || (rb == 3 && !b.hull)) {
     np::reset(out);  // a corrupt type never collides rather than crashing
     return;
   }

@@ -10,6 +10,7 @@
 #pragma once
 
 #include <keel/sim/defs.h>
+#include <keel/sim/hull.h>
 #include <keel/sim/math.h>
 
 #include <cstdint>
@@ -26,6 +27,7 @@ struct ShapeGeom {
   float radius = 0.0f;       ///< sphere, capsule
   float half_height = 0.0f;  ///< capsule: segment along local +Y
   Vec3 half_extents{0.0f};   ///< box
+  const ConvexHull* hull = nullptr;  ///< hull (owned by the collider; local to position/rotation)
 };
 
 struct ManifoldPoint {
@@ -51,5 +53,9 @@ void collide_sphere_box(const ShapeGeom& a, const ShapeGeom& b, float margin, Ma
 void collide_capsule_capsule(const ShapeGeom& a, const ShapeGeom& b, float margin, Manifold& out);
 void collide_capsule_box(const ShapeGeom& a, const ShapeGeom& b, float margin, Manifold& out);
 void collide_box_box(const ShapeGeom& a, const ShapeGeom& b, float margin, Manifold& out);
+void collide_sphere_hull(const ShapeGeom& a, const ShapeGeom& b, float margin, Manifold& out);
+void collide_capsule_hull(const ShapeGeom& a, const ShapeGeom& b, float margin, Manifold& out);
+void collide_box_hull(const ShapeGeom& a, const ShapeGeom& b, float margin, Manifold& out);
+void collide_hull_hull(const ShapeGeom& a, const ShapeGeom& b, float margin, Manifold& out);
 
 }  // namespace keel::sim

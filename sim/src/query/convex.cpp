@@ -176,6 +176,13 @@ Core core_of(const ShapeGeom& g) {
       c.axes = g.rotation;
       c.half_extents = g.half_extents;
       break;
+    case ShapeType::Hull:
+      c.radius = 0.0f;
+      c.hull = g.hull;
+      c.axes = g.rotation;
+      c.origin = g.position;
+      c.p0 = c.p1 = g.hull ? g.position + np::dir_to_world(g.rotation, g.hull->centroid) : g.position;
+      break;
   }
   return c;
 }
@@ -191,6 +198,7 @@ Core translated(const Core& c, const Vec3& d) {
   Core out = c;
   out.p0 += d;
   out.p1 += d;
+  out.origin += d;
   return out;
 }
 
@@ -205,6 +213,21 @@ Vec3 support(const Core& c, const Vec3& d) {
         p += c.axes[i] * (s * c.half_extents[i]);
       }
       return p;
+    }
+    case ShapeType::Hull: {
+      if (!c.hull || c.hull->vertices.empty()) return c.p0;
+      const Vec3 l = np::dir_to_local(c.axes, d);
+      const std::vector<Vec3>& v = c.hull->vertices;
+      size_t best = 0;
+      float best_d = glm::dot(l, v[0]);
+      for (size_t i = 1; i < v.size(); ++i) {
+        const float x = glm::dot(l, v[i]);
+        if (x > best_d) {
+          best_d = x;
+          best = i;
+        }
+      }
+      return c.origin + np::dir_to_world(c.axes, v[best]);
     }
   }
   return c.p0;

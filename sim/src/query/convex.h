@@ -4,7 +4,7 @@
 // Every shape is a convex "core" swept by a radius: a sphere is a point, a capsule a
 // segment, a box itself with radius 0. The cores meet only through their support
 // functions, so GJK (distance between cores) and conservative advancement (casts) work
-// for any pair; a new convex shape kind (a hull) is one more case in core_of and support.
+// for any pair; a hull is its vertex set (support = the farthest vertex).
 // Concave kinds (meshes, heightfields) would add a per-triangle loop around the same calls.
 //
 // Determinism: + - * / and sqrt only, in a fixed order; ties go to the first candidate.
@@ -21,9 +21,11 @@ struct Core {
   ShapeType type = ShapeType::Sphere;
   Vec3 p0{0.0f};  ///< point; segment start; box centre
   Vec3 p1{0.0f};  ///< segment end (= p0 for a point)
-  Mat3 axes{1.0f};           ///< box axes (columns)
+  Mat3 axes{1.0f};           ///< box / hull axes (columns)
   Vec3 half_extents{0.0f};   ///< box
   float radius = 0.0f;
+  const ConvexHull* hull = nullptr;  ///< hull vertices, local to `origin` and `axes`
+  Vec3 origin{0.0f};                 ///< hull frame origin (p0 is the hull's centroid)
 };
 
 /// The core of a shape placed in world space.

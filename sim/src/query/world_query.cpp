@@ -57,6 +57,7 @@ query::Core query_core(const QueryShape& shape, const Transform& pose) {
   g.radius = shape.radius;
   g.half_height = shape.half_height;
   g.half_extents = shape.half_extents;
+  g.hull = shape.hull.get();
   return query::core_of(g);
 }
 
@@ -66,6 +67,12 @@ Vec3 core_half_size(const query::Core& c) {
     for (int i = 0; i < 3; ++i) {
       h += glm::abs(c.axes[i]) * c.half_extents[i];
     }
+  }
+  if (c.type == ShapeType::Hull && c.hull) {
+    // A sphere around the centroid (p0) holding every vertex: cheap and rotation-free.
+    float r2 = 0.0f;
+    for (const Vec3& v : c.hull->vertices) r2 = std::max(r2, np::length_sq(v - c.hull->centroid));
+    h += Vec3(std::sqrt(r2));
   }
   return h + Vec3(c.radius);
 }
@@ -163,6 +170,7 @@ bool usable(const QueryShape& shape, const Transform& pose) {
     case ShapeType::Box:
       return finite(shape.half_extents) && shape.half_extents.x > 0.0f && shape.half_extents.y > 0.0f &&
              shape.half_extents.z > 0.0f;
+    case ShapeType::Hull: return shape.hull != nullptr && !shape.hull->vertices.empty();
   }
   return false;
 }

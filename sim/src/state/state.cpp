@@ -123,12 +123,18 @@ void write_shape(StateWriter& w, const Shape& s) {
   w.u8(s.is_static);
   w.vec3(s.fat.lower);
   w.vec3(s.fat.upper);
+  if (s.type == ShapeType::Hull) {
+    // The input cloud: the build is deterministic, so restoring rebuilds identical bytes.
+    const std::vector<Vec3>& pts = s.hull->points;
+    w.u32(uint32_t(pts.size()));
+    for (const Vec3& p : pts) w.vec3(p);
+  }
 }
 
 void read_shape(StateReader& r, Shape& s) {
   s.body = r.u32();
   uint8_t type = r.u8();
-  if (type > uint8_t(ShapeType::Capsule)) r.fail("collider shape unknown");
+  if (type > uint8_t(ShapeType::Hull)) r.fail("collider shape unknown");
   s.type = ShapeType(type);
   s.local = r.transform();
   s.radius = r.f32();
@@ -142,6 +148,13 @@ void read_shape(StateReader& r, Shape& s) {
   s.is_static = r.u8() != 0;
   s.fat.lower = r.vec3();
   s.fat.upper = r.vec3();
+  if (s.type == ShapeType::Hull && r.ok()) {
+    std::vector<Vec3> pts(r.count(12));
+    for (Vec3& p : pts) p = r.vec3();
+    auto hull = build_hull(pts);
+    if (!hull) r.fail("collider hull: " + hull.error().message);
+    else s.hull = *hull;
+  }
 }
 
 void write_contact(StateWriter& w, const Contact& c) {

@@ -17,11 +17,11 @@ namespace keel::sim {
 
 enum class MotionType : uint8_t { Static = 0, Kinematic = 1, Dynamic = 2 };
 
-enum class ShapeType : uint8_t { Sphere = 0, Box = 1, Capsule = 2 };
+enum class ShapeType : uint8_t { Sphere = 0, Box = 1, Capsule = 2, Hull = 3 };
 
 /// Returns "Static", "Kinematic" or "Dynamic".
 const char* to_string(MotionType m);
-/// Returns "Sphere", "Box" or "Capsule".
+/// Returns "Sphere", "Box", "Capsule" or "Hull".
 const char* to_string(ShapeType s);
 
 /// One part of a body's collision shape, placed in the body's frame.
@@ -32,6 +32,9 @@ struct ColliderDef {
   float radius = 0.5f;       ///< sphere, capsule
   float half_height = 0.0f;  ///< capsule: segment along local +Y, this far either side of center
   Vec3 half_extents{0.5f};   ///< box
+  /// hull: the point cloud whose convex hull is the shape, in the collider frame (see
+  /// hull.h for the limits: 4..4096 points, at most 64 hull vertices kept)
+  std::vector<Vec3> points;
   float friction = 0.6f;
   float restitution = 0.0f;
   float density = 1000.0f;  ///< kg/m^3, used when the body's mass is 0

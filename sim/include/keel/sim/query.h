@@ -10,10 +10,12 @@
 #pragma once
 
 #include <keel/sim/defs.h>
+#include <keel/sim/hull.h>
 #include <keel/sim/math.h>
 #include <keel/sim/world.h>
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <vector>
 
@@ -41,10 +43,14 @@ struct QueryShape {
   float radius = 0.5f;       ///< sphere, capsule
   float half_height = 0.0f;  ///< capsule
   Vec3 half_extents{0.5f};   ///< box
+  std::shared_ptr<const ConvexHull> hull;  ///< hull (see build_hull)
 
-  static QueryShape sphere(float r) { return QueryShape{ShapeType::Sphere, r, 0.0f, Vec3(0.0f)}; }
-  static QueryShape capsule(float r, float hh) { return QueryShape{ShapeType::Capsule, r, hh, Vec3(0.0f)}; }
-  static QueryShape box(const Vec3& he) { return QueryShape{ShapeType::Box, 0.0f, 0.0f, he}; }
+  static QueryShape sphere(float r) { return QueryShape{ShapeType::Sphere, r, 0.0f, Vec3(0.0f), {}}; }
+  static QueryShape capsule(float r, float hh) { return QueryShape{ShapeType::Capsule, r, hh, Vec3(0.0f), {}}; }
+  static QueryShape box(const Vec3& he) { return QueryShape{ShapeType::Box, 0.0f, 0.0f, he, {}}; }
+  static QueryShape convex(std::shared_ptr<const ConvexHull> h) {
+    return QueryShape{ShapeType::Hull, 0.0f, 0.0f, Vec3(0.0f), std::move(h)};
+  }
 };
 
 /// Where a ray or a cast shape first meets a collider.

@@ -1,0 +1,379 @@
+// Convex polyhedron against convex polyhedron (hull-hull, box-hull, triangle-hull):
+// separating-axis test over face normals and Minkowski-face edge pairs, then either a
+// clipped face manifold (up to 4 points) or a single edge-edge point.
+//
+// Edge pairs: only pairs whose Gauss-map arcs cross can give the separating axis (they
+// form a face of the Minkowski difference), which removes almost all of the E_A x E_B
+// pairs with a few dot products each. A flat hull's edge (a triangle's: its two faces are
+// back to back) has no arc to test, so its pairs are measured by projecting both hulls.
+// Feature ids are documented in hull_geom.h. Face and axis choices prefer A's face, then
+// B's, then an edge, each by the same relative/absolute margins as box-box
+// (np::kSat*), so a resting hull keeps one feature set and its warm start.
+#include <keel/sim/hull.h>
+
+#include "geometry.h"
+#include "hull_geom.h"
+
+namespace keel::sim {
+namespace {
+
+using np::add_point;
+
+/// The face normals of an edge this anti-parallel mark a flat hull's rim edge.
+constexpr float kFlatEdgeCos = -0.9999f;
+
+const ConvexHull& unit_cube() {
+  static const std::shared_ptr<const ConvexHull> cube = [] {
+    std::vector<Vec3> p;
+    for (int i = 0; i < 8; ++i) p.emplace_back(i & 1 ? 1.0f : -1.0f, i & 2 ? 1.0f : -1.0f, i & 4 ? 1.0f : -1.0f);
+    return *build_hull(p);
+  }();
+  return *cube;
+}
+
+/// Face planes through each face's first loop vertex; centre and inner radius.
+void finish_planes(WorldHull& out) {
+  Vec3 c(0.0f);
+  for (int i = 0; i < out.topo.vertex_count; ++i) c += out.v[i];
+  out.centre = c * (1.0f / float(out.topo.vertex_count));
+  out.inner = 3.4e38f;
+  for (int f = 0; f < out.topo.face_count; ++f) {
+    out.d[f] = glm::dot(out.n[f], out.v[out.topo.loops[out.topo.faces[f].first]]);
+    out.inner = std::min(out.inner, out.d[f] - glm::dot(out.n[f], out.centre));
+  }
+  out.inner = std::max(out.inner, 0.0f);
+}
+
+// ----------------------------------------------------------------------------- SAT
+
+struct FaceQuery {
+  float sep = -3.4e38f;
+  int face = -1;
+};
+
+/// Best face of `a`: largest separation of `b` from the face plane (lowest index on ties).
+FaceQuery query_faces(const WorldHull& a, const WorldHull& b) {
+  FaceQuery best;
+  for (int f = 0; f < a.topo.face_count; ++f) {
+    float lo = glm::dot(a.n[f], b.v[0]);
+    for (int j = 1; j < b.topo.vertex_count; ++j) lo = std::min(lo, glm::dot(a.n[f], b.v[j]));
+    const float sep = lo - a.d[f];
+    if (best.face < 0 || sep > best.sep) best = FaceQuery{sep, f};
+  }
+  return best;
+}
+
+struct EdgeQuery {
+  float sep = -3.4e38f;
+  int ea = -1;
+  int eb = -1;
+  Vec3 normal{0.0f};  ///< from A to B
+};
+
+/// One edge's Gauss-map arc: its faces' normals (negated for B) and their cross product.
+struct Arc {
+  Vec3 a;
+  Vec3 b;
+  Vec3 bxa;
+  bool flat;
+};
+
+/// Whether arc (a, b) of A's Gauss map and arc (c, d) of the negated B's map cross.
+bool is_minkowski_face(const Arc& x, const Arc& y) {
+  // c and d must lie on opposite sides of the plane of arc (a, b): most pairs stop here.
+  const float cba = glm::dot(y.a, x.bxa);
+  const float dba = glm::dot(y.b, x.bxa);
+  if (!(cba * dba < 0.0f)) return false;
+  const float adc = glm::dot(x.a, y.bxa);
+  const float bdc = glm::dot(x.b, y.bxa);
+  return adc * bdc < 0.0f && cba * bdc > 0.0f;
+}
+
+/// Separation along unit axis `l` by projecting every vertex; flips `l` to point A to B.
+float projected_separation(const WorldHull& a, const WorldHull& b, Vec3& l) {
+  float amin = glm::dot(l, a.v[0]), amax = amin;
+  for (int i = 1; i < a.topo.vertex_count; ++i) {
+    const float p = glm::dot(l, a.v[i]);
+    amin = std::min(amin, p);
+    amax = std::max(amax, p);
+  }
+  float bmin = glm::dot(l, b.v[0]), bmax = bmin;
+  for (int i = 1; i < b.topo.vertex_count; ++i) {
+    const float p = glm::dot(l, b.v[i]);
+    bmin = std::min(bmin, p);
+    bmax = std::max(bmax, p);
+  }
+  if (bmin - amax >= amin - bmax) return bmin - amax;
+  l = -l;
+  return amin - bmax;
+}
+
+/// Separation along the edge-pair axis; false when the edges are (nearly) parallel.
+bool edge_separation(const WorldHull& a, const HullEdge& ea, const WorldHull& b, const HullEdge& eb, bool flat,
+                     float& sep, Vec3& normal) {
+  const Vec3 pa = a.v[ea.v0];
+  const Vec3 pb = b.v[eb.v0];
+  const Vec3 da = a.v[ea.v1] - pa;
+  const Vec3 db = b.v[eb.v1] - pb;
+  const Vec3 l = glm::cross(da, db);
+  const float l2 = np::length_sq(l);
+  if (l2 <= np::kEdgeSkipSinSq * np::length_sq(da) * np::length_sq(db)) return false;
+  normal = l / std::sqrt(l2);
+  if (flat) {
+    sep = projected_separation(a, b, normal);
+    return true;
+  }
+  if (glm::dot(normal, pa - a.centre) < 0.0f) normal = -normal;
+  sep = glm::dot(normal, pb - pa);
+  return true;
+}
+
+/// The arcs of every edge of `h`, normals negated for the B side.
+void edge_arcs(const WorldHull& h, float sign, Arc* out) {
+  for (int i = 0; i < h.topo.edge_count; ++i) {
+    const HullEdge& e = h.topo.edges[i];
+    const Vec3 a = h.n[e.f0] * sign;
+    const Vec3 b = h.n[e.f1] * sign;
+    out[i] = Arc{a, b, glm::cross(b, a), glm::dot(a, b) < kFlatEdgeCos};
+  }
+}
+
+EdgeQuery query_edges(const WorldHull& a, const WorldHull& b) {
+  EdgeQuery best;
+  Arc arcs_a[kMaxHullEdges];
+  Arc arcs_b[kMaxHullEdges];
+  edge_arcs(a, 1.0f, arcs_a);
+  edge_arcs(b, -1.0f, arcs_b);
+  for (int i = 0; i < a.topo.edge_count; ++i) {
+    const HullEdge& ea = a.topo.edges[i];
+    for (int j = 0; j < b.topo.edge_count; ++j) {
+      const HullEdge& eb = b.topo.edges[j];
+      const bool flat = arcs_a[i].flat || arcs_b[j].flat;
+      if (!flat && !is_minkowski_face(arcs_a[i], arcs_b[j])) continue;
+      float sep = 0.0f;
+      Vec3 n(0.0f);
+      if (!edge_separation(a, ea, b, eb, flat, sep, n)) continue;
+      if (best.ea < 0 || sep > best.sep) best = EdgeQuery{sep, i, j, n};
+    }
+  }
+  return best;
+}
+
+// ----------------------------------------------------------------------------- clipping
+
+/// A vertex of the incident polygon while it is clipped. `key`: 0-63 the incident loop
+/// position; 128 + 64 * edge + plane for the crossing of polygon edge `edge` with side
+/// plane `plane`. `edge` labels the edge starting here: 0-63 incident edge, 64 + s lying
+/// on side plane s.
+struct ClipVertex {
+  Vec3 p;
+  uint16_t key;
+  uint16_t edge;
+};
+
+struct Polygon {
+  static constexpr int kCapacity = 2 * kMaxHullVertices + 8;
+  ClipVertex v[kCapacity];
+  int n = 0;
+  void push(const ClipVertex& x) {
+    if (n < kCapacity) v[n++] = x;
+  }
+};
+
+/// Sutherland-Hodgman against one plane with an inside slop (as in box-box): a vertex on
+/// the plane stays a vertex under jitter; crossings are moved back onto the true plane.
+void clip_polygon(const Polygon& in, const Vec3& normal, float offset, float slop, int s, Polygon& out) {
+  offset += slop;
+  out.n = 0;
+  if (in.n == 0) return;
+  const ClipVertex* prev = &in.v[in.n - 1];
+  float dprev = glm::dot(normal, prev->p) - offset;
+  for (int i = 0; i < in.n; ++i) {
+    const ClipVertex& cur = in.v[i];
+    const float dcur = glm::dot(normal, cur.p) - offset;
+    if ((dprev <= 0.0f) != (dcur <= 0.0f)) {
+      const Vec3 p = prev->p + (cur.p - prev->p) * (dprev / (dprev - dcur)) - normal * slop;
+      const auto key = uint16_t(128 + 64 * prev->edge + s);
+      out.push(ClipVertex{p, key, dcur <= 0.0f ? prev->edge : uint16_t(64 + s)});
+    }
+    if (dcur <= 0.0f) out.push(cur);
+    prev = &cur;
+    dprev = dcur;
+  }
+}
+
+struct Candidate {
+  Vec3 p;
+  float depth;
+  uint32_t id;
+};
+
+/// First index within 2 % of the largest value above `floor`, or -1 (see box-box).
+int first_near_max(const float* v, int n, float floor) {
+  float best = floor;
+  for (int i = 0; i < n; ++i) best = std::max(best, v[i]);
+  if (!(best > floor)) return -1;
+  const float threshold = best - 0.02f * std::abs(best);
+  for (int i = 0; i < n; ++i) {
+    if (v[i] > floor && v[i] >= threshold) return i;
+  }
+  return -1;
+}
+
+/// Reduces candidates to four by geometry alone (as box-box does): farthest from the
+/// centroid, farthest from that, then the largest areas on either side of that diagonal.
+int reduce_to_four(const Candidate* c, int n, const Vec3& normal, int pick[4]) {
+  float v[Polygon::kCapacity];
+  Vec3 centroid(0.0f);
+  for (int i = 0; i < n; ++i) centroid += c[i].p;
+  centroid *= 1.0f / float(n);
+  for (int i = 0; i < n; ++i) v[i] = np::length_sq(c[i].p - centroid);
+  const int i0 = std::max(first_near_max(v, n, -1.0f), 0);
+  for (int i = 0; i < n; ++i) v[i] = np::length_sq(c[i].p - c[i0].p);
+  const int i1 = first_near_max(v, n, 0.0f);
+  int count = 0;
+  pick[count++] = i0;
+  if (i1 < 0) return count;
+  pick[count++] = i1;
+  const Vec3 diag = c[i1].p - c[i0].p;
+  for (int i = 0; i < n; ++i) v[i] = glm::dot(glm::cross(diag, c[i].p - c[i0].p), normal);
+  const int i2 = first_near_max(v, n, 0.0f);
+  for (int i = 0; i < n; ++i) v[i] = -v[i];
+  const int i3 = first_near_max(v, n, 0.0f);
+  if (i2 >= 0) pick[count++] = i2;
+  if (i3 >= 0) pick[count++] = i3;
+  return count;
+}
+
+/// The face of `inc` most anti-parallel to `n_ref` (lowest index on ties).
+int incident_face(const WorldHull& inc, const Vec3& n_ref) {
+  int best = 0;
+  float best_d = glm::dot(inc.n[0], n_ref);
+  for (int f = 1; f < inc.topo.face_count; ++f) {
+    const float d = glm::dot(inc.n[f], n_ref);
+    if (d < best_d) {
+      best_d = d;
+      best = f;
+    }
+  }
+  return best;
+}
+
+/// Face contact: `ref` face `rf` is the reference; `inc`'s incident face is clipped to it.
+void face_contact(const WorldHull& ref, int rf, const WorldHull& inc, bool ref_is_b, float margin, Manifold& out) {
+  const Vec3 n_ref = ref.n[rf];
+  const int inf = incident_face(inc, n_ref);
+  const HullFace& fi = inc.topo.faces[inf];
+  Polygon buf[2];
+  for (int e = 0; e < fi.count; ++e)
+    buf[0].push(ClipVertex{inc.v[inc.topo.loops[fi.first + e]], uint16_t(e), uint16_t(e)});
+  const HullFace& fr = ref.topo.faces[rf];
+  const float slop = std::min(1.0e-3f, 0.01f * std::max(ref.inner, 1.0e-3f));
+  int cur = 0;
+  for (int s = 0; s < fr.count; ++s) {
+    const Vec3 p0 = ref.v[ref.topo.loops[fr.first + s]];
+    const Vec3 p1 = ref.v[ref.topo.loops[fr.first + (s + 1) % fr.count]];
+    const Vec3 side = np::normalize_or(glm::cross(p1 - p0, n_ref), Vec3(0.0f));
+    if (side == Vec3(0.0f)) continue;  // a degenerate rim edge bounds nothing
+    clip_polygon(buf[cur], side, glm::dot(side, p0), slop, s, buf[1 - cur]);
+    cur = 1 - cur;
+  }
+  const uint32_t base = uint32_t(inf) << 14 | uint32_t(rf) << 21 | (ref_is_b ? 1u << 28 : 0u);
+  Candidate cand[Polygon::kCapacity];
+  int n = 0;
+  for (int i = 0; i < buf[cur].n; ++i) {
+    const ClipVertex& cv = buf[cur].v[i];
+    const float sep = glm::dot(n_ref, cv.p) - ref.d[rf];
+    if (sep <= margin) cand[n++] = Candidate{cv.p, -sep, base | cv.key};
+  }
+  out.normal = ref_is_b ? -n_ref : n_ref;
+  int pick[4] = {0, 1, 2, 3};
+  const int count = n > kMaxManifoldPoints ? reduce_to_four(cand, n, n_ref, pick) : n;
+  for (int i = 0; i < count; ++i) {
+    const Candidate& k = cand[pick[i]];
+    add_point(out, k.p + n_ref * (0.5f * k.depth), k.depth, k.id);
+  }
+}
+
+/// Edge contact: one point midway between the closest points of the two edges.
+void edge_contact(const WorldHull& a, const WorldHull& b, const EdgeQuery& q, Manifold& out) {
+  const HullEdge& ea = a.topo.edges[q.ea];
+  const HullEdge& eb = b.topo.edges[q.eb];
+  const np::SegmentPair cp = np::closest_segments(a.v[ea.v0], a.v[ea.v1], b.v[eb.v0], b.v[eb.v1]);
+  out.normal = q.normal;
+  add_point(out, (cp.on_a + cp.on_b) * 0.5f, -q.sep, 1u << 29 | uint32_t(q.ea) | uint32_t(q.eb) << 8);
+}
+
+}  // namespace
+
+void place_hull(const ConvexHull& hull, const Vec3& position, const Mat3& rotation, WorldHull& out) {
+  out.topo = hull.topology();
+  for (int i = 0; i < out.topo.vertex_count; ++i) out.v[i] = position + np::dir_to_world(rotation, hull.vertices[i]);
+  for (int f = 0; f < out.topo.face_count; ++f) out.n[f] = np::dir_to_world(rotation, hull.faces[f].normal);
+  finish_planes(out);
+}
+
+void place_box(const Vec3& position, const Mat3& rotation, const Vec3& half_extents, WorldHull& out) {
+  const ConvexHull& cube = unit_cube();
+  out.topo = cube.topology();
+  for (int i = 0; i < out.topo.vertex_count; ++i)
+    out.v[i] = position + np::dir_to_world(rotation, cube.vertices[i] * half_extents);
+  // The cube's face normals are its axes, so scaling leaves them unchanged.
+  for (int f = 0; f < out.topo.face_count; ++f) out.n[f] = np::dir_to_world(rotation, cube.faces[f].normal);
+  finish_planes(out);
+}
+
+void place_triangle(const Vec3& a, const Vec3& b, const Vec3& c, WorldHull& out) {
+  static const HullFace kFaces[2] = {HullFace{Vec3(0.0f), 0.0f, 0, 3}, HullFace{Vec3(0.0f), 0.0f, 3, 3}};
+  static const uint8_t kLoops[6] = {0, 1, 2, 0, 2, 1};
+  static const HullEdge kEdges[3] = {HullEdge{0, 1, 0, 1}, HullEdge{1, 2, 0, 1}, HullEdge{0, 2, 1, 0}};
+  out.topo = HullTopology{3, 2, 3, kFaces, kLoops, kEdges};
+  out.v[0] = a;
+  out.v[1] = b;
+  out.v[2] = c;
+  out.n[0] = np::normalize_or(glm::cross(b - a, c - a), Vec3(0.0f, 1.0f, 0.0f));
+  out.n[1] = -out.n[0];
+  finish_planes(out);
+}
+
+void collide_world_hulls(const WorldHull& a, const WorldHull& b, float margin, Manifold& out) {
+  np::reset(out);
+  const FaceQuery fa = query_faces(a, b);
+  if (fa.sep > margin) return;
+  const FaceQuery fb = query_faces(b, a);
+  if (fb.sep > margin) return;
+  const EdgeQuery eq = query_edges(a, b);
+  if (eq.ea >= 0 && eq.sep > margin) return;
+
+  const float size = std::min(a.inner, b.inner);
+  const float tol = std::min(np::kSatAbsTol, np::kSatAbsTolScale * size);
+  const bool use_b = fb.sep > np::kSatFaceRelTol * fa.sep + tol;
+  const float face_sep = use_b ? fb.sep : fa.sep;
+  if (eq.ea >= 0 && eq.sep > np::kSatEdgeRelTol * face_sep + tol) {
+    edge_contact(a, b, eq, out);
+    return;
+  }
+  if (use_b) {
+    face_contact(b, fb.face, a, true, margin, out);
+  } else {
+    face_contact(a, fa.face, b, false, margin, out);
+  }
+}
+
+void collide_hull_hull(const ShapeGeom& a, const ShapeGeom& b, float margin, Manifold& out) {
+  WorldHull ha;
+  WorldHull hb;
+  place_hull(*a.hull, a.position, a.rotation, ha);
+  place_hull(*b.hull, b.position, b.rotation, hb);
+  collide_world_hulls(ha, hb, margin, out);
+}
+
+void collide_box_hull(const ShapeGeom& a, const ShapeGeom& b, float margin, Manifold& out) {
+  WorldHull ha;
+  WorldHull hb;
+  place_box(a.position, a.rotation, a.half_extents, ha);
+  place_hull(*b.hull, b.position, b.rotation, hb);
+  collide_world_hulls(ha, hb, margin, out);
+}
+
+}  // namespace keel::sim
