@@ -272,6 +272,8 @@ void set_joint_motor(World& world, JointId id, const JointMotor& motor) {
   WorldImpl& w = WorldAccess::impl(world);
   Joint* j = get_joint(w, id);
   if (!j || !std::isfinite(motor.speed) || !(motor.max_force >= 0.0f) || !std::isfinite(motor.max_force)) return;
+  const JointMotor& old = j->def.motor;
+  if (old.enabled == motor.enabled && old.speed == motor.speed && old.max_force == motor.max_force) return;
   j->def.motor = motor;
   wake_joint_bodies(w, *j);
 }
