@@ -8,6 +8,7 @@
 #include "test_bodies.h"
 
 #include <cmath>
+#include <cstdio>
 
 namespace keel::sim {
 namespace {
