@@ -109,8 +109,8 @@ float chain_stretch(bool warm_start) {
   return glm::length(end) - 3.0f;
 }
 
-// Warm starting carries the chain's impulses from tick to tick. Measured: 7.3 cm of
-// stretch with it, 18.3 cm without (docs/sim.md, "Joints").
+// Warm starting carries the chain's impulses from tick to tick. Measured: 3.2 cm of
+// stretch with it, 11.2 cm without (docs/sim.md, "Joints").
 TEST(JointTest, ChainWithHeavyWeightStretchesLessThanTenCentimetres) {
   float stretch = chain_stretch(true);
   EXPECT_LT(stretch, 0.10f);

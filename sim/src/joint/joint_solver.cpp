@@ -20,7 +20,7 @@ namespace keel::sim {
 
 namespace {
 
-constexpr float kJointHertz = 60.0f;        // clamped to a quarter of the substep rate
+constexpr float kJointHertz = 90.0f;        // clamped to a quarter of the substep rate
 constexpr float kJointDampingRatio = 5.0f;  // heavily damped: joints do not ring
 
 const Vec3 kX{1.0f, 0.0f, 0.0f};
