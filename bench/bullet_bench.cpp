@@ -33,6 +33,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <map>
 #include <cmath>
 #include <cstdio>
 #include <memory>
@@ -44,6 +45,8 @@ namespace {
 
 using keel::sim::BodyDef;
 using keel::sim::ColliderDef;
+using keel::sim::JointDef;
+using keel::sim::JointKind;
 using keel::sim::MotionType;
 using keel::sim::SceneDef;
 using keel::sim::ShapeType;
@@ -118,11 +121,18 @@ class BulletScene {
       : dispatcher_(&config_), world_(&dispatcher_, &broadphase_, &solver_, &config_) {
     world_.setGravity(to_bt(scene.settings.gravity));
     for (const BodyDef& def : scene.bodies) add_body(def, scene.settings.gravity, sleep_on);
+    for (const JointDef& j : scene.joints) add_joint(j);
   }
 
   ~BulletScene() {
+    for (auto& c : constraints_) world_.removeConstraint(c.get());
     for (auto& body : bodies_) world_.removeRigidBody(body.get());
   }
+
+  /// Joints Bullet has no counterpart for here (Slider, Distance, Wheel) or whose holding
+  /// torque it cannot express; reported so a comparison says what it left out.
+  size_t skipped_joints() const { return skipped_joints_; }
+  size_t unheld_joints() const { return unheld_joints_; }
 
   BulletScene(const BulletScene&) = delete;
   BulletScene& operator=(const BulletScene&) = delete;
@@ -235,8 +245,54 @@ class BulletScene {
     if (dynamic) {
       tracked_.push_back({body.get(), principal.inverse(), origin.getOrigin(), parts});
     }
+    bodies_by_id_[def.id] = Jointable{body.get(), principal.inverse()};
     states_.push_back(std::move(state));
     bodies_.push_back(std::move(body));
+  }
+
+  /// A Keel joint as a Bullet constraint. Keel's body B (the reference) is Bullet's body A,
+  /// so Bullet's angles are those of Keel's A in B, as Keel measures them. Ball joints
+  /// become btConeTwistConstraint (twist about frame X, as in Keel: a circular cone of
+  /// `cone_angle` and a symmetric twist span); hinges become btHingeConstraint (whose
+  /// axis is the frame's Z: the frames are turned so that Z lies on Keel's X); welds
+  /// btFixedConstraint. Bodies joined do not collide, as in Keel.
+  void add_joint(const JointDef& j) {
+    auto a = bodies_by_id_.find(j.body_a);
+    if (a == bodies_by_id_.end()) return;
+    btRigidBody* keel_a = a->second.body;
+    btRigidBody* keel_b = &btTypedConstraint::getFixedBody();
+    btTransform frame_b = btTransform(to_bt(j.frame_b.rotation), to_bt(j.frame_b.position));
+    if (j.body_b != keel::sim::kWorldBodyId) {
+      auto b = bodies_by_id_.find(j.body_b);
+      if (b == bodies_by_id_.end()) return;
+      keel_b = b->second.body;
+      frame_b = b->second.com_to_origin * frame_b;
+    }
+    const btTransform frame_a = a->second.com_to_origin * btTransform(to_bt(j.frame_a.rotation), to_bt(j.frame_a.position));
+    if (j.holding_torque > 0.0f) ++unheld_joints_;
+    std::unique_ptr<btTypedConstraint> c;
+    switch (j.kind) {
+      case JointKind::Ball: {
+        auto cone = std::make_unique<btConeTwistConstraint>(*keel_b, *keel_a, frame_b, frame_a);
+        const btScalar swing = j.cone_angle > 0.0f ? j.cone_angle : btScalar(SIMD_PI);
+        const btScalar twist = j.limit.enabled ? std::max(std::abs(j.limit.lower), std::abs(j.limit.upper)) : SIMD_PI;
+        cone->setLimit(swing, swing, twist);
+        c = std::move(cone);
+        break;
+      }
+      case JointKind::Hinge: {
+        // Bullet's hinge turns about the frame's Z; Keel's about its X.
+        const btTransform z_to_x(btQuaternion(btVector3(0, 1, 0), SIMD_HALF_PI));
+        auto hinge = std::make_unique<btHingeConstraint>(*keel_b, *keel_a, frame_b * z_to_x, frame_a * z_to_x);
+        if (j.limit.enabled) hinge->setLimit(j.limit.lower, j.limit.upper);
+        c = std::move(hinge);
+        break;
+      }
+      case JointKind::Fixed: c = std::make_unique<btFixedConstraint>(*keel_b, *keel_a, frame_b, frame_a); break;
+      default: ++skipped_joints_; return;
+    }
+    world_.addConstraint(c.get(), !j.collide_connected);
+    constraints_.push_back(std::move(c));
   }
 
   void move_kinematic(btScalar dt) {
@@ -265,6 +321,14 @@ class BulletScene {
   std::vector<std::unique_ptr<btRigidBody>> bodies_;
   std::vector<Kinematic> kinematic_;
   std::vector<Tracked> tracked_;
+  struct Jointable {
+    btRigidBody* body;
+    btTransform com_to_origin;  // the scene's body frame -> Bullet's centre-of-mass frame
+  };
+  std::map<uint32_t, Jointable> bodies_by_id_;
+  std::vector<std::unique_ptr<btTypedConstraint>> constraints_;
+  size_t skipped_joints_ = 0;
+  size_t unheld_joints_ = 0;
 };
 
 /// Lowest world-space y of a collider's exact geometry (not Bullet's margin-padded AABB).
@@ -333,6 +397,10 @@ int run(const Options& o) {
   std::printf("bullet 3.24 precision=%s scene=%s bodies=%zu tick_rate=%u ticks=%llu sleep=%s substeps=%d\n",
               kPrecision, scene.name.c_str(), scene.bodies.size(), scene.settings.tick_rate,
               static_cast<unsigned long long>(o.ticks), o.sleep.c_str(), o.substeps);
+  if (!scene.joints.empty()) {
+    std::printf("joints=%zu skipped=%zu without_holding_torque=%zu\n", scene.joints.size(), world.skipped_joints(),
+                world.unheld_joints());
+  }
   std::fflush(stdout);
 
   const bool progress = isatty(STDERR_FILENO) != 0;

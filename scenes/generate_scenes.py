@@ -13,6 +13,9 @@ script. Layouts (docs/scene-format.md describes the format):
   demo.json              a small playground with 8 spawn points
   characters.json        16 scripted capsule characters over a kerb, crates, stairs and a ramp
   convex_pile.json       static ground + 500 convex hulls of 8-32 points in a 10x5x10 grid
+  ragdolls.json          64 ragdolls (half of them with holding torque) falling onto 50 boxes
+  chain.json             8 chains of ten capsule links on ball joints, released level, with weights
+  vehicle.json           4 cars rolling down a ramp into a wall of boxes, on wheel joints
 
 Common to all: density 1000 kg/m^3, friction 0.6, restitution 0, tick_rate 60, body ids
 unique and consecutive from 1 (the ground is body 1). Only the standard library is used.
@@ -300,6 +303,97 @@ def characters():
     return s
 
 
+def pitch_quat(degrees):
+    """Rotation about +X by `degrees`."""
+    half = math.radians(degrees) / 2.0
+    return {"x": math.sin(half), "y": 0.0, "z": 0.0, "w": math.cos(half)}
+
+
+def ragdolls():
+    """A 5x5x2 pile of 1 m boxes (ids 2..51) under an 8x8 grid of ragdolls.
+
+    Ragdoll r (0..63, row-major in x then z) has first_id 1000 + 20 r, feet at
+    (-7 + 2 i, 4 + 0.25 ((i + k) % 4), -7 + 2 k), turned (45 r) degrees about Y and tipped
+    20 degrees forward; ragdolls with r odd hold their pose with 150 N·m.
+    """
+    bodies = [ground()]
+    for j in range(2):
+        for k in range(5):
+            for i in range(5):
+                position = (-2.4 + 1.2 * i, 0.5 + 1.0 * j, -2.4 + 1.2 * k)
+                bodies.append(body(len(bodies) + 1, "Dynamic", position, box_collider(0.5, 0.5, 0.5)))
+    dolls = []
+    for k in range(8):
+        for i in range(8):
+            r = 8 * k + i
+            yaw = math.radians(45.0 * r) / 2.0
+            tip = math.radians(20.0) / 2.0
+            # yaw (about Y) then tip (about X, in the ragdoll's frame): q = yaw * tip
+            q = {"x": math.cos(yaw) * math.sin(tip), "y": math.sin(yaw) * math.cos(tip),
+                 "z": -math.sin(yaw) * math.sin(tip), "w": math.cos(yaw) * math.cos(tip)}
+            dolls.append({"first_id": 1000 + 20 * r,
+                          "position": vec3(-7.0 + 2.0 * i, 4.0 + 0.25 * ((i + k) % 4), -7.0 + 2.0 * k),
+                          "rotation": q, "height": 1.8, "mass": 75.0,
+                          "holding_torque": 150.0 if r % 2 == 1 else 0.0})
+    s = scene("ragdolls", bodies)
+    s["ragdolls"] = dolls
+    return s
+
+
+def chain():
+    """8 chains (c = 0..7) of ten 0.4 m capsule links along +X from a world pivot at
+    (0, 6, -7 + 2 c), released level; link ids 100 (c + 1) + 1..10, a 20 kg ball at the end
+    (id 100 (c + 1) + 11). Five boxes (ids 2..6) stand where the chains swing through.
+    """
+    bodies = [ground()]
+    for i in range(5):
+        bodies.append(body(len(bodies) + 1, "Dynamic", (0.0, 0.5, -6.0 + 3.0 * i), box_collider(0.5, 0.5, 0.5)))
+    joints = []
+    for c in range(8):
+        z = -7.0 + 2.0 * c
+        for n in range(10):
+            link_id = 100 * (c + 1) + n + 1
+            bodies.append(body(link_id, "Dynamic", (0.2 + 0.4 * n, 6.0, z), capsule_collider(0.05, 0.15),
+                               roll_quat(90.0), mass=1.0))
+            joints.append({"kind": "Ball", "body_a": link_id,
+                           "frame_a": {"position": vec3(0.0, -0.2, 0.0)},  # the link's end nearer the pivot
+                           "body_b": 0 if n == 0 else link_id - 1,
+                           "frame_b": {"position": vec3(0.0, 6.0, z) if n == 0 else vec3(0.0, 0.2, 0.0)}})
+        weight_id = 100 * (c + 1) + 11
+        bodies.append(body(weight_id, "Dynamic", (4.2, 6.0, z), sphere_collider(0.2), mass=20.0))
+        joints.append({"kind": "Ball", "body_a": weight_id, "frame_a": {"position": vec3(-0.2, 0.0, 0.0)},
+                       "body_b": weight_id - 1, "frame_b": {"position": vec3(0.0, 0.2, 0.0)}})
+    s = scene("chain", bodies)
+    s["joints"] = joints
+    return s
+
+
+def vehicle():
+    """A 10-degree ramp (id 2, static, 40 m long, falling toward +Z and meeting the ground
+    at z = 20), four cars (first_id 100, 110, 120, 130) parked on it 12 m up the slope from
+    its centre with free wheels, and a wall of 24 boxes (ids 3..26) at z = 30 that they
+    roll into.
+    """
+    bodies = [ground()]
+    t = math.radians(10.0)
+    ramp_y = 20.0 * math.sin(t) - 0.5 * math.cos(t)  # the +Z edge of its top face at y = 0
+    bodies.append(body(2, "Static", (0.0, ramp_y, 0.0), box_collider(8.0, 0.5, 20.0), pitch_quat(10.0)))
+    for j in range(4):
+        for i in range(6):
+            bodies.append(body(len(bodies) + 1, "Dynamic", (-3.0 + 1.2 * i, 0.5 + 1.0 * j, 30.0),
+                               box_collider(0.5, 0.5, 0.5)))
+    cars = []
+    for n in range(4):
+        # Top-face point 12 m up the slope, then the chassis centre 0.85 m along its normal.
+        surface_y = ramp_y + 0.5 * math.cos(t) + 12.0 * math.sin(t)
+        surface_z = 0.5 * math.sin(t) - 12.0 * math.cos(t)
+        position = (-4.5 + 3.0 * n, surface_y + 0.85 * math.cos(t), surface_z + 0.85 * math.sin(t))
+        cars.append({"first_id": 100 + 10 * n, "position": vec3(*position), "rotation": pitch_quat(10.0)})
+    s = scene("vehicle", bodies)
+    s["vehicles"] = cars
+    return s
+
+
 def render(s):
     """JSON with one body / spawn point per line: diffable, and far smaller than indent=2."""
     lines = ["{"]
@@ -326,6 +420,9 @@ SCENES = {
     "demo.json": demo,
     "characters.json": characters,
     "convex_pile.json": convex_pile,
+    "ragdolls.json": ragdolls,
+    "chain.json": chain,
+    "vehicle.json": vehicle,
 }
 
 

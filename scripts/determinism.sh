@@ -46,8 +46,8 @@ THREADS=(1 2 4 8)
 # Ticks checked per scene under -O0 and qemu (scene stem -> ticks; absent = all 600),
 # chosen so that the whole check fits in 15 minutes of CI on 2 cores.
 declare -A TICKS_FULL=()
-declare -A TICKS_O0=([convex_pile]=300)
-declare -A TICKS_QEMU=([pile]=150 [spheres_capsules]=300 [convex_pile]=120)
+declare -A TICKS_O0=([convex_pile]=300 [ragdolls]=200)
+declare -A TICKS_QEMU=([pile]=150 [spheres_capsules]=300 [convex_pile]=120 [ragdolls]=100)
 
 START=$SECONDS
 FAILED=()

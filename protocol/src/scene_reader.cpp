@@ -1,8 +1,10 @@
 #include "scene_reader.h"
 
 #include <keel/protocol/scene.h>
+#include <keel/sim/builders.h>
 #include <keel/sim/character.h>
 #include <keel/sim/hull.h>
+#include <keel/sim/joint.h>
 
 #include <charconv>
 #include <cmath>
@@ -70,7 +72,7 @@ class Reader {
   sim::Expected<sim::SceneDef> read(const fb::Scene& in) {
     sim::SceneDef out;
     if (!read_header(in, out) || !read_bodies(in, out) || !read_spawn_points(in, out) ||
-        !read_characters(in, out)) {
+        !read_assemblies(in, out) || !read_joints(in, out) || !read_characters(in, out)) {
       return sim::Error{error_};
     }
     return out;
@@ -172,10 +174,6 @@ class Reader {
     }
     out.settings.tick_rate = in.tick_rate();
     if (!read_vec3("gravity", in.gravity(), kDefaultGravity, out.settings.gravity)) return false;
-    if (in.joints() != nullptr && in.joints()->size() > 0) {
-      return fail("joints", "joints are not supported yet (the scene has " +
-                                std::to_string(in.joints()->size()) + ")");
-    }
     return read_solver(in.solver(), out.settings);
   }
 
@@ -523,6 +521,205 @@ class Reader {
     if (status) return true;
     error_ = source_ + ": " + at + ": " + status.error().message;
     return false;
+  }
+
+  // ---- joints, ragdolls, vehicles ----------------------------------------------------
+
+  /// A sim-side error for an entry of a list. The sim's messages start with the field
+  /// they are about, so this reads "FILE: joints[3].limit: lower must be <= upper ...".
+  bool fail_at(const std::string& at, const sim::Status& status) {
+    error_ = source_ + ": " + at + "." + status.error().message;
+    return false;
+  }
+
+  bool read_transform(const std::string& at, const char* name, const fb::Transform* in, sim::Transform& out) {
+    out = sim::Transform{};
+    if (in == nullptr) return true;
+    const std::string base = at + name;  // the field's components are appended to this
+    return read_vec3(Field(base, ".position"), in->position(), sim::Vec3(0.0f), out.position) &&
+           read_quat(Field(base, ".rotation"), in->rotation(), out.rotation);
+  }
+
+  bool read_limit(const std::string& at, const char* name, const fb::JointLimit* in, sim::JointLimit& out) {
+    out = sim::JointLimit{};
+    if (in == nullptr) return true;
+    out = sim::JointLimit{true, in->lower(), in->upper()};
+    if (!check_finite(Field(at, name, ".lower"), out.lower) || !check_finite(Field(at, name, ".upper"), out.upper)) {
+      return false;
+    }
+    if (out.lower > out.upper) {
+      return fail(Field(at, name), "lower must be <= upper (got " + format_float(out.lower) + " > " +
+                                       format_float(out.upper) + ")");
+    }
+    return true;
+  }
+
+  bool read_spring(const std::string& at, const char* name, const fb::JointSpring* in, sim::JointSpring& out) {
+    out = sim::JointSpring{};
+    if (in == nullptr) return true;
+    out = sim::JointSpring{true, in->hertz(), in->damping_ratio(), in->target()};
+    return check_non_negative(Field(at, name, ".hertz"), out.hertz) &&
+           check_non_negative(Field(at, name, ".damping_ratio"), out.damping_ratio) &&
+           check_finite(Field(at, name, ".target"), out.target);
+  }
+
+  bool read_joint(const std::string& at, const fb::Joint& in, const std::unordered_map<uint32_t, size_t>& body_of,
+                  sim::JointDef& out) {
+    if (static_cast<uint8_t>(in.kind()) > static_cast<uint8_t>(fb::JointKind::MAX)) {
+      return fail(Field(at, ".kind"), "is unknown (" + std::to_string(static_cast<int>(in.kind())) + ")");
+    }
+    out.kind = static_cast<sim::JointKind>(in.kind());
+    out.body_a = in.body_a();
+    out.body_b = in.body_b();
+    if (out.body_a == 0) return fail(Field(at, ".body_a"), "is required (the id of a body of the scene)");
+    if (body_of.count(out.body_a) == 0) {
+      return fail(Field(at, ".body_a"), "names no body of the scene (" + std::to_string(out.body_a) + ")");
+    }
+    if (out.body_b != sim::kWorldBodyId && body_of.count(out.body_b) == 0) {
+      return fail(Field(at, ".body_b"), "names no body of the scene (" + std::to_string(out.body_b) + ")");
+    }
+    if (out.body_a == out.body_b) {
+      return fail(Field(at, ".body_b"), "joins body " + std::to_string(out.body_a) + " to itself");
+    }
+    if (!read_transform(at, ".frame_a", in.frame_a(), out.frame_a) ||
+        !read_transform(at, ".frame_b", in.frame_b(), out.frame_b) ||
+        !read_limit(at, ".limit", in.limit(), out.limit) ||
+        !read_limit(at, ".steer_limit", in.steer_limit(), out.steer_limit) ||
+        !read_spring(at, ".spring", in.spring(), out.spring) ||
+        !read_spring(at, ".steer_spring", in.steer_spring(), out.steer_spring)) {
+      return false;
+    }
+    if (in.motor() != nullptr) {
+      out.motor = sim::JointMotor{true, in.motor()->speed(), in.motor()->max_force()};
+      if (!check_finite(Field(at, ".motor.speed"), out.motor.speed) ||
+          !check_non_negative(Field(at, ".motor.max_force"), out.motor.max_force)) {
+        return false;
+      }
+    }
+    out.length = in.length();
+    out.cone_angle = in.cone_angle();
+    out.holding_torque = in.holding_torque();
+    out.break_force = in.break_force();
+    out.collide_connected = in.collide_connected();
+    if (!check_finite(Field(at, ".length"), out.length) || !check_non_negative(Field(at, ".cone_angle"), out.cone_angle) ||
+        !check_non_negative(Field(at, ".holding_torque"), out.holding_torque) ||
+        !check_non_negative(Field(at, ".break_force"), out.break_force)) {
+      return false;
+    }
+    const sim::Status status = sim::validate_joint(out);
+    return status ? true : fail_at(at, status);
+  }
+
+  /// Joints name bodies of the scene (those of ragdolls and vehicles included).
+  bool read_joints(const fb::Scene& in, sim::SceneDef& out) {
+    enter_scene_level();
+    if (in.joints() == nullptr) return true;
+    const auto& list = *in.joints();
+    if (list.size() > SceneLimits::kMaxJoints) {
+      return fail("joints", "the scene has " + std::to_string(list.size()) + " joints, at most " +
+                                std::to_string(SceneLimits::kMaxJoints) + " allowed");
+    }
+    std::unordered_map<uint32_t, size_t> body_of;  // lookups only; never iterated
+    body_of.reserve(out.bodies.size());
+    for (size_t i = 0; i < out.bodies.size(); ++i) body_of.emplace(out.bodies[i].id, i);
+    std::vector<sim::JointDef> joints(list.size());
+    for (uint32_t i = 0; i < list.size(); ++i) {
+      const std::string at = "joints[" + std::to_string(i) + "]";
+      if (list.Get(i) == nullptr) return fail(Field(at, ""), "is null");
+      if (!read_joint(at, *list.Get(i), body_of, joints[i])) return false;
+    }
+    // The scene's own joints come first, then those the ragdolls and vehicles brought.
+    joints.insert(joints.end(), out.joints.begin(), out.joints.end());
+    out.joints = std::move(joints);
+    return true;
+  }
+
+  /// Adds an assembly's bodies, refusing ids the scene already uses.
+  bool append_assembly(const std::string& at, const sim::Assembly& a, std::unordered_map<uint32_t, size_t>& body_of,
+                       sim::SceneDef& out) {
+    if (out.bodies.size() + a.bodies.size() > SceneLimits::kMaxBodies) {
+      return fail(Field(at, ""), "the scene would have more than " + std::to_string(SceneLimits::kMaxBodies) + " bodies");
+    }
+    for (const sim::BodyDef& b : a.bodies) {
+      if (!body_of.emplace(b.id, out.bodies.size()).second) {
+        return fail(Field(at, ".first_id"), "its body id " + std::to_string(b.id) + " is already used");
+      }
+      out.bodies.push_back(b);
+    }
+    out.joints.insert(out.joints.end(), a.joints.begin(), a.joints.end());
+    return true;
+  }
+
+  bool read_ragdoll(const std::string& at, const fb::Ragdoll& in, sim::RagdollDef& d) {
+    d.first_id = in.first_id();
+    d.height = in.height();
+    d.mass = in.mass();
+    d.holding_torque = in.holding_torque();
+    d.friction = in.friction();
+    if (!read_vec3(Field(at, ".position"), in.position(), sim::Vec3(0.0f), d.position) ||
+        !read_quat(Field(at, ".rotation"), in.rotation(), d.rotation) ||
+        !read_vec3(Field(at, ".linear_velocity"), in.linear_velocity(), sim::Vec3(0.0f), d.linear_velocity) ||
+        !check_positive(Field(at, ".height"), d.height) || !check_positive(Field(at, ".mass"), d.mass) ||
+        !check_non_negative(Field(at, ".holding_torque"), d.holding_torque) ||
+        !check_non_negative(Field(at, ".friction"), d.friction)) {
+      return false;
+    }
+    if (d.first_id == 0) return fail(Field(at, ".first_id"), "is required (>= 1)");
+    const sim::Status status = sim::validate_ragdoll(d);
+    return status ? true : fail_at(at, status);
+  }
+
+  bool read_vehicle(const std::string& at, const fb::Vehicle& in, sim::VehicleDef& d) {
+    d.first_id = in.first_id();
+    if (!read_vec3(Field(at, ".position"), in.position(), d.position, d.position) ||
+        !read_quat(Field(at, ".rotation"), in.rotation(), d.rotation) ||
+        !read_vec3(Field(at, ".half_extents"), in.half_extents(), d.half_extents, d.half_extents)) {
+      return false;
+    }
+    d.mass = in.mass();
+    d.wheel_radius = in.wheel_radius();
+    d.wheel_mass = in.wheel_mass();
+    d.wheel_friction = in.wheel_friction();
+    d.suspension_hertz = in.suspension_hertz();
+    d.suspension_damping_ratio = in.suspension_damping_ratio();
+    d.suspension_travel = in.suspension_travel();
+    d.max_steer = in.max_steer();
+    d.drive_torque = in.drive_torque();
+    d.brake_torque = in.brake_torque();
+    d.max_wheel_speed = in.max_wheel_speed();
+    if (d.first_id == 0) return fail(Field(at, ".first_id"), "is required (>= 1)");
+    const sim::Status status = sim::validate_vehicle(d);
+    return status ? true : fail_at(at, status);
+  }
+
+  bool read_assemblies(const fb::Scene& in, sim::SceneDef& out) {
+    enter_scene_level();
+    const size_t ragdolls = in.ragdolls() ? in.ragdolls()->size() : 0;
+    const size_t vehicles = in.vehicles() ? in.vehicles()->size() : 0;
+    if (ragdolls + vehicles == 0) return true;
+    if (ragdolls > SceneLimits::kMaxAssemblies || vehicles > SceneLimits::kMaxAssemblies) {
+      return fail(ragdolls > vehicles ? "ragdolls" : "vehicles",
+                  "at most " + std::to_string(SceneLimits::kMaxAssemblies) + " allowed");
+    }
+    std::unordered_map<uint32_t, size_t> body_of;  // lookups only; never iterated
+    for (size_t i = 0; i < out.bodies.size(); ++i) body_of.emplace(out.bodies[i].id, i);
+    for (uint32_t i = 0; i < ragdolls; ++i) {
+      const std::string at = "ragdolls[" + std::to_string(i) + "]";
+      if (in.ragdolls()->Get(i) == nullptr) return fail(Field(at, ""), "is null");
+      sim::RagdollDef d;
+      if (!read_ragdoll(at, *in.ragdolls()->Get(i), d) || !append_assembly(at, sim::build_ragdoll(d), body_of, out)) {
+        return false;
+      }
+    }
+    for (uint32_t i = 0; i < vehicles; ++i) {
+      const std::string at = "vehicles[" + std::to_string(i) + "]";
+      if (in.vehicles()->Get(i) == nullptr) return fail(Field(at, ""), "is null");
+      sim::VehicleDef d;
+      if (!read_vehicle(at, *in.vehicles()->Get(i), d) || !append_assembly(at, sim::build_vehicle(d), body_of, out)) {
+        return false;
+      }
+    }
+    return true;
   }
 
   const std::string& source_;

@@ -63,6 +63,34 @@ Offset<fb::Character> write_character(FlatBufferBuilder& fbb, const sim::Charact
                              s.air_acceleration, script);
 }
 
+Offset<fb::Transform> write_transform(FlatBufferBuilder& fbb, const sim::Transform& t) {
+  const fb::Vec3 position = to_fb(t.position);
+  const fb::Quat rotation = to_fb(t.rotation);
+  return fb::CreateTransform(fbb, &position, &rotation);
+}
+
+// Limits, motors and springs are present exactly when enabled.
+Offset<fb::JointLimit> write_limit(FlatBufferBuilder& fbb, const sim::JointLimit& l) {
+  return l.enabled ? fb::CreateJointLimit(fbb, l.lower, l.upper) : 0;
+}
+
+Offset<fb::JointSpring> write_spring(FlatBufferBuilder& fbb, const sim::JointSpring& s) {
+  return s.enabled ? fb::CreateJointSpring(fbb, s.hertz, s.damping_ratio, s.target) : 0;
+}
+
+Offset<fb::Joint> write_joint(FlatBufferBuilder& fbb, const sim::JointDef& j) {
+  const auto frame_a = write_transform(fbb, j.frame_a);
+  const auto frame_b = write_transform(fbb, j.frame_b);
+  const auto limit = write_limit(fbb, j.limit);
+  const auto motor = j.motor.enabled ? fb::CreateJointMotor(fbb, j.motor.speed, j.motor.max_force) : 0;
+  const auto spring = write_spring(fbb, j.spring);
+  const auto steer_limit = write_limit(fbb, j.steer_limit);
+  const auto steer_spring = write_spring(fbb, j.steer_spring);
+  return fb::CreateJoint(fbb, static_cast<fb::JointKind>(j.kind), j.body_a, j.body_b, frame_a, frame_b, limit,
+                         motor, spring, j.length, j.cone_angle, steer_limit, steer_spring, j.holding_torque,
+                         j.break_force, j.collide_connected);
+}
+
 }  // namespace
 
 std::vector<uint8_t> scene_to_binary(const sim::SceneDef& scene) {
@@ -92,11 +120,17 @@ std::vector<uint8_t> scene_to_binary(const sim::SceneDef& scene) {
   // An empty list is left out, so a scene without characters encodes as it did before.
   const auto character_vector = characters.empty() ? 0 : fbb.CreateVector(characters);
 
+  // Ragdolls and vehicles were expanded by the loader: their bodies and joints are here.
+  std::vector<Offset<fb::Joint>> joints;
+  joints.reserve(scene.joints.size());
+  for (const sim::JointDef& j : scene.joints) joints.push_back(write_joint(fbb, j));
+  const auto joint_vector = joints.empty() ? 0 : fbb.CreateVector(joints);
+
   const auto name = fbb.CreateString(scene.name);
   const auto solver = write_solver(fbb, scene.settings);
   const fb::Vec3 gravity = to_fb(scene.settings.gravity);
   const auto root = fb::CreateScene(fbb, name, scene.settings.tick_rate, &gravity, body_vector,
-                                    /*joints=*/0, spawn_vector, solver, character_vector);
+                                    joint_vector, spawn_vector, solver, character_vector);
   fb::FinishSceneBuffer(fbb, root);
   return std::vector<uint8_t>(fbb.GetBufferPointer(), fbb.GetBufferPointer() + fbb.GetSize());
 }

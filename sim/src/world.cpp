@@ -3,6 +3,7 @@
 #include <keel/sim/world.h>
 
 #include <keel/sim/det_math.h>
+#include <keel/sim/joint.h>
 
 #include "body/mass.h"
 #include "character/character.h"
@@ -331,6 +332,10 @@ Expected<World> World::from_scene(const SceneDef& scene) {
     auto id = world.add_body(def);
     if (!id) return id.error();
   }
+  for (size_t i = 0; i < scene.joints.size(); ++i) {
+    auto joint = add_joint(world, scene.joints[i]);
+    if (!joint) return Error{"joints[" + std::to_string(i) + "]: " + joint.error().message};
+  }
   for (const CharacterDef& c : scene.characters) {
     if (Status st = add_character(world, world.find_body(c.body), c.settings); !st) {
       return Error{"character on body " + std::to_string(c.body) + ": " + st.error().message};
@@ -404,6 +409,7 @@ bool World::remove_body(BodyId id) {
   // Whatever rested on it falls on the next tick.
   wake_islands_touching(w, id.index);
   forget_character(w, id.index);
+  remove_joints_of(w, id.index);
   for (uint32_t s : b->shapes) w.destroy_shape(s);
   w.id_to_slot.erase(b->id);
   uint32_t generation = b->generation;

@@ -9,6 +9,7 @@
 #include "broadphase/broadphase.h"
 #include "character/character.h"
 #include "contact/contact.h"
+#include "joint/joint.h"
 #include "parallel/executor.h"
 
 #include <cstdint>
@@ -56,6 +57,10 @@ struct Body {
   Vec3 block_normal{0.0f, 1.0f, 0.0f};
 
   std::vector<uint32_t> shapes;  // collider slots, in the order the body declared them
+  // Derived from the joints (rebuilt on restore), never state: joint slots on this body,
+  // and the body slots it must not collide with (joined without collide_connected).
+  std::vector<uint32_t> joints;
+  std::vector<uint32_t> no_collide;
 
   void sync_origin() { origin.position = center - origin.rotation * local_center; }
   /// Whether the body can move this tick: awake and dynamic, or kinematic with a velocity.
@@ -121,6 +126,8 @@ struct WorldImpl {
   std::vector<TriggerEvent> trigger_events;  // of the last step
   std::vector<uint64_t> sensed_pairs;        // (trigger id, other id) overlapping last tick: state
   CharacterSet characters;                   // character controller components: state
+  JointSet joints;                           // joints: state
+  bool joint_warm_start = true;              // tests only: off measures what warm starting buys
   Executor executor;  // worker threads; never part of the state
   // Derived, never state. `edited`: the API added, removed, moved or pushed a body since
   // the last step (a new or restored world counts as edited). `last_step_still`: the last

@@ -596,12 +596,6 @@ TEST(SceneErrors, ZeroQuaternions) {
                   {"bad.json: spawn_points[0].rotation:"});
 }
 
-TEST(SceneErrors, JointsAreNotSupportedYet) {
-  expect_mentions(parse_error(R"({"joints": [{"kind": "Hinge", "body_a": 1, "body_b": 2}]})"),
-                  {"bad.json: joints: joints are not supported yet"});
-  parse_ok(R"({"joints": []})");
-}
-
 TEST(SceneErrors, Limits) {
   std::string many = R"({"bodies": [{"id": 1, "colliders": [)";
   for (size_t i = 0; i <= SceneLimits::kMaxCollidersPerBody; ++i) {

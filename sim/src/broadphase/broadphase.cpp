@@ -50,6 +50,10 @@ AABB compute_shape_aabb(const Shape& shape, const Transform& body_origin) {
 
 bool should_collide(const Shape& a, const Body& body_a, const Shape& b, const Body& body_b) {
   if (a.body == b.body) return false;
+  // Bodies joined by a joint that does not say collide_connected never collide.
+  for (uint32_t other : body_a.no_collide) {
+    if (other == b.body) return false;
+  }
   if (!a.enabled || !b.enabled) return false;
   if (a.is_trigger || b.is_trigger) {
     // A trigger senses what can move (dynamic and kinematic bodies, moving triggers),

@@ -80,6 +80,14 @@ void wake_touched_islands(WorldImpl& w) {
     if (a.sleeping && (is_awake_dynamic(b) || is_moving_kinematic(b))) wake_island(w, a.island);
     if (b.sleeping && (is_awake_dynamic(a) || is_moving_kinematic(a))) wake_island(w, b.island);
   }
+  // A joint wakes its sleeping side when the other side moves.
+  for (const Joint& j : w.joints.items) {
+    if (!j.alive || j.broken || j.body_b == kNullIndex) continue;
+    const Body& a = w.bodies[j.body_a];
+    const Body& b = w.bodies[j.body_b];
+    if (a.sleeping && (is_awake_dynamic(b) || is_moving_kinematic(b))) wake_island(w, a.island);
+    if (b.sleeping && (is_awake_dynamic(a) || is_moving_kinematic(a))) wake_island(w, b.island);
+  }
 }
 
 void update_sleep(WorldImpl& w, float dt) {
@@ -108,6 +116,11 @@ void update_sleep(WorldImpl& w, float dt) {
     bool da = is_awake_dynamic(a), db = is_awake_dynamic(b);
     if (da && db) unite(parent, c.body_a, c.body_b);
   }
+  // Joints join islands too: a jointed pair sleeps and wakes together.
+  for (const Joint& j : w.joints.items) {
+    if (!j.alive || j.broken || j.body_b == kNullIndex) continue;
+    if (is_awake_dynamic(w.bodies[j.body_a]) && is_awake_dynamic(w.bodies[j.body_b])) unite(parent, j.body_a, j.body_b);
+  }
   // Held: a member touches something outside the island that stays put on its own.
   for (const Contact& c : w.contacts.items()) {
     if (c.count == 0 || c.sensor) continue;
@@ -115,6 +128,14 @@ void update_sleep(WorldImpl& w, float dt) {
     const Body& b = w.bodies[c.body_b];
     if (is_awake_dynamic(a) && !is_awake_dynamic(b)) held[find(parent, c.body_a)] = 1;
     if (is_awake_dynamic(b) && !is_awake_dynamic(a)) held[find(parent, c.body_b)] = 1;
+  }
+  // A joint to the world or to a body that is not an awake dynamic one holds too.
+  for (const Joint& j : w.joints.items) {
+    if (!j.alive || j.broken) continue;
+    const bool da = is_awake_dynamic(w.bodies[j.body_a]);
+    const bool db = j.body_b != kNullIndex && is_awake_dynamic(w.bodies[j.body_b]);
+    if (da && !db) held[find(parent, j.body_a)] = 1;
+    if (db && !da) held[find(parent, j.body_b)] = 1;
   }
   least_rest.assign(n, kSleepDelay);
   for (uint32_t i = 0; i < n; ++i) {

@@ -1,5 +1,6 @@
 #include "solver/solver.h"
 
+#include "joint/joint.h"
 #include "parallel/stage_plan.h"
 #include "solver/contact_batches.h"
 #include "world_impl.h"
@@ -271,21 +272,26 @@ class ContactSolver {
     if (bodies_.size() == 1) return;  // nothing awake can move: no contact to solve
     build_batches();
     plan_stages();
+    JointPass joints{world_, bodies_, solver_index_, s_.joint_work, h_, world_.joint_warm_start};
+    joints_ = &joints;
     auto block = [&](const StagePlan::Stage& st, uint32_t begin, uint32_t end) { run_block(st, begin, end); };
     if (world_.executor.threads() == 1) {
       plan_.run_alone(block);
-      return;
+    } else {
+      // One team walks the stage list. Alone, a thread runs the same blocks in the same
+      // order, so every thread count computes the same bits.
+      plan_.arm();
+      world_.executor.run_team([&](uint32_t) { plan_.participate(block); });
     }
-    // One team walks the stage list. Alone, a thread runs the same blocks in the same
-    // order, so every thread count computes the same bits.
-    plan_.arm();
-    world_.executor.run_team([&](uint32_t) { plan_.participate(block); });
+    // Breaking and the muscles' new rest poses read the bodies as written back.
+    if (has_joints_) finish_joints(joints);
   }
 
  private:
   // What a stage does; blocks of one stage never write the same body or contact.
   enum Kind : uint32_t { kPack, kIntegrateVelocities, kWarmStart, kSolve, kIntegratePositions, kRelax,
-                         kRestitution, kStore, kWriteBack };
+                         kRestitution, kStore, kWriteBack, kJointPrepare, kJointWarmStart, kJointSolve,
+                         kJointRelax };
 
   void gather_bodies();
   void build_batches();
@@ -312,6 +318,8 @@ class ContactSolver {
   float max_push_ = 3.0f;
   Softness soft_;
   Softness static_soft_;
+  JointPass* joints_ = nullptr;
+  bool has_joints_ = false;
   // Working arrays live on beyond one tick (per thread) so a step allocates nothing
   // once the world has reached its size.
   struct Scratch {
@@ -326,6 +334,7 @@ class ContactSolver {
     std::vector<uint32_t> order;
     std::vector<uint32_t> batch_first;  // per batch: its first manifold's place in `order`
     std::vector<uint8_t> batch_count;   // per batch: how many manifolds (1 to 4)
+    std::vector<JointWork> joint_work;  // joints with a side that can move, in slot order
   };
   static StagePlan& plan() {
     static thread_local StagePlan p;
@@ -460,12 +469,22 @@ void ContactSolver::plan_stages() {
   const uint32_t batch_count = uint32_t(batches_.size());
   const uint32_t body_count = uint32_t(bodies_.size());
   plan_.clear();
+  // Joints are solved serially (one block, joint-slot order) before the contacts of each
+  // pass, so contacts have the last word and the order never depends on threads.
+  has_joints_ = !world_.joints.empty();
+  auto joint_stage = [&](Kind kind) {
+    if (has_joints_) plan_.add(kind, 0, 0, 1, 1);
+  };
+  joint_stage(kJointPrepare);
   plan_.add(kPack, 0, 0, batch_count, kBatchBlock);
   for (uint32_t i = 0; i < substeps_; ++i) {
     plan_.add(kIntegrateVelocities, 0, 1, body_count, kBodyBlock);
+    joint_stage(kJointWarmStart);
     plan_groups(kWarmStart);
+    joint_stage(kJointSolve);
     plan_groups(kSolve);
     plan_.add(kIntegratePositions, 0, 1, body_count, kBodyBlock);
+    joint_stage(kJointRelax);
     plan_groups(kRelax);
   }
   plan_groups(kRestitution);
@@ -499,6 +518,10 @@ void ContactSolver::run_block(const StagePlan::Stage& st, uint32_t begin, uint32
       break;
     case kStore: store_impulses(begin, end); break;
     case kWriteBack: write_back(begin, end); break;
+    case kJointPrepare: prepare_joints(*joints_); break;
+    case kJointWarmStart: warm_start_joints(*joints_); break;
+    case kJointSolve: solve_joints(*joints_, true); break;
+    case kJointRelax: solve_joints(*joints_, false); break;
   }
 }
 

@@ -6,7 +6,8 @@
 //   "KEELSTAT" u32 version | settings | tick u64 | next_auto_id u32
 //   body slots: u32 count, per slot: u8 alive, u32 generation, [body fields]
 //   body free list | shape slots | shape free list | contacts (in key order)
-//   touching pairs | sensed pairs | characters (only when the world has any)
+//   touching pairs | sensed pairs | joints (only when the world has had any, tagged)
+//   | characters (only when the world has any)
 #include <keel/sim/world.h>
 
 #include "character/character.h"
@@ -227,6 +228,7 @@ void write_state(const WorldImpl& world, StateWriter& w) {
   for (uint64_t k : world.touching_pairs) w.u64(k);
   w.u32(uint32_t(world.sensed_pairs.size()));
   for (uint64_t k : world.sensed_pairs) w.u64(k);
+  write_joints(world, w);      // absent for a world that never had a joint
   write_characters(world, w);  // absent for a world without characters
 }
 
@@ -301,6 +303,7 @@ Status read_state(StateReader& r, WorldImpl& w) {
   for (Contact& c : contacts) read_contact(r, c);
   read_sorted_keys(r, w.touching_pairs, "touching pairs");
   read_sorted_keys(r, w.sensed_pairs, "sensed pairs");
+  if (r.ok()) read_joints(r, w);
   if (r.ok()) read_characters(r, w);
   if (r.ok() && !r.at_end()) r.fail("trailing bytes after the state");
   if (r.ok()) check_references(r, w);
@@ -336,6 +339,7 @@ Status World::restore_state(std::span<const uint8_t> bytes) {
     c.body_a = fresh->shapes[c.shape_a].body;
     c.body_b = fresh->shapes[c.shape_b].body;
   }
+  rebuild_joint_links(*fresh);
   fresh->rebuild_broadphase();
   // Manifold points are not state: they follow from the poses. Contacts that the next
   // step will not recompute (neither body can move) were refreshed from these very poses

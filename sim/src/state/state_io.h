@@ -89,6 +89,13 @@ class StateReader {
     pos_ += 4;
     return v;
   }
+  /// The next u32 without consuming it; false when fewer than 4 bytes remain.
+  bool peek_u32(uint32_t& v) const {
+    if (!ok_ || in_.size() - pos_ < 4) return false;
+    v = uint32_t(in_[pos_]) | uint32_t(in_[pos_ + 1]) << 8 | uint32_t(in_[pos_ + 2]) << 16 |
+        uint32_t(in_[pos_ + 3]) << 24;
+    return true;
+  }
   uint64_t u64() {
     uint64_t lo = u32();
     uint64_t hi = u32();

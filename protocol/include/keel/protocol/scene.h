@@ -35,6 +35,8 @@ struct SceneLimits {
   static constexpr size_t kMaxCharacters = 4'096;
   static constexpr size_t kMaxScriptSteps = 4'096;         ///< per character
   static constexpr size_t kMaxTotalScriptSteps = 262'144;  ///< over the scene
+  static constexpr size_t kMaxJoints = 1'000'000;
+  static constexpr size_t kMaxAssemblies = 65'536;  ///< ragdolls, and vehicles, each
 };
 
 /// Tick rates a scene may choose (DESIGN §4): 30, 60 or 120 Hz.

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <keel/sim/expected.h>
+#include <keel/sim/joint_def.h>
 #include <keel/sim/math.h>
 
 #include <cstdint>
@@ -116,6 +117,7 @@ struct SceneDef {
   std::vector<BodyDef> bodies;
   std::vector<Transform> spawn_points;
   std::vector<CharacterDef> characters;  ///< bodies driven by the character controller
+  std::vector<JointDef> joints;          ///< added after the bodies, in this order
 };
 
 }  // namespace keel::sim

@@ -1,0 +1,479 @@
+// Joint rows in the soft-step solver. Each substep: warm start, solve (biased, soft
+// position recovery), then after positions move, relax (rigid, no recovery), always
+// before the contacts of the same pass so a surface has the last word.
+//
+// Rows are scalar and solved in joint-slot order on one thread: the order is a function
+// of the joint slots alone, so results do not depend on the thread count. Positions are
+// taken from the start-of-tick pose plus each body's accumulated dp and dq, so the error
+// a row sees is the one at this substep.
+#include "joint/joint.h"
+
+#include <keel/sim/det_math.h>
+
+#include "solver/solver.h"
+#include "world_impl.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace keel::sim {
+
+namespace {
+
+constexpr float kJointHertz = 90.0f;        // clamped to a quarter of the substep rate
+constexpr float kJointDampingRatio = 5.0f;  // heavily damped: joints do not ring
+
+const Vec3 kX{1.0f, 0.0f, 0.0f};
+const Vec3 kY{0.0f, 1.0f, 0.0f};
+const Vec3 kZ{0.0f, 0.0f, 1.0f};
+
+Mat3 skew(const Vec3& r) { return Mat3(0.0f, r.z, -r.y, -r.z, 0.0f, r.x, r.y, -r.x, 0.0f); }
+
+Mat3 safe_inverse(const Mat3& k) {
+  float det = glm::determinant(k);
+  if (!(std::abs(det) > 1e-12f)) return Mat3(0.0f);
+  return glm::inverse(k);
+}
+
+Quat positive_w(Quat q) { return q.w < 0.0f ? -q : q; }
+
+/// Twist angle about X of a rotation (swing-twist split), in (-pi, pi].
+float twist_angle(Quat q) {
+  q = positive_w(q);
+  return 2.0f * dmath::atan2(q.x, q.w);
+}
+
+Vec3 clamp_length(const Vec3& v, float max_len) {
+  float len2 = glm::dot(v, v);
+  if (len2 <= max_len * max_len) return v;
+  return v * (max_len / std::sqrt(len2));
+}
+
+/// The current geometry of one joint at this substep.
+struct Frame {
+  SolverBody* A;
+  SolverBody* B;
+  Vec3 ra, rb;   // anchors from the centres of mass, world
+  Vec3 d;        // anchor B - anchor A
+  Quat fa, fb;   // frame rotations, world
+  Vec3 ax, ay, az;  // frame A's axes
+  Vec3 bx, by;      // frame B's X and Y
+};
+
+Frame current_frame(JointPass& p, const JointWork& w) {
+  Frame f;
+  f.A = &p.bodies[w.a];
+  f.B = &p.bodies[w.b];
+  Quat qa = f.A->dq * w.qa;
+  Quat qb = f.B->dq * w.qb;
+  f.ra = qa * w.la;
+  f.rb = qb * w.lb;
+  f.d = (w.cb + f.B->dp + f.rb) - (w.ca + f.A->dp + f.ra);
+  f.fa = qa * w.fa;
+  f.fb = qb * w.fb;
+  f.ax = f.fa * kX;
+  f.ay = f.fa * kY;
+  f.az = f.fa * kZ;
+  f.bx = f.fb * kX;
+  f.by = f.fb * kY;
+  return f;
+}
+
+// ---- scalar rows -------------------------------------------------------------------
+// A row's Jacobian: linear direction (applied -to A, +to B) and angular parts for A and B.
+
+struct Row {
+  Vec3 lin{0.0f};
+  Vec3 ang_a{0.0f};
+  Vec3 ang_b{0.0f};
+};
+
+Row angular_row(const Vec3& axis) { return Row{Vec3(0.0f), axis, axis}; }
+
+/// A linear row along n through the anchors; A's lever includes the gap d so the row
+/// is exact for an axis fixed in A (slider, wheel).
+Row linear_row(const Frame& f, const Vec3& n) {
+  return Row{n, glm::cross(f.ra + f.d, n), glm::cross(f.rb, n)};
+}
+
+float row_mass(const Frame& f, const Row& r) {
+  float k = (f.A->inv_mass + f.B->inv_mass) * glm::dot(r.lin, r.lin) +
+            glm::dot(r.ang_a, f.A->inv_inertia * r.ang_a) + glm::dot(r.ang_b, f.B->inv_inertia * r.ang_b);
+  return k > 0.0f ? 1.0f / k : 0.0f;
+}
+
+float row_velocity(const Frame& f, const Row& r) {
+  return glm::dot(f.B->v - f.A->v, r.lin) + glm::dot(f.B->w, r.ang_b) - glm::dot(f.A->w, r.ang_a);
+}
+
+void apply_row(const Frame& f, const Row& r, float l) {
+  f.A->v -= (f.A->inv_mass * l) * r.lin;
+  f.A->w -= f.A->inv_inertia * (l * r.ang_a);
+  f.B->v += (f.B->inv_mass * l) * r.lin;
+  f.B->w += f.B->inv_inertia * (l * r.ang_b);
+}
+
+/// Softness of a rigid row in this pass: soft recovery when biased, rigid when relaxing.
+struct Soft {
+  float bias_rate, mass_scale, impulse_scale;
+};
+
+Soft pass_soft(const Softness& s, bool use_bias) {
+  return use_bias ? Soft{s.bias_rate, s.mass_scale, s.impulse_scale} : Soft{0.0f, 1.0f, 0.0f};
+}
+
+/// An equality row holding C at 0.
+void solve_equality(const Frame& f, const Row& r, float c, const Soft& s, float& acc) {
+  float m = row_mass(f, r);
+  float impulse = -m * s.mass_scale * (row_velocity(f, r) + s.bias_rate * c) - s.impulse_scale * acc;
+  acc += impulse;
+  apply_row(f, r, impulse);
+}
+
+/// A one-sided row keeping C >= 0; closes a positive gap exactly within the substep
+/// (speculative), so a limit is met on the substep it is reached.
+void solve_inequality(const Frame& f, const Row& r, float c, const Soft& s, float inv_h, float& acc) {
+  float bias = 0.0f, ms = 1.0f, is = 0.0f;
+  if (c > 0.0f) {
+    bias = c * inv_h;
+  } else {
+    bias = s.bias_rate * c;
+    ms = s.mass_scale;
+    is = s.impulse_scale;
+  }
+  float m = row_mass(f, r);
+  float impulse = -m * ms * (row_velocity(f, r) + bias) - is * acc;
+  float total = std::max(acc + impulse, 0.0f);
+  apply_row(f, r, total - acc);
+  acc = total;
+}
+
+/// A spring row (soft at its own frequency in both passes).
+void solve_spring(const Frame& f, const Row& r, float c, const Softness& s, float& acc) {
+  float m = row_mass(f, r);
+  float impulse = -m * s.mass_scale * (row_velocity(f, r) + s.bias_rate * c) - s.impulse_scale * acc;
+  acc += impulse;
+  apply_row(f, r, impulse);
+}
+
+/// A velocity motor with a bounded impulse per substep.
+void solve_motor(const Frame& f, const Row& r, float speed, float max_impulse, float& acc) {
+  float m = row_mass(f, r);
+  float impulse = -m * (row_velocity(f, r) - speed);
+  float total = std::clamp(acc + impulse, -max_impulse, max_impulse);
+  apply_row(f, r, total - acc);
+  acc = total;
+}
+
+void solve_limits(const Frame& f, const Row& r, float value, const JointLimit& lim, const Soft& s, float inv_h,
+                  float& lower, float& upper) {
+  solve_inequality(f, r, value - lim.lower, s, inv_h, lower);
+  Row neg{-r.lin, -r.ang_a, -r.ang_b};
+  solve_inequality(f, neg, lim.upper - value, s, inv_h, upper);
+}
+
+// ---- blocks -------------------------------------------------------------------------
+
+/// The three linear rows of a shared point, solved together.
+void solve_point(const Frame& f, const Soft& s, Vec3& acc) {
+  Mat3 sa = skew(f.ra), sb = skew(f.rb);
+  float m = f.A->inv_mass + f.B->inv_mass;
+  Mat3 k = Mat3(m) - sa * f.A->inv_inertia * sa - sb * f.B->inv_inertia * sb;
+  Vec3 cdot = f.B->v + glm::cross(f.B->w, f.rb) - f.A->v - glm::cross(f.A->w, f.ra);
+  Vec3 impulse = -s.mass_scale * (safe_inverse(k) * (cdot + s.bias_rate * f.d)) - s.impulse_scale * acc;
+  acc += impulse;
+  f.A->v -= f.A->inv_mass * impulse;
+  f.A->w -= f.A->inv_inertia * glm::cross(f.ra, impulse);
+  f.B->v += f.B->inv_mass * impulse;
+  f.B->w += f.B->inv_inertia * glm::cross(f.rb, impulse);
+}
+
+/// Three angular rows driving the rotation error `c` (world rotation vector) to zero.
+/// Returns the impulse applied; `max_impulse` > 0 bounds the accumulated impulse.
+bool solve_rotation(const Frame& f, const Vec3& c, const Soft& s, float max_impulse, Vec3& acc) {
+  Mat3 k = f.A->inv_inertia + f.B->inv_inertia;
+  Vec3 cdot = f.B->w - f.A->w;
+  Vec3 impulse = -s.mass_scale * (safe_inverse(k) * (cdot + s.bias_rate * c)) - s.impulse_scale * acc;
+  Vec3 total = acc + impulse;
+  bool clamped = false;
+  if (max_impulse > 0.0f) {
+    Vec3 bounded = clamp_length(total, max_impulse);
+    clamped = bounded != total;
+    total = bounded;
+  }
+  impulse = total - acc;
+  acc = total;
+  f.A->w -= f.A->inv_inertia * impulse;
+  f.B->w += f.B->inv_inertia * impulse;
+  return clamped;
+}
+
+/// World rotation vector that takes frame B back onto frame A rotated by `target`
+/// (frame B in frame A): small-angle form 2 vec(q), exact enough for a correction.
+Vec3 rotation_error(const Frame& f, const Quat& target) {
+  Quat e = positive_w(f.fb * glm::conjugate(f.fa * target));
+  return 2.0f * Vec3(e.x, e.y, e.z);
+}
+
+// ---- joint kinds -------------------------------------------------------------------
+
+struct Ctx {
+  Softness joint;
+  float h, inv_h;
+  bool use_bias;
+};
+
+Softness spring_softness(const JointSpring& s, float h) { return make_softness(s.hertz, s.damping_ratio, h); }
+
+void solve_hold_hinge(Joint& j, const Frame& f, const Ctx& x) {
+  if (j.def.holding_torque <= 0.0f) return;
+  Quat rel = glm::conjugate(f.fa) * f.fb;
+  float err = twist_angle(rel * glm::conjugate(j.hold_ref));
+  Soft s = pass_soft(x.joint, x.use_bias);
+  Row r = angular_row(f.ax);
+  float m = row_mass(f, r);
+  float max_impulse = j.def.holding_torque * x.h;
+  float impulse = -m * s.mass_scale * (row_velocity(f, r) + s.bias_rate * err) - s.impulse_scale * j.hold_impulse.x;
+  float total = std::clamp(j.hold_impulse.x + impulse, -max_impulse, max_impulse);
+  if (!x.use_bias) j.hold_saturated = total != j.hold_impulse.x + impulse;
+  apply_row(f, r, total - j.hold_impulse.x);
+  j.hold_impulse.x = total;
+}
+
+void solve_hinge(Joint& j, const Frame& f, const Ctx& x) {
+  const JointDef& d = j.def;
+  Row axis = angular_row(f.ax);
+  float angle = twist_angle(glm::conjugate(f.fa) * f.fb);
+  if (d.spring.enabled && d.spring.hertz > 0.0f) {
+    solve_spring(f, axis, angle - d.spring.target, spring_softness(d.spring, x.h), j.spring_impulse);
+  }
+  if (d.motor.enabled) solve_motor(f, axis, d.motor.speed, d.motor.max_force * x.h, j.motor_impulse);
+  solve_hold_hinge(j, f, x);
+  Soft s = pass_soft(x.joint, x.use_bias);
+  if (d.limit.enabled) solve_limits(f, axis, angle, d.limit, s, x.inv_h, j.lower_impulse, j.upper_impulse);
+  // Keep B's axis on A's: B's X stays perpendicular to A's Y and Z.
+  Vec3 n1 = glm::cross(f.bx, f.ay), n2 = glm::cross(f.bx, f.az);
+  solve_equality(f, angular_row(n1), glm::dot(f.bx, f.ay), s, j.angular_impulse.x);
+  solve_equality(f, angular_row(n2), glm::dot(f.bx, f.az), s, j.angular_impulse.y);
+  solve_point(f, s, j.linear_impulse);
+}
+
+void solve_ball(Joint& j, const Frame& f, const Ctx& x) {
+  const JointDef& d = j.def;
+  Soft s = pass_soft(x.joint, x.use_bias);
+  if (d.holding_torque > 0.0f) {
+    Vec3 c = rotation_error(f, j.hold_ref);
+    bool clamped = solve_rotation(f, c, s, d.holding_torque * x.h, j.hold_impulse);
+    if (!x.use_bias) j.hold_saturated = clamped;
+  }
+  if (d.cone_angle > 0.0f) {
+    Vec3 n = glm::cross(f.ax, f.bx);
+    float sin_swing = glm::length(n);
+    if (sin_swing > 1e-6f) {
+      float swing = dmath::atan2(sin_swing, glm::dot(f.ax, f.bx));
+      Row r = angular_row(-(n / sin_swing));  // positive velocity closes the cone gap
+      solve_inequality(f, r, d.cone_angle - swing, s, x.inv_h, j.cone_impulse);
+    }
+  }
+  if (d.limit.enabled) {
+    float twist = twist_angle(glm::conjugate(f.fa) * f.fb);
+    Vec3 axis = glm::normalize(f.ax + f.bx);
+    solve_limits(f, angular_row(axis), twist, d.limit, s, x.inv_h, j.lower_impulse, j.upper_impulse);
+  }
+  solve_point(f, s, j.linear_impulse);
+}
+
+void solve_fixed(Joint& j, const Frame& f, const Ctx& x) {
+  Soft s = pass_soft(x.joint, x.use_bias);
+  solve_rotation(f, rotation_error(f, Quat(1.0f, 0.0f, 0.0f, 0.0f)), s, 0.0f, j.angular_impulse);
+  solve_point(f, s, j.linear_impulse);
+}
+
+void solve_slider(Joint& j, const Frame& f, const Ctx& x) {
+  const JointDef& d = j.def;
+  Soft s = pass_soft(x.joint, x.use_bias);
+  Row axis = linear_row(f, f.ax);
+  float t = glm::dot(f.d, f.ax);
+  if (d.spring.enabled && d.spring.hertz > 0.0f) {
+    solve_spring(f, axis, t - d.spring.target, spring_softness(d.spring, x.h), j.spring_impulse);
+  }
+  if (d.motor.enabled) solve_motor(f, axis, d.motor.speed, d.motor.max_force * x.h, j.motor_impulse);
+  if (d.limit.enabled) solve_limits(f, axis, t, d.limit, s, x.inv_h, j.lower_impulse, j.upper_impulse);
+  solve_rotation(f, rotation_error(f, Quat(1.0f, 0.0f, 0.0f, 0.0f)), s, 0.0f, j.angular_impulse);
+  solve_equality(f, linear_row(f, f.ay), glm::dot(f.d, f.ay), s, j.linear_impulse.x);
+  solve_equality(f, linear_row(f, f.az), glm::dot(f.d, f.az), s, j.linear_impulse.y);
+}
+
+void solve_distance(Joint& j, const Frame& f, const Ctx& x) {
+  const JointDef& d = j.def;
+  float len = glm::length(f.d);
+  Vec3 n = len > 1e-6f ? f.d / len : f.ax;
+  Row r{n, glm::cross(f.ra, n), glm::cross(f.rb, n)};
+  Soft s = pass_soft(x.joint, x.use_bias);
+  if (d.spring.enabled && d.spring.hertz > 0.0f) {
+    solve_spring(f, r, len - d.length, spring_softness(d.spring, x.h), j.spring_impulse);
+  }
+  if (d.limit.enabled) solve_limits(f, r, len, d.limit, s, x.inv_h, j.lower_impulse, j.upper_impulse);
+  if (!d.spring.enabled && !d.limit.enabled) solve_equality(f, r, len - d.length, s, j.rigid_impulse);
+}
+
+void solve_wheel(Joint& j, const Frame& f, const Ctx& x) {
+  const JointDef& d = j.def;
+  Soft s = pass_soft(x.joint, x.use_bias);
+  // Suspension along A's X: spring toward its target, travel limited.
+  Row susp = linear_row(f, f.ax);
+  float t = glm::dot(f.d, f.ax);
+  if (d.spring.enabled && d.spring.hertz > 0.0f) {
+    solve_spring(f, susp, t - d.spring.target, spring_softness(d.spring, x.h), j.spring_impulse);
+  }
+  if (d.limit.enabled) solve_limits(f, susp, t, d.limit, s, x.inv_h, j.lower_impulse, j.upper_impulse);
+  // Drive about the wheel's axle.
+  if (d.motor.enabled) solve_motor(f, angular_row(f.by), d.motor.speed, d.motor.max_force * x.h, j.motor_impulse);
+  // Steering: turn about the suspension axis to the steering angle.
+  Vec3 steered = dmath::axis_angle(f.ax, j.steer) * f.ay;
+  float steer_err = dmath::atan2(glm::dot(glm::cross(steered, f.by), f.ax), glm::dot(steered, f.by));
+  if (d.steer_spring.enabled && d.steer_spring.hertz > 0.0f) {
+    solve_spring(f, angular_row(f.ax), steer_err, spring_softness(d.steer_spring, x.h), j.angular_impulse.y);
+  } else {
+    solve_equality(f, angular_row(f.ax), steer_err, s, j.angular_impulse.y);
+  }
+  // Camber: the axle stays perpendicular to the suspension axis.
+  Vec3 n = glm::cross(f.by, f.ax);
+  solve_equality(f, angular_row(n), glm::dot(f.by, f.ax), s, j.angular_impulse.x);
+  // The wheel centre stays on the suspension line.
+  solve_equality(f, linear_row(f, f.ay), glm::dot(f.d, f.ay), s, j.linear_impulse.x);
+  solve_equality(f, linear_row(f, f.az), glm::dot(f.d, f.az), s, j.linear_impulse.y);
+}
+
+void solve_one(Joint& j, const Frame& f, const Ctx& x) {
+  switch (j.def.kind) {
+    case JointKind::Fixed: solve_fixed(j, f, x); break;
+    case JointKind::Hinge: solve_hinge(j, f, x); break;
+    case JointKind::Ball: solve_ball(j, f, x); break;
+    case JointKind::Slider: solve_slider(j, f, x); break;
+    case JointKind::Distance: solve_distance(j, f, x); break;
+    case JointKind::Wheel: solve_wheel(j, f, x); break;
+  }
+}
+
+// ---- warm start ---------------------------------------------------------------------
+
+void apply_point(const Frame& f, const Vec3& impulse) {
+  f.A->v -= f.A->inv_mass * impulse;
+  f.A->w -= f.A->inv_inertia * glm::cross(f.ra, impulse);
+  f.B->v += f.B->inv_mass * impulse;
+  f.B->w += f.B->inv_inertia * glm::cross(f.rb, impulse);
+}
+
+void apply_angular(const Frame& f, const Vec3& impulse) {
+  f.A->w -= f.A->inv_inertia * impulse;
+  f.B->w += f.B->inv_inertia * impulse;
+}
+
+/// Applies last substep's (or last tick's) accumulated impulses along today's rows.
+void warm_start_one(const Joint& j, const Frame& f) {
+  const float axial = j.spring_impulse + j.lower_impulse - j.upper_impulse;
+  switch (j.def.kind) {
+    case JointKind::Fixed:
+      apply_angular(f, j.angular_impulse);
+      apply_point(f, j.linear_impulse);
+      break;
+    case JointKind::Hinge:
+      apply_angular(f, (axial + j.motor_impulse + j.hold_impulse.x) * f.ax);
+      apply_angular(f, j.angular_impulse.x * glm::cross(f.bx, f.ay) + j.angular_impulse.y * glm::cross(f.bx, f.az));
+      apply_point(f, j.linear_impulse);
+      break;
+    case JointKind::Ball: {
+      apply_angular(f, j.hold_impulse);
+      Vec3 n = glm::cross(f.ax, f.bx);
+      float len = glm::length(n);
+      if (len > 1e-6f) apply_angular(f, -(j.cone_impulse / len) * n);
+      float twist = j.lower_impulse - j.upper_impulse;
+      if (twist != 0.0f) apply_angular(f, twist * glm::normalize(f.ax + f.bx));
+      apply_point(f, j.linear_impulse);
+      break;
+    }
+    case JointKind::Slider:
+      apply_row(f, linear_row(f, f.ax), axial + j.motor_impulse);
+      apply_angular(f, j.angular_impulse);
+      apply_row(f, linear_row(f, f.ay), j.linear_impulse.x);
+      apply_row(f, linear_row(f, f.az), j.linear_impulse.y);
+      break;
+    case JointKind::Distance: {
+      float len = glm::length(f.d);
+      Vec3 n = len > 1e-6f ? f.d / len : f.ax;
+      apply_row(f, Row{n, glm::cross(f.ra, n), glm::cross(f.rb, n)}, axial + j.rigid_impulse);
+      break;
+    }
+    case JointKind::Wheel:
+      apply_row(f, linear_row(f, f.ax), axial);
+      apply_angular(f, j.motor_impulse * f.by + j.angular_impulse.y * f.ax);
+      apply_angular(f, j.angular_impulse.x * glm::cross(f.by, f.ax));
+      apply_row(f, linear_row(f, f.ay), j.linear_impulse.x);
+      apply_row(f, linear_row(f, f.az), j.linear_impulse.y);
+      break;
+  }
+}
+
+void clear_impulses(Joint& j) {
+  j.linear_impulse = j.angular_impulse = j.hold_impulse = Vec3(0.0f);
+  j.spring_impulse = j.motor_impulse = j.lower_impulse = j.upper_impulse = 0.0f;
+  j.cone_impulse = j.rigid_impulse = 0.0f;
+}
+
+Ctx make_ctx(const JointPass& p, bool use_bias) {
+  const WorldSettings& s = p.world.settings;
+  float substep_rate = float(std::max<uint32_t>(1, s.substeps)) * float(s.tick_rate);
+  return Ctx{make_softness(std::min(kJointHertz, 0.25f * substep_rate), kJointDampingRatio, p.h), p.h,
+             1.0f / p.h, use_bias};
+}
+
+}  // namespace
+
+void prepare_joints(JointPass& p) {
+  p.work.clear();
+  WorldImpl& w = p.world;
+  for (uint32_t i = 0; i < w.joints.items.size(); ++i) {
+    Joint& j = w.joints.items[i];
+    if (!j.alive || j.broken) continue;
+    // Frame B is the reference (the world, a chassis, a parent bone): the solver's first
+    // side is body B, so angles and translations are those of frame A measured in frame B.
+    JointWork jw;
+    jw.joint = i;
+    jw.b = p.solver_index[j.body_a];
+    jw.a = j.body_b == kNullIndex ? 0 : p.solver_index[j.body_b];
+    if (jw.a == 0 && jw.b == 0) continue;  // neither side can move this tick
+    const Body& a = w.bodies[j.body_a];
+    jw.cb = a.center;
+    jw.qb = a.origin.rotation;
+    jw.lb = j.def.frame_a.position - a.local_center;
+    jw.fb = j.def.frame_a.rotation;
+    if (j.body_b == kNullIndex) {
+      jw.la = j.def.frame_b.position;
+    } else {
+      const Body& b = w.bodies[j.body_b];
+      jw.ca = b.center;
+      jw.qa = b.origin.rotation;
+      jw.la = j.def.frame_b.position - b.local_center;
+    }
+    jw.fa = j.def.frame_b.rotation;
+    if (!p.warm_start_enabled) clear_impulses(j);
+    p.work.push_back(jw);
+  }
+}
+
+void warm_start_joints(JointPass& p) {
+  for (const JointWork& jw : p.work) warm_start_one(p.world.joints.items[jw.joint], current_frame(p, jw));
+}
+
+void solve_joints(JointPass& p, bool use_bias) {
+  const Ctx ctx = make_ctx(p, use_bias);
+  for (JointWork& jw : p.work) {
+    Joint& j = p.world.joints.items[jw.joint];
+    solve_one(j, current_frame(p, jw), ctx);
+    // The impulse a substep ends with: a spike in one substep is what breaks a joint.
+    if (!use_bias) jw.peak_linear = std::max(jw.peak_linear, glm::length(j.linear_impulse));
+  }
+}
+
+}  // namespace keel::sim
