@@ -306,6 +306,51 @@ TEST(JointTest, JointedBodiesDoNotCollideUnlessAsked) {
   }
 }
 
+// A jointed pair is one island: it falls asleep together and wakes together when only one
+// of its bodies is pushed.
+TEST(JointTest, JointedBodiesSleepAndWakeTogether) {
+  World w;
+  ASSERT_TRUE(w.add_body(sphere_body(1, MotionType::Dynamic, Vec3(0.0f, -1.0f, 0.0f), 0.1f)));
+  ASSERT_TRUE(w.add_body(sphere_body(2, MotionType::Dynamic, Vec3(0.0f, -2.0f, 0.0f), 0.1f)));
+  ASSERT_TRUE(add_joint(w, joint_to_world(JointKind::Ball, 1, Vec3(0.0f, -1.0f, 0.0f), Vec3(0.0f))));
+  JointDef link;
+  link.kind = JointKind::Ball;
+  link.body_a = 2;
+  link.body_b = 1;
+  link.frame_a.position = Vec3(0.0f, 0.5f, 0.0f);
+  link.frame_b.position = Vec3(0.0f, -0.5f, 0.0f);
+  ASSERT_TRUE(add_joint(w, link));
+  for (int t = 0; t < 120; ++t) w.step();
+  EXPECT_TRUE(w.body_state(w.find_body(1)).sleeping);
+  EXPECT_TRUE(w.body_state(w.find_body(2)).sleeping);
+  w.apply_impulse(w.find_body(2), Vec3(1.0f, 0.0f, 0.0f), Vec3(0.0f, -2.0f, 0.0f));
+  w.step();
+  EXPECT_FALSE(w.body_state(w.find_body(1)).sleeping);
+  EXPECT_FALSE(w.body_state(w.find_body(2)).sleeping);
+  EXPECT_GT(w.body_state(w.find_body(1)).linear_velocity.x, 0.0f);  // the push reached it
+}
+
+// Removing the joint lets two overlapping bodies collide again (they push apart).
+TEST(JointTest, RemovingAJointRestoresCollision) {
+  World w({.gravity = Vec3(0.0f)});
+  ASSERT_TRUE(w.add_body(sphere_body(1, MotionType::Dynamic, Vec3(0.0f), 0.5f)));
+  ASSERT_TRUE(w.add_body(sphere_body(2, MotionType::Dynamic, Vec3(0.8f, 0.0f, 0.0f), 0.5f)));
+  JointDef j;
+  j.kind = JointKind::Fixed;
+  j.body_a = 2;
+  j.body_b = 1;
+  j.frame_a.position = Vec3(-0.4f, 0.0f, 0.0f);
+  j.frame_b.position = Vec3(0.4f, 0.0f, 0.0f);
+  auto id = add_joint(w, j);
+  ASSERT_TRUE(id);
+  for (int t = 0; t < 10; ++t) w.step();
+  EXPECT_TRUE(w.contacts().empty());
+  EXPECT_NEAR(w.body_state(w.find_body(2)).position.x, 0.8f, 1e-3f);
+  ASSERT_TRUE(remove_joint(w, *id));
+  for (int t = 0; t < 30; ++t) w.step();
+  EXPECT_GT(w.body_state(w.find_body(2)).position.x - w.body_state(w.find_body(1)).position.x, 0.95f);
+}
+
 TEST(JointTest, RemovingABodyRemovesItsJoints) {
   World w;
   ASSERT_TRUE(w.add_body(sphere_body(1, MotionType::Dynamic, Vec3(0.0f), 0.1f)));

@@ -250,8 +250,7 @@ JointInfo joint_info(const World& world, JointId id) {
   info.angle = 2.0f * dmath::atan2(rel.x, rel.w);
   Vec3 bx = rel * Vec3(1.0f, 0.0f, 0.0f);
   info.swing = dmath::atan2(std::sqrt(bx.y * bx.y + bx.z * bx.z), bx.x);
-  const Transform fa_world = j->def.frame_a;
-  Vec3 pa = anchor_world(w, j->body_a, fa_world);
+  Vec3 pa = anchor_world(w, j->body_a, j->def.frame_a);
   Vec3 pb = anchor_world(w, j->body_b, j->def.frame_b);
   Quat ref = j->def.frame_b.rotation;
   if (j->body_b != kNullIndex) ref = w.bodies[j->body_b].origin.rotation * ref;

@@ -49,6 +49,14 @@ Vec3 clamp_length(const Vec3& v, float max_len) {
   return v * (max_len / std::sqrt(len2));
 }
 
+/// The axis a ball joint's twist is measured about: halfway between the frames' X axes
+/// (zero in the degenerate case of opposite axes, where twist has no meaning).
+Vec3 twist_axis(const Vec3& ax, const Vec3& bx) {
+  Vec3 sum = ax + bx;
+  float len2 = glm::dot(sum, sum);
+  return len2 > 1e-12f ? sum / std::sqrt(len2) : Vec3(0.0f);
+}
+
 /// The current geometry of one joint at this substep.
 struct Frame {
   SolverBody* A;
@@ -277,8 +285,8 @@ void solve_ball(Joint& j, const Frame& f, const Ctx& x) {
   }
   if (d.limit.enabled) {
     float twist = twist_angle(glm::conjugate(f.fa) * f.fb);
-    Vec3 axis = glm::normalize(f.ax + f.bx);
-    solve_limits(f, angular_row(axis), twist, d.limit, s, x.inv_h, j.lower_impulse, j.upper_impulse);
+    solve_limits(f, angular_row(twist_axis(f.ax, f.bx)), twist, d.limit, s, x.inv_h, j.lower_impulse,
+                 j.upper_impulse);
   }
   solve_point(f, s, j.linear_impulse);
 }
@@ -389,7 +397,7 @@ void warm_start_one(const Joint& j, const Frame& f) {
       float len = glm::length(n);
       if (len > 1e-6f) apply_angular(f, -(j.cone_impulse / len) * n);
       float twist = j.lower_impulse - j.upper_impulse;
-      if (twist != 0.0f) apply_angular(f, twist * glm::normalize(f.ax + f.bx));
+      if (twist != 0.0f) apply_angular(f, twist * twist_axis(f.ax, f.bx));
       apply_point(f, j.linear_impulse);
       break;
     }
