@@ -675,8 +675,9 @@ float support(const ShapeGeom& s, const Vec3& n) {
     case ShapeType::Box:
       for (int k = 0; k < 3; ++k) r += s.half_extents[k] * std::abs(glm::dot(s.rotation[k], n));
       return r;
+    default:
+      return r;  // concave shapes are not part of the convex sweep
   }
-  return r;
 }
 
 ShapeGeom random_shape(Lcg& rng, ShapeType type) {
@@ -692,8 +693,9 @@ ShapeGeom random_shape(Lcg& rng, ShapeType type) {
     }
     case ShapeType::Box:
       return box(p, rot, rng.vec(0.05f, 0.6f));
+    default:
+      return sphere(p, 0.1f);
   }
-  return sphere(p, 0.1f);
 }
 
 TEST(NarrowphaseSweep, RandomPairsKeepTheContract) {

@@ -33,6 +33,7 @@ float shape_volume(const ColliderDef& c) {
       float r = c.radius;
       return kPi * r * r * (2.0f * c.half_height) + (4.0f / 3.0f) * kPi * r * r * r;
     }
+    default: break;  // meshes and heightfields are surfaces of static bodies: no volume
   }
   return 0.0f;
 }
@@ -62,6 +63,7 @@ Mat3 shape_unit_inertia(const ColliderDef& c) {
                    ms * (0.4f * r * r + 0.25f * h * h + 0.375f * h * r);
       return diagonal(side, axial, side);
     }
+    default: break;
   }
   return Mat3(0.0f);
 }

@@ -1,0 +1,131 @@
+// A mesh or heightfield (A) against a convex shape (B).
+//
+// The convex shape is moved into the concave shape's frame, its bounds (grown by the
+// margin) pick the triangles (the mesh's BVH, or the heightfield's cells), and each
+// triangle collides through collide_triangle.cpp followed by the internal-edge step.
+// The triangles' manifolds then become the pair's one manifold (the contact cache holds
+// one normal and four points per collider pair): the normal of the deepest point, every
+// point whose own normal agrees with it within kMergeCos (depth re-measured along it),
+// reduced to four. Candidates are visited in ascending triangle index and ties go to the
+// first, so the result never depends on a tree's shape or a thread. Feature ids are
+// (triangle index << 8) | local id: stable while the same triangle features touch.
+#include "collision/collide_triangle.h"
+#include "collision/geometry.h"
+#include "collision/mesh.h"
+
+#include <vector>
+
+namespace keel::sim {
+
+namespace {
+
+/// Points from triangles whose normal is within ~60 degrees of the chosen normal are
+/// kept (their depth scaled onto it); steeper ones wait for a later tick's normal.
+constexpr float kMergeCos = 0.5f;
+
+struct Candidate {
+  ManifoldPoint p;
+  Vec3 normal;
+};
+
+ShapeGeom to_frame(const ShapeGeom& frame, const ShapeGeom& g) {
+  ShapeGeom l = g;
+  l.position = np::dir_to_local(frame.rotation, g.position - frame.position);
+  for (int i = 0; i < 3; ++i) l.rotation[i] = np::dir_to_local(frame.rotation, g.rotation[i]);
+  return l;
+}
+
+AABB local_bounds(const ShapeGeom& g, float margin) {
+  Vec3 ext(0.0f);
+  switch (g.type) {
+    case ShapeType::Sphere: ext = Vec3(g.radius); break;
+    case ShapeType::Capsule: ext = glm::abs(g.rotation[1] * g.half_height) + Vec3(g.radius); break;
+    case ShapeType::Box:
+      for (int i = 0; i < 3; ++i) ext += glm::abs(g.rotation[i]) * g.half_extents[i];
+      break;
+    default: break;
+  }
+  ext += Vec3(margin);
+  return AABB{g.position - ext, g.position + ext};
+}
+
+void collide_one(const Triangle& t, const ShapeGeom& g, float margin, Manifold& m) {
+  switch (g.type) {
+    case ShapeType::Sphere: tri::triangle_sphere(t, g.position, g.radius, margin, m); break;
+    case ShapeType::Capsule: {
+      Vec3 p0, p1;
+      np::capsule_segment(g, p0, p1);
+      tri::triangle_capsule(t, p0, p1, g.radius, margin, m);
+      break;
+    }
+    case ShapeType::Box: tri::triangle_box(t, g.position, g.rotation, g.half_extents, margin, m); break;
+    default: np::reset(m); break;
+  }
+  tri::correct_internal_edges(t, margin, m);
+}
+
+// Gathers every triangle's corrected manifold, in ascending triangle order.
+template <class Source>
+void gather(const Source& src, const ShapeGeom& local, float margin, std::vector<Candidate>& out) {
+  static thread_local std::vector<uint32_t> tris;
+  src.query(local_bounds(local, margin), tris);
+  out.clear();
+  for (uint32_t index : tris) {
+    Manifold m;
+    collide_one(src.triangle(index), local, margin, m);
+    for (int i = 0; i < m.count; ++i) {
+      ManifoldPoint p = m.points[i];
+      p.id = (index << 8) | (p.id & 0xffu);
+      out.push_back(Candidate{p, m.normal});
+    }
+  }
+}
+
+void merge_candidates(const std::vector<Candidate>& cands, Manifold& out) {
+  np::reset(out);
+  if (cands.empty()) return;
+  size_t deepest = 0;
+  for (size_t i = 1; i < cands.size(); ++i) {
+    if (cands[i].p.depth > cands[deepest].p.depth) deepest = i;
+  }
+  const Vec3 n = cands[deepest].normal;
+  static thread_local std::vector<ManifoldPoint> pts;
+  pts.clear();
+  for (const Candidate& c : cands) {
+    const float w = glm::dot(c.normal, n);
+    if (w < kMergeCos) continue;
+    // Duplicate ids cannot happen (ids carry the triangle), but the same spot reported by
+    // two triangles sharing an edge is kept once: the first (lower triangle) wins.
+    bool dup = false;
+    for (const ManifoldPoint& q : pts) dup |= np::length_sq(q.point - c.p.point) < np::kMinPairSpan * np::kMinPairSpan;
+    if (dup) continue;
+    pts.push_back(ManifoldPoint{c.p.point, c.p.depth * w, c.p.id});
+  }
+  int pick[kMaxManifoldPoints];
+  const int k = tri::reduce_points(pts.data(), int(pts.size()), n, pick);
+  out.normal = n;
+  for (int i = 0; i < k; ++i) np::add_point(out, pts[pick[i]].point, pts[pick[i]].depth, pts[pick[i]].id);
+}
+
+}  // namespace
+
+void collide_concave(const ShapeGeom& a, const ShapeGeom& b, float margin, Manifold& out) {
+  np::reset(out);
+  const ShapeGeom local = to_frame(a, b);
+  static thread_local std::vector<Candidate> cands;
+  if (a.type == ShapeType::Mesh && a.mesh) {
+    gather(*a.mesh, local, margin, cands);
+  } else if (a.type == ShapeType::Heightfield && a.heightfield) {
+    gather(*a.heightfield, local, margin, cands);
+  } else {
+    return;
+  }
+  Manifold m;
+  merge_candidates(cands, m);
+  out.normal = np::dir_to_world(a.rotation, m.normal);
+  for (int i = 0; i < m.count; ++i) {
+    np::add_point(out, np::to_world(a, m.points[i].point), m.points[i].depth, m.points[i].id);
+  }
+}
+
+}  // namespace keel::sim
