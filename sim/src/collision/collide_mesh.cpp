@@ -8,7 +8,9 @@
 // point whose own normal agrees with it within kMergeCos (depth re-measured along it),
 // reduced to four. Candidates are visited in ascending triangle index and ties go to the
 // first, so the result never depends on a tree's shape or a thread. Feature ids are
-// (triangle index << 8) | local id: stable while the same triangle features touch.
+// (triangle index << 8) | local id, stable while the same triangle features touch, or
+// 0x80000000 | local id for a feature of the convex shape alone (a box corner resting on
+// the surface), which stays the same as the shape slides from triangle to triangle.
 #include "collision/collide_triangle.h"
 #include "collision/geometry.h"
 #include "collision/mesh.h"
@@ -75,7 +77,8 @@ void gather(const Source& src, const ShapeGeom& local, float margin, std::vector
     collide_one(src.triangle(index), local, margin, m);
     for (int i = 0; i < m.count; ++i) {
       ManifoldPoint p = m.points[i];
-      p.id = (index << 8) | (p.id & 0xffu);
+      // A feature of the convex shape alone keeps its id from triangle to triangle.
+      p.id = (p.id & tri::kOwnedByShape) ? (0x80000000u | p.id) : ((index << 8) | (p.id & 0x7fu));
       out.push_back(Candidate{p, m.normal});
     }
   }
@@ -97,7 +100,9 @@ void merge_candidates(const std::vector<Candidate>& cands, Manifold& out) {
     // Duplicate ids cannot happen (ids carry the triangle), but the same spot reported by
     // two triangles sharing an edge is kept once: the first (lower triangle) wins.
     bool dup = false;
-    for (const ManifoldPoint& q : pts) dup |= np::length_sq(q.point - c.p.point) < np::kMinPairSpan * np::kMinPairSpan;
+    for (const ManifoldPoint& q : pts) {
+      dup |= q.id == c.p.id || np::length_sq(q.point - c.p.point) < np::kMinPairSpan * np::kMinPairSpan;
+    }
     if (dup) continue;
     pts.push_back(ManifoldPoint{c.p.point, c.p.depth * w, c.p.id});
   }

@@ -16,10 +16,13 @@ using namespace np;
 
 namespace {
 
-// Local ids: box corners 0..7, face clips 8..199, box/triangle edge pairs 200..208,
-// triangle corners 210..212, clips against a box face 213..255; round shapes 0..12.
-constexpr uint32_t kEdgeEdgeId = 200;
-constexpr uint32_t kTriCornerId = 210;
+// Local ids: face clips 8..99, box/triangle edge pairs 100..108, triangle corners
+// 110..112, clips against a box face 113..127; round shapes 0..12. Ids with kOwnedByShape
+// set name a feature of the convex shape alone (a box corner, a capsule end, a sphere's
+// lowest point): collide_mesh.cpp keeps them across triangles, so a body sliding from
+// one triangle onto the next keeps its warm-start impulses.
+constexpr uint32_t kEdgeEdgeId = 100;
+constexpr uint32_t kTriCornerId = 110;
 
 uint32_t clip_id(uint32_t a, uint32_t b, uint32_t plane, uint32_t base, uint32_t range) {
   const uint32_t lo = a < b ? a : b, hi = a < b ? b : a;
@@ -68,7 +71,7 @@ void triangle_sphere(const Triangle& t, const Vec3& c, float r, float margin, Ma
   if (glm::dot(n, t.normal) < 0.0f) return;
   out.normal = n;
   const float depth = r - dist;
-  add_point(out, round_contact_point(c, -n, r, depth), depth, uint32_t(q.region));
+  add_point(out, round_contact_point(c, -n, r, depth), depth, q.region == 0 ? kOwnedByShape : uint32_t(q.region));
 }
 
 // ---------------------------------------------------------------------------------------
@@ -85,12 +88,20 @@ bool capsule_face_pair(const Triangle& t, const Vec3& p0, const Vec3& p1, float 
   const float len = std::sqrt(len2);
   if (std::fabs(glm::dot(d, t.normal)) > kFlatSin * len) return false;
   float t0 = 0.0f, t1 = 1.0f;
+  bool seam[2] = {false, false};  // that end was cut by a flat seam
   for (int k = 0; k < 3; ++k) {
     const Vec3 m = outward(t, k);
     const float a = glm::dot(p0 - t.v[k], m), b = glm::dot(p1 - t.v[k], m);
     if (a > 0.0f && b > 0.0f) return false;
-    if (a > 0.0f) t0 = std::max(t0, a / (a - b));
-    if (b > 0.0f) t1 = std::min(t1, a / (a - b));
+    const bool flat = ((t.flat_edges >> k) & 1u) != 0;
+    if (a > 0.0f && a / (a - b) > t0) {
+      t0 = a / (a - b);
+      seam[0] = flat;
+    }
+    if (b > 0.0f && a / (a - b) < t1) {
+      t1 = a / (a - b);
+      seam[1] = flat;
+    }
   }
   if ((t1 - t0) * len < kMinPairSpan) return false;
   out.normal = t.normal;
@@ -98,7 +109,11 @@ bool capsule_face_pair(const Triangle& t, const Vec3& p0, const Vec3& p1, float 
   for (int i = 0; i < 2; ++i) {
     const Vec3 q = p0 + d * ts[i];
     const float depth = r - glm::dot(q - t.v[0], t.normal);
-    if (depth >= -margin) add_point(out, round_contact_point(q, -t.normal, r, depth), depth, 10u + uint32_t(i));
+    const bool whole = ts[i] == float(i);  // the capsule's own end, not a clip point
+    if (seam[i]) continue;  // the coplanar neighbour reports the rest
+    if (depth >= -margin) {
+      add_point(out, round_contact_point(q, -t.normal, r, depth), depth, (whole ? kOwnedByShape : 0u) | (10u + uint32_t(i)));
+    }
   }
   return out.count > 0;
 }
@@ -183,11 +198,12 @@ float two_sided_sep(const Triangle& t, const Vec3& c, const Mat3& u, const Vec3&
 struct ClipVert {
   Vec3 p;
   uint32_t id;
+  bool on_seam = false;  // made by a flat seam's side plane: the neighbour reports that part
 };
 
 // Sutherland-Hodgman against the half space dot(p - o, m) <= 0.
 int clip_polygon(const ClipVert* in, int n, const Vec3& o, const Vec3& m, uint32_t plane, uint32_t base,
-                 uint32_t range, ClipVert* out) {
+                 uint32_t range, ClipVert* out, bool seam = false) {
   int k = 0;
   for (int i = 0; i < n; ++i) {
     const ClipVert& a = in[i];
@@ -195,7 +211,7 @@ int clip_polygon(const ClipVert* in, int n, const Vec3& o, const Vec3& m, uint32
     const float da = glm::dot(a.p - o, m), db = glm::dot(b.p - o, m);
     if (da <= 0.0f) out[k++] = a;
     if ((da <= 0.0f) != (db <= 0.0f)) {
-      out[k++] = ClipVert{a.p + (b.p - a.p) * (da / (da - db)), clip_id(a.id, b.id, plane, base, range)};
+      out[k++] = ClipVert{a.p + (b.p - a.p) * (da / (da - db)), clip_id(a.id, b.id, plane, base, range), seam};
     }
   }
   return k;
@@ -232,16 +248,20 @@ void face_contact(const Triangle& t, const Vec3& c, const Mat3& u, const Vec3& e
     const float sg[3] = {ax == 0 ? s : (j == 0 ? sj[i] : sk[i]), ax == 1 ? s : (j == 1 ? sj[i] : sk[i]),
                          ax == 2 ? s : (j == 2 ? sj[i] : sk[i])};
     for (int q = 0; q < 3; ++q) code |= sg[q] > 0.0f ? (1u << q) : 0u;
-    a[i] = ClipVert{p, code};
+    a[i] = ClipVert{p, kOwnedByShape | code};
   }
   int cnt = 4;
   for (int q = 0; q < 3 && cnt > 0; ++q) {
-    cnt = clip_polygon(a, cnt, t.v[q], outward(t, q), uint32_t(q), 8u, 192u, b);
+    cnt = clip_polygon(a, cnt, t.v[q], outward(t, q), uint32_t(q), 8u, 92u, b, ((t.flat_edges >> q) & 1u) != 0);
     for (int i = 0; i < cnt; ++i) a[i] = b[i];
   }
   ManifoldPoint pts[kMaxClip];
   int np_ = 0;
   for (int i = 0; i < cnt; ++i) {
+    // Points cut at a flat seam are dropped: the coplanar neighbour reports the shape's
+    // own corners beyond it, and a cut point would move (and lose its warm start) as
+    // the shape slides.
+    if (a[i].on_seam) continue;
     const float sep = glm::dot(a[i].p - t.v[0], n);
     if (sep > margin) continue;
     pts[np_++] = ManifoldPoint{a[i].p - n * (0.5f * sep), -sep, a[i].id};
@@ -260,7 +280,7 @@ void box_face_contact(const Triangle& t, const Vec3& c, const Mat3& u, const Vec
   const Vec3 side[4] = {u[j], -u[j], u[k], -u[k]};
   const float ext[4] = {e[j], e[j], e[k], e[k]};
   for (int q = 0; q < 4 && cnt > 0; ++q) {
-    cnt = clip_polygon(a, cnt, c + side[q] * ext[q], side[q], uint32_t(q), 213u, 43u, b);
+    cnt = clip_polygon(a, cnt, c + side[q] * ext[q], side[q], uint32_t(q), 113u, 15u, b);
     for (int i = 0; i < cnt; ++i) a[i] = b[i];
   }
   ManifoldPoint pts[kMaxClip];
@@ -298,7 +318,7 @@ void triangle_box(const Triangle& t, const Vec3& c, const Mat3& u, const Vec3& e
     Vec3 l = u[i];
     const float sep = two_sided_sep(t, c, u, e, l);
     if (sep > margin) return;
-    if (sep > kSatFaceRelTol * best.sep + abs_tol) best = Axis{l, sep, 1, i};
+    if (sep > sat_beat(kSatFaceRelTol, best.sep, abs_tol)) best = Axis{l, sep, 1, i};
   }
   for (int i = 0; i < 3; ++i) {
     for (int k = 0; k < 3; ++k) {
@@ -309,7 +329,7 @@ void triangle_box(const Triangle& t, const Vec3& c, const Mat3& u, const Vec3& e
       l = l / std::sqrt(l2);
       const float sep = two_sided_sep(t, c, u, e, l);
       if (sep > margin) return;
-      if (sep > kSatEdgeRelTol * best.sep + abs_tol) best = Axis{l, sep, 2, 3 * i + k};
+      if (sep > sat_beat(kSatEdgeRelTol, best.sep, abs_tol)) best = Axis{l, sep, 2, 3 * i + k};
     }
   }
   if (best.kind != 0 && glm::dot(best.l, n) < 0.0f) return;  // would push the box through the back
@@ -396,17 +416,11 @@ void correct_internal_edges(const Triangle& t, float margin, Manifold& m) {
       if (glm::dot(on_tri - t.v[k], glm::cross(t.normal, edge)) <= tol * len) return;
     }
   }
-  // Only internal edges: take the face normal and measure each point's depth along it,
-  // from the point on the other shape's surface.
-  int kept = 0;
-  for (int i = 0; i < m.count; ++i) {
-    const Vec3 on_b = m.points[i].point - m.normal * (0.5f * m.points[i].depth);
-    const float depth = glm::dot(t.v[0] - on_b, t.normal);
-    if (depth < -margin) continue;
-    m.points[kept++] = ManifoldPoint{on_b + t.normal * (0.5f * depth), depth, m.points[i].id};
-  }
-  m.count = kept;
-  m.normal = t.normal;
+  // Only internal edges: the shape lies beyond this triangle's edge, over the neighbour
+  // (a flat or concave neighbour's face covers that side), and the neighbour reports
+  // the contact along its own face normal. A contact here would only be a ghost.
+  (void)margin;
+  reset(m);
 }
 
 }  // namespace keel::sim::tri

@@ -9,6 +9,8 @@ namespace keel::sim::tri {
 
 /// A manifold normal this close to the face normal is a face contact (cos of ~0.8 deg).
 inline constexpr float kFaceNormalCos = 0.9999f;
+/// Local feature id flag: the feature belongs to the convex shape alone (see collide_triangle.cpp).
+inline constexpr uint32_t kOwnedByShape = 0x80u;
 /// A contact point within this distance (m) of an edge touches that edge.
 inline constexpr float kOnEdgeTolerance = 1.0e-3f;
 
@@ -27,8 +29,8 @@ void triangle_box(const Triangle& t, const Vec3& c, const Mat3& u, const Vec3& e
 
 /// Internal-edge correction, a step of its own after any triangle routine: a manifold
 /// whose normal leans off the face normal and whose points touch only internal (flat or
-/// concave) edges is turned onto the face normal, each depth re-measured along it from
-/// the other shape's surface point. Points that end up beyond `margin` are dropped.
+/// concave) edges is dropped: the shape lies over the neighbour, whose face reports the
+/// contact along its own normal. Manifolds at active edges and face contacts are kept.
 void correct_internal_edges(const Triangle& t, float margin, Manifold& m);
 
 /// Picks at most four of `n` points (indices into `pts`, written to `pick`) spanning the

@@ -166,6 +166,7 @@ void compute_active_edges(TriangleMesh& m) {
   }
   std::sort(edges.begin(), edges.end());
   m.active.assign(nt, 7);
+  m.flat.assign(nt, 0);
   for (size_t i = 0; i < edges.size();) {
     size_t j = i;
     while (j < edges.size() && edges[j].key == edges[i].key) ++j;
@@ -178,6 +179,9 @@ void compute_active_edges(TriangleMesh& m) {
         const Vec3& far = m.vertices[m.indices[3 * other.tri + (other.edge + 2) % 3]];
         if (!edge_is_active(m.normals[me.tri], a, b, true, far, m.normals[other.tri])) {
           m.active[me.tri] &= uint8_t(~(1u << me.edge));
+        }
+        if (glm::dot(m.normals[me.tri], m.normals[other.tri]) > kActiveEdgeCos) {
+          m.flat[me.tri] |= uint8_t(1u << me.edge);
         }
       }
     }
@@ -272,6 +276,7 @@ Triangle TriangleMesh::triangle(uint32_t t) const {
   for (int k = 0; k < 3; ++k) tri.v[k] = vertices[indices[3 * t + k]];
   tri.normal = normals[t];
   tri.active_edges = active[t];
+  tri.flat_edges = flat[t];
   tri.index = t;
   return tri;
 }
@@ -357,6 +362,7 @@ Triangle HeightField::triangle(uint32_t t) const {
     if (edge_is_active(tri.normal, tri.v[e], tri.v[(e + 1) % 3], inside, far, nn)) {
       tri.active_edges |= uint8_t(1u << e);
     }
+    if (inside && glm::dot(tri.normal, nn) > kActiveEdgeCos) tri.flat_edges |= uint8_t(1u << e);
   }
   return tri;
 }

@@ -44,6 +44,7 @@ struct Triangle {
   Vec3 v[3];
   Vec3 normal{0.0f, 1.0f, 0.0f};
   uint8_t active_edges = 7;
+  uint8_t flat_edges = 0;  ///< bit k: edge k joins a coplanar neighbour (a seam, not a crease)
   uint32_t index = 0;  ///< stable triangle index within its mesh or heightfield
 };
 
@@ -52,6 +53,7 @@ struct TriangleMesh {
   std::vector<uint32_t> indices;  ///< 3 per triangle
   std::vector<Vec3> normals;      ///< per triangle, unit
   std::vector<uint8_t> active;    ///< per triangle, active-edge bits
+  std::vector<uint8_t> flat;      ///< per triangle, flat-seam bits
   struct Node {
     AABB box;
     uint32_t first = 0;  ///< leaf: first entry in `order`; inner: left child (right = left + 1)

@@ -20,7 +20,8 @@ namespace keel::sim::query {
 struct Core {
   ShapeType type = ShapeType::Sphere;
   Vec3 p0{0.0f};  ///< point; segment start; box centre
-  Vec3 p1{0.0f};  ///< segment end (= p0 for a point)
+  Vec3 p1{0.0f};  ///< segment end (= p0 for a point); triangle: second corner
+  Vec3 p2{0.0f};  ///< triangle (type Mesh): third corner
   Mat3 axes{1.0f};           ///< box axes (columns)
   Vec3 half_extents{0.0f};   ///< box
   float radius = 0.0f;
@@ -28,6 +29,8 @@ struct Core {
 
 /// The core of a shape placed in world space.
 Core core_of(const ShapeGeom& g);
+/// One triangle of a mesh or heightfield, in world space, as a flat convex core.
+Core triangle_core(const Vec3& a, const Vec3& b, const Vec3& c);
 /// A point with a radius (a ray is a point of radius 0).
 Core point_core(const Vec3& p, float radius);
 /// The core moved by `d`.
