@@ -26,11 +26,7 @@
 
 namespace keel::sim {
 
-/// Limits on untrusted geometry: far above a level's needs, low enough that feature ids
-/// (triangle index << 6) and the saved state stay bounded.
-inline constexpr uint32_t kMaxMeshVertices = 1u << 20;
-inline constexpr uint32_t kMaxMeshTriangles = 1u << 20;
-inline constexpr uint32_t kMaxHeightfieldSamples = 1u << 22;
+// Size limits (kMaxMeshVertices, kMaxMeshTriangles, kMaxHeightfieldSamples) are in defs.h.
 /// Coordinates beyond this (m) are rejected: float spacing there is already ~0.06 m.
 inline constexpr float kMaxGeometryCoordinate = 1.0e6f;
 /// Triangles whose doubled area is below this (m^2) are degenerate and rejected.

@@ -27,6 +27,12 @@ const char* to_string(MotionType m);
 /// Returns "Sphere", "Box", "Capsule", "Mesh" or "Heightfield".
 const char* to_string(ShapeType s);
 
+/// Limits on concave geometry (untrusted input): far above a level's needs, low enough
+/// that feature ids (triangle index << 8) and saved states stay bounded.
+inline constexpr uint32_t kMaxMeshVertices = 1u << 20;
+inline constexpr uint32_t kMaxMeshTriangles = 1u << 20;
+inline constexpr uint32_t kMaxHeightfieldSamples = 1u << 22;  ///< e.g. 2048 x 2048
+
 /// One part of a body's collision shape, placed in the body's frame.
 struct ColliderDef {
   ShapeType shape = ShapeType::Sphere;
