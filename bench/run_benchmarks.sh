@@ -8,7 +8,8 @@
 #   KEEL_THREADS="2 4" bench/run_benchmarks.sh   # Keel also at these thread counts (default 2)
 #   sudo NICE=-10 bench/run_benchmarks.sh   # raise the measured programs' priority on a busy box
 #
-# For every round, for every scene (pile, pyramid, spheres_capsules, characters, convex_pile), it runs, one after the
+# For every round, for every scene (pile, pyramid, spheres_capsules, characters, convex_pile,
+# terrain), it runs, one after the
 # other so that all programs see the same machine state:
 #   keel-sim run scenes/X.json --ticks N --timing
 #   keel-bullet-bench scenes/X.json --ticks N --sleep on
@@ -28,7 +29,7 @@ RUNS="${RUNS:-3}"
 TICKS="${TICKS:-600}"
 # characters: Bullet steps the same bodies with no character controller (it has none of
 # Keel's kind), so that row's ratio shows what the controllers add, not a like-for-like race.
-SCENES="${SCENES:-pile pyramid spheres_capsules characters convex_pile}"
+SCENES="${SCENES:-pile pyramid spheres_capsules characters convex_pile terrain}"
 # Extra Keel thread counts (sleep off), beside the one-thread runs: speed-up table.
 KEEL_THREADS="${KEEL_THREADS:-2}"
 WITH_F64="${WITH_F64:-0}"

@@ -81,6 +81,48 @@ TEST(Character, WalksThreeMetresInOneSecond) {
   EXPECT_NEAR(end.y, 0.0f, 0.006f);
 }
 
+// The same walk on level geometry: a floor of 800 triangles (1 m cells, seams every
+// metre) and a flat heightfield. Seams must neither trip the ground probe nor lift the feet.
+TEST(Character, WalksOnAMeshFloorAndAHeightfield) {
+  for (int kind = 0; kind < 2; ++kind) {
+    World w;
+    BodyDef floor;
+    floor.id = 1;
+    floor.motion = MotionType::Static;
+    ColliderDef c;
+    if (kind == 0) {
+      c.shape = ShapeType::Mesh;
+      for (int r = 0; r <= 20; ++r) {
+        for (int k = 0; k <= 20; ++k) c.points.push_back(Vec3(float(k) - 10.0f, 0.0f, float(r) - 10.0f));
+      }
+      auto at = [](int r, int k) { return uint32_t(r * 21 + k); };
+      for (int r = 0; r < 20; ++r) {
+        for (int k = 0; k < 20; ++k) {
+          c.indices.insert(c.indices.end(), {at(r, k), at(r + 1, k + 1), at(r, k + 1), at(r, k), at(r + 1, k), at(r + 1, k + 1)});
+        }
+      }
+    } else {
+      c.shape = ShapeType::Heightfield;
+      c.rows = c.columns = 21;
+      c.heights.assign(21 * 21, 0.0f);
+      floor.position = Vec3(-10.0f, 0.0f, -10.0f);
+    }
+    floor.colliders.push_back(c);
+    ASSERT_TRUE(w.add_body(floor));
+    BodyId ch = add_character_at(w, Vec3(0.3f, 0, 0.2f));
+    settle(w, ch);
+    const Vec3 start = feet_of(w, ch);
+    EXPECT_TRUE(character_status(w, ch).grounded) << kind;
+    walk(w, ch, Vec3(3, 0, 0), 60);
+    const Vec3 end = feet_of(w, ch);
+    std::printf("%s: walked %.4f m in 1 s at 3 m/s, feet y %.4f\n", kind == 0 ? "mesh floor" : "heightfield",
+                end.x - start.x, end.y);
+    EXPECT_NEAR(end.x - start.x, 3.0f, 0.01f) << kind;
+    EXPECT_NEAR(end.y, 0.0f, 0.006f) << kind;
+    EXPECT_TRUE(character_status(w, ch).grounded) << kind;
+  }
+}
+
 // A static step whose face is at x = face, top at y = height.
 void add_step(World& w, uint32_t id, float face, float height) {
   ASSERT_TRUE(w.add_body(box_body(id, MotionType::Static, Vec3(face + 5, height * 0.5f, 0), Vec3(5, height * 0.5f, 5))));
