@@ -6,6 +6,8 @@
 
 #include <gtest/gtest.h>
 
+#include "collision/mesh.h"
+
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -426,14 +428,36 @@ namespace keel::sim {
 namespace {
 
 // The soak: 10,000 random moves (a new walk, run or turn every half second, jumps now and
-// then) through a walled yard of stairs, steps, ramps, boxes and crates on a box floor
-// (the sim has no meshes yet). After every tick the capsule may be no more than 6 mm into
-// any static collider, and never below the floor.
+// then) through a walled yard of stairs, steps, ramps, boxes and crates on a triangle-mesh
+// floor (1 m cells, so the character crosses thousands of seams). After every tick the
+// capsule may be no more than 6 mm into any static collider, and never below the floor.
 struct Yard {
   World world;
   std::vector<BodyDef> statics;
+  std::shared_ptr<const TriangleMesh> floor;  // the floor's mesh, for the depth check
   BodyId character;
 };
+
+// A 24 x 24 m floor at y = 0 of 1 m cells, two triangles each, counter-clockwise from above.
+BodyDef mesh_floor(uint32_t id) {
+  BodyDef def;
+  def.id = id;
+  def.motion = MotionType::Static;
+  ColliderDef c;
+  c.shape = ShapeType::Mesh;
+  const int n = 24;
+  for (int r = 0; r <= n; ++r) {
+    for (int k = 0; k <= n; ++k) c.points.push_back(Vec3(-12.0f + float(k), 0.0f, -12.0f + float(r)));
+  }
+  for (uint32_t r = 0; r < uint32_t(n); ++r) {
+    for (uint32_t k = 0; k < uint32_t(n); ++k) {
+      const uint32_t i = r * (n + 1) + k;
+      c.indices.insert(c.indices.end(), {i, i + n + 1, i + 1, i + 1, i + n + 1, i + n + 2});
+    }
+  }
+  def.colliders.push_back(c);
+  return def;
+}
 
 void add_static(Yard& y, BodyDef def) {
   y.statics.push_back(def);
@@ -443,7 +467,8 @@ void add_static(Yard& y, BodyDef def) {
 Yard make_yard() {
   Yard y;
   uint32_t id = 1;
-  add_static(y, box_body(id++, MotionType::Static, Vec3(0, -0.5f, 0), Vec3(12, 0.5f, 12)));
+  add_static(y, mesh_floor(id++));
+  y.floor = build_mesh(y.statics[0].colliders[0].points, y.statics[0].colliders[0].indices);
   for (int side = 0; side < 4; ++side) {  // walls around a 20 m square
     const bool along_x = side < 2;
     const float at = side % 2 == 0 ? 10.5f : -10.5f;
@@ -496,7 +521,9 @@ float deepest_into_statics(const Yard& y) {
   float deepest = 0.0f;
   for (const BodyDef& def : y.statics) {
     Manifold m;
-    collide(cap, geom_of(def), 0.0f, m);
+    ShapeGeom g = geom_of(def);
+    if (g.type == ShapeType::Mesh) g.mesh = y.floor.get();
+    collide(cap, g, 0.0f, m);
     for (int i = 0; i < m.count; ++i) deepest = std::max(deepest, m.points[i].depth);
   }
   return deepest;
