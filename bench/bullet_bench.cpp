@@ -25,6 +25,7 @@
 #include <keel/sim/hull.h>
 
 #include <btBulletDynamicsCommon.h>
+#include <BulletCollision/CollisionShapes/btHeightfieldTerrainShape.h>
 
 #include <CLI/CLI.hpp>
 
@@ -84,8 +85,8 @@ double volume(const ColliderDef& c) {
       auto hull = keel::sim::build_hull(c.points);
       return hull ? double{(*hull)->volume} : 0.0;
     }
+    default: return 0.0;  // meshes and heightfields: static only
   }
-  return 0.0;
 }
 
 /// A hull collider's kept vertices relative to its centroid (empty if it does not build).
@@ -170,9 +171,44 @@ class BulletScene {
         shape = std::move(hull);
         break;
       }
+      case ShapeType::Mesh: shape = make_mesh(c); break;
+      case ShapeType::Heightfield: shape = make_heightfield(c); break;
+      default: break;
     }
     shapes_.push_back(std::move(shape));
     return shapes_.back().get();
+  }
+
+  // The same triangles as Keel's mesh, in a btBvhTriangleMeshShape (Bullet's own BVH).
+  std::unique_ptr<btCollisionShape> make_mesh(const ColliderDef& c) {
+    auto data = std::make_unique<MeshData>();
+    for (const keel::sim::Vec3& p : c.points) data->vertices.insert(data->vertices.end(), {p.x, p.y, p.z});
+    data->indices.assign(c.indices.begin(), c.indices.end());
+    data->array = std::make_unique<btTriangleIndexVertexArray>(
+        static_cast<int>(c.indices.size() / 3), data->indices.data(), 3 * static_cast<int>(sizeof(int)),
+        static_cast<int>(c.points.size()), data->vertices.data(), 3 * static_cast<int>(sizeof(btScalar)));
+    auto shape = std::make_unique<btBvhTriangleMeshShape>(data->array.get(), true);
+    meshes_.push_back(std::move(data));
+    return shape;
+  }
+
+  // Bullet centres a heightfield on its bounds; Keel's grid starts at its local origin, so
+  // the terrain sits in a compound, shifted by half its extent.
+  std::unique_ptr<btCollisionShape> make_heightfield(const ColliderDef& c) {
+    auto data = std::make_unique<MeshData>();
+    data->heights.assign(c.heights.begin(), c.heights.end());
+    const auto [lo, hi] = std::minmax_element(c.heights.begin(), c.heights.end());
+    auto terrain = std::make_unique<btHeightfieldTerrainShape>(
+        static_cast<int>(c.columns), static_cast<int>(c.rows), data->heights.data(), btScalar(1), *lo, *hi, 1,
+        PHY_FLOAT, false);
+    terrain->setLocalScaling(btVector3(c.cell_size, 1, c.cell_size));
+    auto compound = std::make_unique<btCompoundShape>();
+    const btVector3 mid(0.5f * c.cell_size * float(c.columns - 1), 0.5f * (*lo + *hi),
+                        0.5f * c.cell_size * float(c.rows - 1));
+    compound->addChildShape(btTransform(btQuaternion::getIdentity(), mid), terrain.get());
+    shapes_.push_back(std::move(terrain));
+    meshes_.push_back(std::move(data));
+    return compound;
   }
 
   void add_body(const BodyDef& def, const keel::sim::Vec3& gravity, bool sleep_on) {
@@ -317,6 +353,13 @@ class BulletScene {
   btSequentialImpulseConstraintSolver solver_;
   btDiscreteDynamicsWorld world_;
   std::vector<std::unique_ptr<btCollisionShape>> shapes_;
+  struct MeshData {
+    std::vector<btScalar> vertices;
+    std::vector<int> indices;
+    std::vector<float> heights;
+    std::unique_ptr<btTriangleIndexVertexArray> array;
+  };
+  std::vector<std::unique_ptr<MeshData>> meshes_;  // storage Bullet's shapes point into
   std::vector<std::unique_ptr<btDefaultMotionState>> states_;
   std::vector<std::unique_ptr<btRigidBody>> bodies_;
   std::vector<Kinematic> kinematic_;
@@ -349,8 +392,8 @@ double lowest_y(const Part& part, const btTransform& body_origin) {
       for (const keel::sim::Vec3& v : centred_hull(c, centroid)) low = std::min<double>(low, (t * to_bt(v)).y());
       return low;
     }
+    default: return cy;
   }
-  return cy;
 }
 
 double percentile(const std::vector<double>& sorted, double p) {  // as keel-sim computes it

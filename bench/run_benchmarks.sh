@@ -9,7 +9,7 @@
 #   sudo NICE=-10 bench/run_benchmarks.sh   # raise the measured programs' priority on a busy box
 #
 # For every round, for every scene (pile, pyramid, spheres_capsules, characters, convex_pile,
-# ragdolls), it runs, one after the
+# terrain, ragdolls), it runs, one after the
 # other so that all programs see the same machine state:
 #   keel-sim run scenes/X.json --ticks N --timing
 #   keel-bullet-bench scenes/X.json --ticks N --sleep on
@@ -31,7 +31,7 @@ TICKS="${TICKS:-600}"
 # Keel's kind), so that row's ratio shows what the controllers add, not a like-for-like race.
 # ragdolls: Bullet builds the same bones and joints (btConeTwistConstraint, btHingeConstraint)
 # from the loaded scene; it has no holding torque, so half its ragdolls are limp where Keel's hold.
-SCENES="${SCENES:-pile pyramid spheres_capsules characters convex_pile ragdolls}"
+SCENES="${SCENES:-pile pyramid spheres_capsules characters convex_pile terrain ragdolls}"
 # Extra Keel thread counts (sleep off), beside the one-thread runs: speed-up table.
 KEEL_THREADS="${KEEL_THREADS:-2}"
 WITH_F64="${WITH_F64:-0}"

@@ -12,10 +12,11 @@ script. Layouts (docs/scene-format.md describes the format):
   spheres_capsules.json  ground, four walls, 500 spheres and 500 capsules in a checkerboard
   demo.json              a small playground with 8 spawn points
   characters.json        16 scripted capsule characters over a kerb, crates, stairs and a ramp
-  convex_pile.json       static ground + 500 convex hulls of 8-32 points in a 10x5x10 grid
   ragdolls.json          64 ragdolls (half of them with holding torque) falling onto 50 boxes
   chain.json             8 chains of ten capsule links on ball joints, released level, with weights
   vehicle.json           4 cars rolling down a ramp into a wall of boxes, on wheel joints
+  convex_pile.json       a mesh floor + 500 convex hulls of 8-32 points in a 10x5x10 grid
+  terrain.json           a 64 x 64 m heightfield bowl + 240 spheres, capsules and boxes rolling down
 
 Common to all: density 1000 kg/m^3, friction 0.6, restitution 0, tick_rate 60, body ids
 unique and consecutive from 1 (the ground is body 1). Only the standard library is used.
@@ -119,11 +120,26 @@ def hull_points(rng, kind):
     return points
 
 
+def mesh_floor(half=20, cell=2.0):
+    """Body 1: a static triangle-mesh floor in the plane y = 0 from -half to +half m in x
+    and z, in cells of `cell` m (two triangles each, counter-clockwise seen from above)."""
+    n = int(2 * half / cell)
+    points = [vec3(-half + cell * c, 0.0, -half + cell * r) for r in range(n + 1) for c in range(n + 1)]
+    indices = []
+    for r in range(n):
+        for c in range(n):
+            i = r * (n + 1) + c
+            indices += [i, i + n + 1, i + 1, i + 1, i + n + 1, i + n + 2]
+    collider = {"shape": "Mesh", "points": points, "indices": indices, **material()}
+    return body(1, "Static", (0.0, 0.0, 0.0), collider)
+
+
 def convex_pile():
     """500 hulls (rock / crate / shard by id mod 3), 10x5x10, pitch 1.3 m: x and z from
-    -5.85 to 5.85, y from 1.5 to 6.7. Ids 2..501 layer by layer; every hull turned by a
-    per-body yaw. Points come from an LCG seeded with the body id."""
-    bodies = [ground()]
+    -5.85 to 5.85, y from 1.5 to 6.7, on a 40 x 40 m mesh floor of 2 m cells (800
+    triangles). Ids 2..501 layer by layer; every hull turned by a per-body yaw. Points come
+    from an LCG seeded with the body id."""
+    bodies = [mesh_floor()]
     for j in range(5):
         for k in range(10):
             for i in range(10):
@@ -211,6 +227,40 @@ def spheres_capsules():
                     collider = capsule_collider(0.3, 0.5)
                 bodies.append(body(len(bodies) + 1, "Dynamic", position, collider))
     return scene("spheres_capsules", bodies)
+
+
+def terrain_height(x, z):
+    """Height of the terrain bowl at local grid coordinates (m): deepest at x = 44, z = 32,
+    rising to every edge, with bumps. Rounded to 4 decimals (exact in the file)."""
+    h = 0.012 * (x - 44.0) ** 2 + 0.015 * (z - 32.0) ** 2 + 0.6 * math.sin(0.35 * x) * math.sin(0.3 * z)
+    return round(h, 4)
+
+
+def terrain():
+    """Body 1: a static heightfield of 65 x 65 samples, 1 m apart, placed at (-32, 0, -32)
+    (local x, z = 0..64 become world -32..32). Then 240 dynamic bodies (ids 2..241) in
+    three layers of an 8 x 10 grid over the high side (local x = 6..20, z = 14..50), each
+    1.5 m above the surface plus 1.5 m per layer: by (i + j + k) mod 3, a sphere r 0.4,
+    a capsule r 0.3 half_height 0.4, or a 0.35 m box. They roll down into the bowl.
+    """
+    n = 65
+    heights = [terrain_height(float(c), float(r)) for r in range(n) for c in range(n)]
+    field = {"shape": "Heightfield", "rows": n, "columns": n, "cell_size": 1.0, "heights": heights, **material()}
+    bodies = [body(1, "Static", (-32.0, 0.0, -32.0), field)]
+    for k in range(3):
+        for j in range(10):
+            for i in range(8):
+                lx, lz = 6.0 + 2.0 * i, 14.0 + 4.0 * j
+                y = terrain_height(lx, lz) + 1.5 + 1.5 * k
+                kind = (i + j + k) % 3
+                if kind == 0:
+                    collider = sphere_collider(0.4)
+                elif kind == 1:
+                    collider = capsule_collider(0.3, 0.4)
+                else:
+                    collider = box_collider(0.35, 0.35, 0.35)
+                bodies.append(body(len(bodies) + 1, "Dynamic", (lx - 32.0, y, lz - 32.0), collider))
+    return scene("terrain", bodies)
 
 
 def demo():
@@ -423,6 +473,7 @@ SCENES = {
     "ragdolls.json": ragdolls,
     "chain.json": chain,
     "vehicle.json": vehicle,
+    "terrain.json": terrain,
 }
 
 

@@ -4,6 +4,7 @@
 #include <keel/protocol/scene.h>
 #include <keel/protocol/scene_generated.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
@@ -23,8 +24,9 @@ bool is_supported_tick_rate(uint32_t tick_rate) {
 
 namespace {
 
-// The largest array a valid scene can hold is its body list.
-constexpr size_t kMaxJsonArrayElements = SceneLimits::kMaxBodies;
+// The largest array a valid scene can hold: its body list, a heightfield's heights, or a
+// mesh's indices.
+constexpr size_t kMaxJsonArrayElements = SceneLimits::kMaxArrayElements;
 
 // Every table a valid scene can hold (scene, solver, bodies, colliders, spawn points),
 // plus room for a joint list, so that a scene with joints gets the "not supported yet"
@@ -85,7 +87,7 @@ sim::Error json_error(const SceneJsonParser& parser, const std::string& text,
 }
 
 sim::Expected<sim::SceneDef> parse_json_text(const std::string& text, size_t bom,
-                                             const std::string& source) {
+                                             const std::string& source, const std::string* base_dir) {
   SceneJsonParser parser(json_options());
   const std::string schema(scene_schema_text());
   if (!parser.Parse(schema.c_str(), nullptr, "scene.fbs")) {
@@ -94,12 +96,13 @@ sim::Expected<sim::SceneDef> parse_json_text(const std::string& text, size_t bom
   }
   if (!parser.ParseJson(text.c_str() + bom)) return json_error(parser, text, source);
   const auto* scene = fb::GetScene(parser.builder_.GetBufferPointer());
-  return detail::read_scene(*scene, source);
+  return detail::read_scene(*scene, source, base_dir);
 }
 
 /// Checks that only need the text, then parses. `text` is NUL-terminated by std::string.
 sim::Expected<sim::SceneDef> parse_json_checked(const std::string& text,
-                                                const std::string& source) {
+                                                const std::string& source,
+                                                const std::string* base_dir = nullptr) {
   if (text.size() > SceneLimits::kMaxFileBytes) {
     return sim::Error{source + ": is " + std::to_string(text.size()) + " bytes, at most " +
                       std::to_string(SceneLimits::kMaxFileBytes) + " allowed"};
@@ -117,7 +120,7 @@ sim::Expected<sim::SceneDef> parse_json_checked(const std::string& text,
                       " elements, the most any array in a scene may have"};
   }
   try {
-    return parse_json_text(text, bom, source);
+    return parse_json_text(text, bom, source, base_dir);
   } catch (const std::bad_alloc&) {
     return sim::Error{source + ": out of memory while parsing"};
   }
@@ -129,7 +132,8 @@ bool has_scene_identifier(const uint8_t* data, size_t size) {
 }
 
 sim::Expected<sim::SceneDef> parse_verified_binary(const uint8_t* data, size_t size,
-                                                   const std::string& source) {
+                                                   const std::string& source,
+                                                   const std::string* base_dir = nullptr) {
   flatbuffers::Verifier::Options options;
   options.max_tables = static_cast<flatbuffers::uoffset_t>(kMaxVerifiedTables);
   flatbuffers::Verifier verifier(data, size, options);
@@ -139,7 +143,7 @@ sim::Expected<sim::SceneDef> parse_verified_binary(const uint8_t* data, size_t s
                       "is truncated or corrupt, or holds more than " +
                       std::to_string(kMaxVerifiedTables) + " tables)"};
   }
-  return detail::read_scene(*fb::GetScene(data), source);
+  return detail::read_scene(*fb::GetScene(data), source, base_dir);
 }
 
 }  // namespace
@@ -196,10 +200,16 @@ sim::Expected<sim::SceneDef> load_file(const std::string& path) {
     return sim::Error{path + ": cannot read: " + std::strerror(errno)};
   }
   const auto* data = reinterpret_cast<const uint8_t*>(bytes.data());
+  // Mesh colliders' mesh_file names are relative to the scene file's folder.
+  std::string base_dir = std::filesystem::path(path).parent_path().string();
+  if (base_dir.empty()) base_dir = ".";
   if (has_scene_identifier(data, bytes.size())) {
-    return parse_scene_binary(std::span<const uint8_t>(data, bytes.size()), path);
+    // A std::string holds no particular alignment: copy into 8-aligned storage.
+    const std::vector<uint64_t> aligned((bytes.size() + 7) / 8);
+    std::memcpy(const_cast<uint64_t*>(aligned.data()), bytes.data(), bytes.size());
+    return parse_verified_binary(reinterpret_cast<const uint8_t*>(aligned.data()), bytes.size(), path, &base_dir);
   }
-  return parse_json_checked(bytes, path);
+  return parse_json_checked(bytes, path, &base_dir);
 }
 
 }  // namespace

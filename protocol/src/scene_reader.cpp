@@ -1,5 +1,7 @@
 #include "scene_reader.h"
 
+#include "obj_reader.h"
+
 #include <keel/protocol/scene.h>
 #include <keel/sim/builders.h>
 #include <keel/sim/character.h>
@@ -9,6 +11,7 @@
 #include <charconv>
 #include <cmath>
 #include <cstdint>
+#include <filesystem>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -26,6 +29,8 @@ static_assert(static_cast<int>(fb::Shape::Sphere) == static_cast<int>(sim::Shape
 static_assert(static_cast<int>(fb::Shape::Box) == static_cast<int>(sim::ShapeType::Box));
 static_assert(static_cast<int>(fb::Shape::Capsule) == static_cast<int>(sim::ShapeType::Capsule));
 static_assert(static_cast<int>(fb::Shape::Hull) == static_cast<int>(sim::ShapeType::Hull));
+static_assert(static_cast<int>(fb::Shape::Mesh) == static_cast<int>(sim::ShapeType::Mesh));
+static_assert(static_cast<int>(fb::Shape::Heightfield) == static_cast<int>(sim::ShapeType::Heightfield));
 
 std::string format_float(float value) {
   char buffer[64];
@@ -67,7 +72,7 @@ struct Field {
 /// Every check returns false after recording the error, so callers read `if (!ok) return`.
 class Reader {
  public:
-  explicit Reader(const std::string& source) : source_(source) {}
+  Reader(const std::string& source, const std::string* base_dir) : source_(source), base_dir_(base_dir) {}
 
   sim::Expected<sim::SceneDef> read(const fb::Scene& in) {
     sim::SceneDef out;
@@ -295,6 +300,7 @@ class Reader {
     out.gravity_scale = in.gravity_scale();
     out.freeze_rotation = in.freeze_rotation();
     out.can_sleep = in.can_sleep();
+    out.bullet = in.bullet();
     out.layer = in.layer();
     out.collides_with = in.collides_with();
     return true;
@@ -328,24 +334,28 @@ class Reader {
     const fb::Shape shape = in.shape();
     const auto raw = static_cast<uint8_t>(shape);
     if (raw > static_cast<uint8_t>(fb::Shape::MAX)) {
-      return fail(Field(at, "shape"),
-                  "unknown shape " + std::to_string(raw) + " (Sphere, Box, Capsule or Hull)");
-    }
-    if (shape != fb::Shape::Sphere && shape != fb::Shape::Box && shape != fb::Shape::Capsule &&
-        shape != fb::Shape::Hull) {
-      return fail(Field(at, "shape"), std::string(fb::EnumNameShape(shape)) +
-                                          " is not supported yet (use Sphere, Box, Capsule or Hull)");
+      return fail(Field(at, "shape"), "unknown shape " + std::to_string(raw) +
+                                          " (Sphere, Box, Capsule, Hull, Mesh or Heightfield)");
     }
     out.shape = static_cast<sim::ShapeType>(raw);
-    // Points and indices only describe Hull and Mesh shapes; on any other shape they
-    // would be silently ignored, which hides a mistake.
-    if (shape == fb::Shape::Hull) {
-      if (!read_points(in, at, out)) return false;
-    } else if (in.points() != nullptr && in.points()->size() > 0) {
+    // Geometry fields only describe their own shapes; on any other shape they would be
+    // silently ignored, which hides a mistake.
+    const bool hull = shape == fb::Shape::Hull, mesh = shape == fb::Shape::Mesh,
+               field = shape == fb::Shape::Heightfield;
+    if (!hull && !mesh && in.points() != nullptr && in.points()->size() > 0) {
       return fail(Field(at, "points"), "only Hull and Mesh shapes use points");
     }
-    if (in.indices() != nullptr && in.indices()->size() > 0) {
+    if (!mesh && in.indices() != nullptr && in.indices()->size() > 0) {
       return fail(Field(at, "indices"), "only Mesh shapes use indices");
+    }
+    if (!mesh && in.mesh_file() != nullptr) return fail(Field(at, "mesh_file"), "only Mesh shapes use mesh_file");
+    if (!field && (in.rows() != 0 || in.columns() != 0 || (in.heights() != nullptr && in.heights()->size() > 0))) {
+      return fail(Field(at, in.rows() != 0 ? "rows" : in.columns() != 0 ? "columns" : "heights"),
+                  "only Heightfield shapes use rows, columns and heights");
+    }
+    if ((hull && !read_points(in, at, out)) || (mesh && !read_mesh(in, at, out)) ||
+        (field && !read_heightfield(in, at, out))) {
+      return false;
     }
     return read_vec3(Field(at, "center"), in.center(), sim::Vec3(0.0f), out.center) &&
            read_quat(Field(at, "rotation"), in.rotation(), out.rotation);
@@ -371,6 +381,59 @@ class Reader {
       out.points[i] = sim::Vec3(p->x(), p->y(), p->z());
     }
     return true;
+  }
+
+  /// Mesh data: inline points + indices, or an OBJ file next to the scene file (never
+  /// both). The sim's own checks (indices in range, no degenerate triangle, limits) run
+  /// in check_with_sim; the OBJ reader names its file and line.
+  bool read_mesh(const fb::Collider& in, const std::string& at, sim::ColliderDef& out) {
+    const bool inline_data = (in.points() != nullptr && in.points()->size() > 0) ||
+                             (in.indices() != nullptr && in.indices()->size() > 0);
+    if (in.mesh_file() != nullptr) {
+      if (inline_data) return fail(Field(at, "mesh_file"), "give points and indices or mesh_file, not both");
+      return read_mesh_file(in.mesh_file()->str(), at, out);
+    }
+    if (in.points() == nullptr || in.indices() == nullptr) {
+      return fail(Field(at, in.points() == nullptr ? "points" : "indices"),
+                  "a Mesh needs points and indices (or mesh_file)");
+    }
+    if (in.points()->size() > sim::kMaxMeshVertices || in.indices()->size() > size_t(sim::kMaxMeshTriangles) * 3) {
+      return fail(Field(at, "points"), "the mesh is larger than " + std::to_string(sim::kMaxMeshVertices) +
+                                           " vertices / " + std::to_string(sim::kMaxMeshTriangles) + " triangles");
+    }
+    out.points.reserve(in.points()->size());
+    for (const fb::Vec3* p : *in.points()) out.points.emplace_back(p->x(), p->y(), p->z());
+    out.indices.assign(in.indices()->begin(), in.indices()->end());
+    return true;
+  }
+
+  bool read_mesh_file(const std::string& name, const std::string& at, sim::ColliderDef& out) {
+    const Field field(at, "mesh_file");
+    if (base_dir_ == nullptr) {
+      return fail(field, "mesh_file is only read from scene files on disk (this scene came from memory or the network)");
+    }
+    const std::filesystem::path rel(name);
+    if (name.empty() || rel.is_absolute()) return fail(field, "'" + name + "' must be a relative path");
+    for (const auto& part : rel) {
+      if (part == "..") return fail(field, "'" + name + "' may not leave the scene's folder (no '..')");
+    }
+    const std::filesystem::path full = std::filesystem::path(*base_dir_) / rel;
+    if (sim::Status st = read_obj_file(full.string(), full.string(), out.points, out.indices); !st) {
+      return fail(field, st.error().message);
+    }
+    return true;
+  }
+
+  bool read_heightfield(const fb::Collider& in, const std::string& at, sim::ColliderDef& out) {
+    if (in.heights() == nullptr) return fail(Field(at, "heights"), "a Heightfield needs heights");
+    if (in.heights()->size() > sim::kMaxHeightfieldSamples) {
+      return fail(Field(at, "heights"), "more than " + std::to_string(sim::kMaxHeightfieldSamples) + " samples");
+    }
+    out.rows = in.rows();
+    out.columns = in.columns();
+    out.cell_size = in.cell_size();
+    out.heights.assign(in.heights()->begin(), in.heights()->end());
+    return true;  // sizes, finiteness and the grid shape: check_with_sim
   }
 
   /// Every size must be finite; the ones the shape uses must also be positive.
@@ -723,6 +786,7 @@ class Reader {
   }
 
   const std::string& source_;
+  const std::string* base_dir_;  // where mesh_file names are looked up; null: files not allowed
   std::optional<size_t> body_index_;  // set while reading a body
   std::optional<uint32_t> body_id_;   // set once that body's id has been read
   std::string error_;
@@ -730,8 +794,9 @@ class Reader {
 
 }  // namespace
 
-sim::Expected<sim::SceneDef> read_scene(const fb::Scene& scene, const std::string& source) {
-  return Reader(source).read(scene);
+sim::Expected<sim::SceneDef> read_scene(const fb::Scene& scene, const std::string& source,
+                                        const std::string* base_dir) {
+  return Reader(source, base_dir).read(scene);
 }
 
 }  // namespace keel::protocol::detail

@@ -11,7 +11,10 @@
 namespace keel::protocol::detail {
 
 /// Converts and validates. `source` starts every error message.
-sim::Expected<sim::SceneDef> read_scene(const fb::Scene& scene, const std::string& source);
+/// `base_dir`: the folder of the scene file, where Mesh colliders' mesh_file names are
+/// looked up; null for a scene from memory or the network (mesh_file is then an error).
+sim::Expected<sim::SceneDef> read_scene(const fb::Scene& scene, const std::string& source,
+                                        const std::string* base_dir = nullptr);
 
 /// Shortest text that reads back as the same float ("-1", "0.1", "nan", "inf").
 std::string format_float(float value);

@@ -17,17 +17,22 @@ Offset<fb::Collider> write_collider(FlatBufferBuilder& fbb, const sim::ColliderD
   const fb::Vec3 center = to_fb(c.center);
   const fb::Quat rotation = to_fb(c.rotation);
   const fb::Vec3 half_extents = to_fb(c.half_extents);
-  // Left out when empty, so colliders without points encode as they did before hulls.
+  // Geometry is always written inline (a mesh read from an OBJ file included): a scene
+  // sent to a client must carry everything it needs. Empty vectors are left out, so
+  // spheres, boxes and capsules encode as they did before hulls and meshes.
   Offset<flatbuffers::Vector<const fb::Vec3*>> points = 0;
   if (!c.points.empty()) {
-    std::vector<fb::Vec3> pts;
-    pts.reserve(c.points.size());
-    for (const sim::Vec3& p : c.points) pts.push_back(to_fb(p));
-    points = fbb.CreateVectorOfStructs(pts);
+    std::vector<fb::Vec3> v;
+    v.reserve(c.points.size());
+    for (const sim::Vec3& p : c.points) v.push_back(to_fb(p));
+    points = fbb.CreateVectorOfStructs(v);
   }
+  const auto indices = c.indices.empty() ? 0 : fbb.CreateVector(c.indices);
+  const auto heights = c.heights.empty() ? 0 : fbb.CreateVector(c.heights);
   return fb::CreateCollider(fbb, static_cast<fb::Shape>(c.shape), &center, &rotation, c.radius,
-                            c.half_height, &half_extents, points, /*indices=*/0, c.friction,
-                            c.restitution, c.density, c.is_trigger, c.enabled);
+                            c.half_height, &half_extents, points, indices, c.friction,
+                            c.restitution, c.density, c.is_trigger, c.enabled, /*mesh_file=*/0, c.rows,
+                            c.columns, c.cell_size, heights);
 }
 
 Offset<fb::Body> write_body(FlatBufferBuilder& fbb, const sim::BodyDef& b) {
@@ -42,7 +47,7 @@ Offset<fb::Body> write_body(FlatBufferBuilder& fbb, const sim::BodyDef& b) {
   return fb::CreateBody(fbb, b.id, static_cast<fb::Motion>(b.motion), b.mass, &position, &rotation,
                         &linear_velocity, &angular_velocity, b.linear_damping, b.angular_damping,
                         b.gravity_scale, b.freeze_rotation, b.can_sleep, b.layer, b.collides_with,
-                        collider_vector);
+                        collider_vector, b.bullet);
 }
 
 Offset<fb::Solver> write_solver(FlatBufferBuilder& fbb, const sim::WorldSettings& s) {

@@ -6,6 +6,7 @@
 #include <keel/sim/joint.h>
 
 #include "body/mass.h"
+#include "ccd/ccd.h"
 #include "character/character.h"
 #include "events/contact_events.h"
 #include "island/sleep.h"
@@ -73,6 +74,10 @@ void WorldImpl::create_shape(uint32_t body_slot, const ColliderDef& def) {
     auto hull = build_hull(def.points);  // validate_body has accepted these points
     if (hull) s.hull = *hull;
   }
+  if (def.shape == ShapeType::Mesh) s.mesh = build_mesh(def.points, def.indices);
+  if (def.shape == ShapeType::Heightfield) {
+    s.heightfield = build_heightfield(def.rows, def.columns, def.cell_size, def.heights);
+  }
   s.friction = def.friction;
   s.restitution = def.restitution;
   s.density = def.density;
@@ -133,6 +138,11 @@ void update_broadphase(WorldImpl& w, std::vector<uint64_t>& pairs) {
       const Body& b = w.bodies[s.body];
       if (b.sleeping) continue;
       s.aabb = compute_shape_aabb(s, b.origin);
+      if (b.ccd_reach > 0.0f) {
+        // Continuous collision: the bounds cover the whole tick's travel.
+        s.aabb.lower += glm::min(b.ccd_sweep, Vec3(0.0f));
+        s.aabb.upper += glm::max(b.ccd_sweep, Vec3(0.0f));
+      }
       escaped[i] = contains(s.fat, s.aabb) ? 0 : 1;
     }
   });
@@ -157,7 +167,9 @@ void refresh_contact(WorldImpl& w, Contact& c, const ShapeGeom& ga, const ShapeG
   c.friction = combine_friction(sa.friction, sb.friction);
   c.restitution = combine_restitution(sa.restitution, sb.restitution);
   Manifold m;  // stays empty when even the tight bounds are apart: no narrowphase needed
-  if (overlaps(sa.aabb, sb.aabb)) collide(ga, gb, kSpeculativeDistance, m);
+  if (overlaps(sa.aabb, sb.aabb)) {
+    collide(ga, gb, kSpeculativeDistance + ccd_margin(w.bodies[sa.body], w.bodies[sb.body]), m);
+  }
   update_manifold(c, m, w.bodies[sa.body].center, w.bodies[sb.body].center, flatten_friction);
 }
 
@@ -251,6 +263,7 @@ void WorldImpl::step() {
   static thread_local std::vector<ShapeGeom> geoms;
   static thread_local std::vector<uint8_t> dead;
 
+  update_ccd(*this, 1.0f / float(settings.tick_rate));
   update_broadphase(*this, pairs);
   auto t1 = Clock::now();
   // A still step: no body can move and the API changed nothing since the last step. Then
@@ -310,6 +323,7 @@ float body_reach(const std::vector<ColliderDef>& colliders) {
           for (const Vec3& v : (*hull)->vertices) extent = std::max(extent, glm::length(v));
         }
         break;
+      default: break;  // meshes and heightfields are static: nothing to put to sleep
     }
     reach = std::max(reach, glm::length(c.center) + extent);
   }
@@ -378,6 +392,7 @@ Expected<BodyId> World::add_body(const BodyDef& def) {
   b.gravity_scale = def.gravity_scale;
   b.freeze_rotation = def.freeze_rotation;
   b.can_sleep = def.can_sleep;
+  b.bullet = def.bullet;
   b.layer = def.layer;
   b.collides_with = def.collides_with;
 
@@ -531,6 +546,16 @@ std::vector<ColliderDef> World::colliders(BodyId id) const {
     c.half_height = s.half_height;
     c.half_extents = s.half_extents;
     if (s.hull) c.points = s.hull->points;
+    if (s.mesh) {
+      c.points = s.mesh->vertices;
+      c.indices = s.mesh->indices;
+    }
+    if (s.heightfield) {
+      c.rows = s.heightfield->rows;
+      c.columns = s.heightfield->columns;
+      c.cell_size = s.heightfield->cell_size;
+      c.heights = s.heightfield->heights;
+    }
     c.friction = s.friction;
     c.restitution = s.restitution;
     c.density = s.density;

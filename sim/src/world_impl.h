@@ -7,6 +7,7 @@
 #include <keel/sim/world.h>
 
 #include "broadphase/broadphase.h"
+#include "collision/mesh.h"
 #include "character/character.h"
 #include "contact/contact.h"
 #include "joint/joint.h"
@@ -50,7 +51,12 @@ struct Body {
   uint32_t collides_with = 0xffffffffu;
   bool freeze_rotation = false;
   bool can_sleep = true;
+  bool bullet = false;           // continuous collision every tick (see solver/ccd.h)
   bool sleeping = false;
+  // Derived each step, never state: how far ahead (m) this body's contacts are made this
+  // tick beyond kSpeculativeDistance (continuous collision), and the sweep of its bounds.
+  float ccd_reach = 0.0f;
+  Vec3 ccd_sweep{0.0f};
   // Contact outputs of the last step (derived, not state).
   bool supported = false;
   Vec3 support_normal{0.0f, 1.0f, 0.0f};
@@ -81,6 +87,8 @@ struct Shape {
   float half_height = 0.0f;
   Vec3 half_extents{0.0f};
   std::shared_ptr<const ConvexHull> hull;  // hull colliders: immutable, shared by copies
+  std::shared_ptr<const TriangleMesh> mesh;       // Mesh: immutable, shared
+  std::shared_ptr<const HeightField> heightfield;  // Heightfield: immutable, shared
   float friction = 0.6f;
   float restitution = 0.0f;
   float density = 1000.0f;
@@ -104,6 +112,8 @@ inline ShapeGeom placed_geom(const Shape& s, const Body& b) {
   g.half_height = s.half_height;
   g.half_extents = s.half_extents;
   g.hull = s.hull.get();
+  g.mesh = s.mesh.get();
+  g.heightfield = s.heightfield.get();
   return g;
 }
 

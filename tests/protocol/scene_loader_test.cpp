@@ -523,14 +523,17 @@ TEST(SceneErrors, TickRate) {
   expect_mentions(parse_error(R"({"tick_rate": 0})"), {"bad.json: tick_rate:"});
 }
 
-TEST(SceneErrors, UnsupportedShapes) {
-  for (const char* shape : {"Mesh", "Heightfield"}) {
-    const std::string json = R"({"bodies": [{"id": 5, "colliders": [{"shape": "Box", )"
+TEST(SceneErrors, GeometryShapesWithoutTheirDataNameTheMissingField) {
+  const std::pair<const char*, const char*> cases[] = {
+      {"Hull", "colliders[1].points: a Hull needs 4 to 4096 points (got 0)"},
+      {"Mesh", "colliders[1].points: a Mesh needs points and indices (or mesh_file)"},
+      {"Heightfield", "colliders[1].heights: a Heightfield needs heights"},
+  };
+  for (const auto& [shape, message] : cases) {
+    const std::string json = R"({"bodies": [{"id": 5, "motion": "Static", "colliders": [{"shape": "Box", )"
                              R"("half_extents": {"x": 1, "y": 1, "z": 1}}, {"shape": ")" +
                              std::string(shape) + R"("}]}]})";
-    expect_mentions(
-        parse_error(json),
-        {"bad.json: body 5: colliders[1].shape: " + std::string(shape) + " is not supported yet"});
+    expect_mentions(parse_error(json), {"bad.json: body 5: " + std::string(message)});
   }
 }
 
@@ -612,10 +615,10 @@ TEST(SceneErrors, Limits) {
 TEST(SceneErrors, HugeArrayIsRejectedBeforeParsing) {
   std::string json =
       R"({"bodies": [{"id": 1, "colliders": [{"shape": "Sphere", "radius": 1, "indices": [)";
-  json.reserve(json.size() + 2 * (SceneLimits::kMaxBodies + 2) + 8);
-  for (size_t i = 0; i <= SceneLimits::kMaxBodies; ++i) json += i ? ",0" : "0";
+  json.reserve(json.size() + 2 * (SceneLimits::kMaxArrayElements + 2) + 8);
+  for (size_t i = 0; i <= SceneLimits::kMaxArrayElements; ++i) json += i ? ",0" : "0";
   json += "]}]}]}";
-  expect_mentions(parse_error(json), {"bad.json:1: an array here has more than 1000000 elements"});
+  expect_mentions(parse_error(json), {"bad.json:1: an array here has more than 4194304 elements"});
 }
 
 /// Placeholders in kEveryFloat, each with a valid value and the field the error names.

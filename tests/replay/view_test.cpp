@@ -269,6 +269,70 @@ TEST(View, PageHoldsEveryTickHashAndThePosesOfTheRecording) {
   EXPECT_EQ(first_shape[11], "capsule");
 }
 
+// Hulls, meshes and heightfields reach the page with the geometry the viewer draws them
+// from: a tetrahedron hull as its 4 triangular faces, a two-triangle mesh as given, a
+// 3 x 3 heightfield as its grid.
+TEST(View, HullsMeshesAndHeightfieldsCarryTheirGeometry) {
+  sim::SceneDef scene;
+  scene.name = "geometry";
+  sim::BodyDef mesh;
+  mesh.id = 1;
+  mesh.motion = sim::MotionType::Static;
+  sim::ColliderDef m;
+  m.shape = sim::ShapeType::Mesh;
+  m.points = {{-5, 0, -5}, {-5, 0, 5}, {5, 0, -5}, {5, 0, 5}};
+  m.indices = {0, 1, 2, 2, 1, 3};
+  mesh.colliders.push_back(m);
+  sim::BodyDef field;
+  field.id = 2;
+  field.motion = sim::MotionType::Static;
+  field.position = sim::Vec3(20, 0, 0);
+  sim::ColliderDef f;
+  f.shape = sim::ShapeType::Heightfield;
+  f.rows = f.columns = 3;
+  f.cell_size = 2.0f;
+  f.heights = {0, 0.5f, 0, 0.5f, 1, 0.5f, 0, 0.5f, 0};
+  field.colliders.push_back(f);
+  sim::BodyDef hull;
+  hull.id = 3;
+  hull.position = sim::Vec3(0, 2, 0);
+  sim::ColliderDef h;
+  h.shape = sim::ShapeType::Hull;
+  h.points = {{0, 0, 0}, {1, 0, 0}, {0, 1, 0}, {0, 0, 1}, {0.1f, 0.1f, 0.1f}};  // one point inside
+  hull.colliders.push_back(h);
+  scene.bodies = {mesh, field, hull};
+  TempDir dir;
+  const std::string rec_path = dir.path("g.krec"), page = dir.path("g.html");
+  record(rec_path, scene, 20, false, 10);
+  ASSERT_EQ(run_view(rec_path, "", page, 1), 0);
+  PageData p = read_page(page);
+  std::map<uint32_t, nlohmann::json> shape_of;
+  for (const auto& b : p.meta["bodies"]) shape_of[b["id"]] = p.meta["shapes"][b["shapes"][0].get<size_t>()];
+  EXPECT_EQ(shape_of[1]["type"], "mesh");
+  EXPECT_EQ(shape_of[1]["vertices"], nlohmann::json({-5, 0, -5, -5, 0, 5, 5, 0, -5, 5, 0, 5}));
+  EXPECT_EQ(shape_of[1]["indices"], nlohmann::json({0, 1, 2, 2, 1, 3}));
+  EXPECT_EQ(shape_of[2]["type"], "heightfield");
+  EXPECT_EQ(shape_of[2]["rows"], 3);
+  EXPECT_EQ(shape_of[2]["columns"], 3);
+  EXPECT_EQ(shape_of[2]["cell_size"], 2.0);
+  EXPECT_EQ(shape_of[2]["heights"], nlohmann::json({0, 0.5, 0, 0.5, 1, 0.5, 0, 0.5, 0}));
+  EXPECT_EQ(shape_of[3]["type"], "hull");
+  EXPECT_EQ(shape_of[3]["vertices"].size(), 12u);  // the inside point is not a vertex
+  ASSERT_EQ(shape_of[3]["indices"].size(), 12u);   // four triangles
+  // Each face's triangle, from the corners the page gets, faces away from the inside.
+  const auto& v = shape_of[3]["vertices"];
+  const auto& idx = shape_of[3]["indices"];
+  for (size_t t = 0; t < 12; t += 3) {
+    sim::Vec3 c[3];
+    for (int k = 0; k < 3; ++k) {
+      const size_t i = idx[t + k].get<size_t>() * 3;
+      c[k] = sim::Vec3(v[i].get<float>(), v[i + 1].get<float>(), v[i + 2].get<float>());
+    }
+    const sim::Vec3 n = glm::cross(c[1] - c[0], c[2] - c[0]);
+    EXPECT_GT(glm::dot(n, (c[0] + c[1] + c[2]) / 3.0f - sim::Vec3(0.25f)), 0.0f) << "triangle " << t / 3;
+  }
+}
+
 TEST(View, AgainstARecordingMarksWhatDiffFinds) {
   TempDir dir;
   const std::string a = dir.path("a.krec"), b = dir.path("b.krec"), page = dir.path("ab.html");

@@ -6,6 +6,8 @@
 
 #include <gtest/gtest.h>
 
+#include "collision/mesh.h"
+
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -79,6 +81,48 @@ TEST(Character, WalksThreeMetresInOneSecond) {
   EXPECT_NEAR(end.x - start.x, 3.0f, 0.01f);
   EXPECT_NEAR(end.z - start.z, 0.0f, 0.001f);
   EXPECT_NEAR(end.y, 0.0f, 0.006f);
+}
+
+// The same walk on level geometry: a floor of 800 triangles (1 m cells, seams every
+// metre) and a flat heightfield. Seams must neither trip the ground probe nor lift the feet.
+TEST(Character, WalksOnAMeshFloorAndAHeightfield) {
+  for (int kind = 0; kind < 2; ++kind) {
+    World w;
+    BodyDef floor;
+    floor.id = 1;
+    floor.motion = MotionType::Static;
+    ColliderDef c;
+    if (kind == 0) {
+      c.shape = ShapeType::Mesh;
+      for (int r = 0; r <= 20; ++r) {
+        for (int k = 0; k <= 20; ++k) c.points.push_back(Vec3(float(k) - 10.0f, 0.0f, float(r) - 10.0f));
+      }
+      auto at = [](int r, int k) { return uint32_t(r * 21 + k); };
+      for (int r = 0; r < 20; ++r) {
+        for (int k = 0; k < 20; ++k) {
+          c.indices.insert(c.indices.end(), {at(r, k), at(r + 1, k + 1), at(r, k + 1), at(r, k), at(r + 1, k), at(r + 1, k + 1)});
+        }
+      }
+    } else {
+      c.shape = ShapeType::Heightfield;
+      c.rows = c.columns = 21;
+      c.heights.assign(21 * 21, 0.0f);
+      floor.position = Vec3(-10.0f, 0.0f, -10.0f);
+    }
+    floor.colliders.push_back(c);
+    ASSERT_TRUE(w.add_body(floor));
+    BodyId ch = add_character_at(w, Vec3(0.3f, 0, 0.2f));
+    settle(w, ch);
+    const Vec3 start = feet_of(w, ch);
+    EXPECT_TRUE(character_status(w, ch).grounded) << kind;
+    walk(w, ch, Vec3(3, 0, 0), 60);
+    const Vec3 end = feet_of(w, ch);
+    std::printf("%s: walked %.4f m in 1 s at 3 m/s, feet y %.4f\n", kind == 0 ? "mesh floor" : "heightfield",
+                end.x - start.x, end.y);
+    EXPECT_NEAR(end.x - start.x, 3.0f, 0.01f) << kind;
+    EXPECT_NEAR(end.y, 0.0f, 0.006f) << kind;
+    EXPECT_TRUE(character_status(w, ch).grounded) << kind;
+  }
 }
 
 // A static step whose face is at x = face, top at y = height.
@@ -384,14 +428,36 @@ namespace keel::sim {
 namespace {
 
 // The soak: 10,000 random moves (a new walk, run or turn every half second, jumps now and
-// then) through a walled yard of stairs, steps, ramps, boxes and crates on a box floor
-// (the sim has no meshes yet). After every tick the capsule may be no more than 6 mm into
-// any static collider, and never below the floor.
+// then) through a walled yard of stairs, steps, ramps, boxes and crates on a triangle-mesh
+// floor (1 m cells, so the character crosses thousands of seams). After every tick the
+// capsule may be no more than 6 mm into any static collider, and never below the floor.
 struct Yard {
   World world;
   std::vector<BodyDef> statics;
+  std::shared_ptr<const TriangleMesh> floor;  // the floor's mesh, for the depth check
   BodyId character;
 };
+
+// A 24 x 24 m floor at y = 0 of 1 m cells, two triangles each, counter-clockwise from above.
+BodyDef mesh_floor(uint32_t id) {
+  BodyDef def;
+  def.id = id;
+  def.motion = MotionType::Static;
+  ColliderDef c;
+  c.shape = ShapeType::Mesh;
+  const int n = 24;
+  for (int r = 0; r <= n; ++r) {
+    for (int k = 0; k <= n; ++k) c.points.push_back(Vec3(-12.0f + float(k), 0.0f, -12.0f + float(r)));
+  }
+  for (uint32_t r = 0; r < uint32_t(n); ++r) {
+    for (uint32_t k = 0; k < uint32_t(n); ++k) {
+      const uint32_t i = r * (n + 1) + k;
+      c.indices.insert(c.indices.end(), {i, i + n + 1, i + 1, i + 1, i + n + 1, i + n + 2});
+    }
+  }
+  def.colliders.push_back(c);
+  return def;
+}
 
 void add_static(Yard& y, BodyDef def) {
   y.statics.push_back(def);
@@ -401,7 +467,8 @@ void add_static(Yard& y, BodyDef def) {
 Yard make_yard() {
   Yard y;
   uint32_t id = 1;
-  add_static(y, box_body(id++, MotionType::Static, Vec3(0, -0.5f, 0), Vec3(12, 0.5f, 12)));
+  add_static(y, mesh_floor(id++));
+  y.floor = build_mesh(y.statics[0].colliders[0].points, y.statics[0].colliders[0].indices);
   for (int side = 0; side < 4; ++side) {  // walls around a 20 m square
     const bool along_x = side < 2;
     const float at = side % 2 == 0 ? 10.5f : -10.5f;
@@ -454,7 +521,9 @@ float deepest_into_statics(const Yard& y) {
   float deepest = 0.0f;
   for (const BodyDef& def : y.statics) {
     Manifold m;
-    collide(cap, geom_of(def), 0.0f, m);
+    ShapeGeom g = geom_of(def);
+    if (g.type == ShapeType::Mesh) g.mesh = y.floor.get();
+    collide(cap, g, 0.0f, m);
     for (int i = 0; i < m.count; ++i) deepest = std::max(deepest, m.points[i].depth);
   }
   return deepest;

@@ -680,8 +680,9 @@ float support(const ShapeGeom& s, const Vec3& n) {
       for (const Vec3& v : s.hull->vertices) best = std::max(best, glm::dot(s.rotation * v, n));
       return r + best;
     }
+    default:
+      return r;  // concave shapes are not part of the convex sweep
   }
-  return r;
 }
 
 /// Random hulls of 5-24 points within a 0.05-0.6 box, built once and shared by the sweep.
@@ -718,8 +719,9 @@ ShapeGeom random_shape(Lcg& rng, ShapeType type) {
       s.hull = random_hull(rng);
       return s;
     }
+    default:
+      return sphere(p, 0.1f);
   }
-  return sphere(p, 0.1f);
 }
 
 TEST(NarrowphaseSweep, RandomPairsKeepTheContract) {

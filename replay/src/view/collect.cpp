@@ -58,6 +58,37 @@ Shape make_shape(const sim::ColliderDef& c) {
     case sim::ShapeType::Hull:
       hull_triangles(c.points, s);
       break;
+    case sim::ShapeType::Mesh:
+    case sim::ShapeType::Heightfield: {
+      // Drawn from their own triangles (a heightfield from its grid, built in the page).
+      s.type = c.shape == sim::ShapeType::Mesh ? "mesh" : "heightfield";
+      sim::Vec3 lo(0.0f), hi(0.0f);
+      if (c.shape == sim::ShapeType::Mesh && !c.points.empty()) {
+        lo = hi = c.points[0];
+        for (const sim::Vec3& p : c.points) {
+          lo = glm::min(lo, p);
+          hi = glm::max(hi, p);
+          s.vertices.insert(s.vertices.end(), {p.x, p.y, p.z});
+        }
+        s.indices = c.indices;
+      } else if (c.shape == sim::ShapeType::Heightfield && !c.heights.empty()) {
+        float h0 = c.heights[0], h1 = c.heights[0];
+        for (float h : c.heights) {
+          h0 = std::min(h0, h);
+          h1 = std::max(h1, h);
+        }
+        lo = sim::Vec3(0.0f, h0, 0.0f);
+        hi = sim::Vec3(float(c.columns > 0 ? c.columns - 1 : 0) * c.cell_size, h1,
+                       float(c.rows > 0 ? c.rows - 1 : 0) * c.cell_size);
+        s.rows = c.rows;
+        s.columns = c.columns;
+        s.cell_size = c.cell_size;
+        s.heights = c.heights;
+      }
+      s.half_extents = (hi - lo) * 0.5f;
+      s.bounds = glm::max(glm::abs(lo), glm::abs(hi));
+      break;
+    }
   }
   return s;
 }

@@ -39,6 +39,7 @@ float shape_volume(const ColliderDef& c) {
       auto hull = build_hull(c.points);
       return hull ? (*hull)->volume : 0.0f;
     }
+    default: break;  // meshes and heightfields are surfaces of static bodies: no volume
   }
   return 0.0f;
 }
@@ -72,6 +73,7 @@ Mat3 shape_unit_inertia(const ColliderDef& c) {
       auto hull = build_hull(c.points);
       return hull ? (*hull)->inertia : Mat3(0.0f);
     }
+    default: break;
   }
   return Mat3(0.0f);
 }

@@ -3,6 +3,9 @@
 #include <keel/sim/defs.h>
 #include <keel/sim/hull.h>
 
+#include "collision/mesh.h"
+#include "collision/narrowphase.h"
+
 #include <cmath>
 #include <sstream>
 #include <string>
@@ -24,6 +27,8 @@ const char* to_string(ShapeType s) {
     case ShapeType::Box: return "Box";
     case ShapeType::Capsule: return "Capsule";
     case ShapeType::Hull: return "Hull";
+    case ShapeType::Mesh: return "Mesh";
+    case ShapeType::Heightfield: return "Heightfield";
   }
   return "?";
 }
@@ -91,7 +96,7 @@ class Checker {
   std::string message_;
 };
 
-void check_collider(Checker& c, const ColliderDef& col, size_t index) {
+void check_collider(Checker& c, const ColliderDef& col, size_t index, MotionType motion) {
   c.scope(long(index));
   c.finite("center", col.center);
   c.rotation("rotation", col.rotation);
@@ -111,8 +116,22 @@ void check_collider(Checker& c, const ColliderDef& col, size_t index) {
     case ShapeType::Hull:
       if (auto hull = build_hull(col.points); !hull) c.fail_plain("points: " + hull.error().message);
       break;
+    case ShapeType::Mesh:
+      if (Status st = check_mesh_data(col.points, col.indices); !st) c.fail_plain(st.error().message);
+      break;
+    case ShapeType::Heightfield:
+      if (Status st = check_heightfield_data(col.rows, col.columns, col.cell_size, col.heights); !st) {
+        c.fail_plain(st.error().message);
+      }
+      break;
     default:
       c.fail_plain("shape is not a known shape");
+  }
+  if (is_concave(col.shape) && motion != MotionType::Static) {
+    // Concave shapes have no volume or inertia, and the narrowphase never pairs two of
+    // them: they are level geometry. A moving platform is built from convex parts.
+    c.fail_plain(std::string("shape ") + to_string(col.shape) + " is only allowed on a Static body (this body is " +
+                 to_string(motion) + ")");
   }
   c.non_negative("friction", col.friction);
   c.non_negative("restitution", col.restitution);
@@ -138,7 +157,7 @@ Status validate_body(const BodyDef& def) {
   c.finite("gravity_scale", def.gravity_scale);
   for (size_t i = 0; i < def.colliders.size() && !c.failed(); ++i) {
     if (c.failed()) break;
-    check_collider(c, def.colliders[i], i);
+    check_collider(c, def.colliders[i], i, def.motion);
   }
   if (!c.failed() && def.motion == MotionType::Dynamic && def.mass == 0.0f) {
     bool has_density = false;

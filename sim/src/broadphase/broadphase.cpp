@@ -43,6 +43,16 @@ AABB compute_shape_aabb(const Shape& shape, const Transform& body_origin) {
       extent = abs_rotate(r, half) + Vec3(kSpeculativeDistance);
       return AABB{c - extent, c + extent};
     }
+    case ShapeType::Mesh:
+    case ShapeType::Heightfield: {
+      // The whole surface is one leaf; its triangles are found through its own BVH/grid.
+      const AABB local = shape.mesh ? shape.mesh->bounds : shape.heightfield ? shape.heightfield->bounds() : AABB{};
+      const Mat3 r = glm::mat3_cast(xf.rotation);
+      const Vec3 mid = transform_point(xf, (local.lower + local.upper) * 0.5f);
+      extent = abs_rotate(r, (local.upper - local.lower) * 0.5f) + Vec3(kSpeculativeDistance);
+      return AABB{mid - extent, mid + extent};
+    }
+    default: break;
   }
   extent += Vec3(kSpeculativeDistance);
   return AABB{xf.position - extent, xf.position + extent};

@@ -341,9 +341,9 @@ void collide_box_box(const ShapeGeom& sa, const ShapeGeom& sb, float margin, Man
       std::min(std::min(std::min(a.h[0], a.h[1]), std::min(a.h[2], b.h[0])), std::min(b.h[1], b.h[2]));
   const float tol = std::min(np::kSatAbsTol, np::kSatAbsTolScale * smallest);
   // Prefer A's face, then B's face, then an edge; each must win clearly to be chosen.
-  const bool use_b = fb.sep > np::kSatFaceRelTol * fa.sep + tol;
+  const bool use_b = fb.sep > np::sat_beat(np::kSatFaceRelTol, fa.sep, tol);
   const SatAxis& face = use_b ? fb : fa;
-  if (has_edge && edge.sep > np::kSatEdgeRelTol * face.sep + tol) {
+  if (has_edge && edge.sep > np::sat_beat(np::kSatEdgeRelTol, face.sep, tol)) {
     edge_contact(a, b, edge, out);
     return;
   }

@@ -43,6 +43,17 @@ inline constexpr float kSatAbsTol = 0.0025f;  ///< metres; capped at kSatAbsTolS
 /// radius involved, so tiny shapes are not pushed onto the wrong feature.
 inline constexpr float kSatAbsTolScale = 0.02f;
 
+/// Gaps (positive separations) above this are only seen with continuous collision's wide
+/// margins; there the relative preference applies to the gap's size, so that a clearly
+/// separated face is not beaten by an edge axis with the same gap (rel * gap < gap).
+inline constexpr float kWideGap = 0.02f;
+
+/// The separation a candidate axis must exceed to beat an axis with separation `sep`,
+/// given a relative preference `rel` (< 1) and an absolute one `tol`.
+inline float sat_beat(float rel, float sep, float tol) {
+  return sep > kWideGap ? sep + (1.0f - rel) * sep + tol : rel * sep + tol;
+}
+
 /// |axis_a x axis_b|^2 below this: edge-pair axes are skipped (angle < ~0.18 degrees).
 /// Such an axis is nearly a face axis already and normalising it amplifies rounding.
 inline constexpr float kEdgeSkipSinSq = 1.0e-5f;

@@ -23,6 +23,8 @@ int routine_rank(ShapeType t) {
       return 2;
     case ShapeType::Hull:
       return 3;
+    default:
+      return -1;
   }
   return -1;
 }
@@ -38,6 +40,18 @@ constexpr Routine kRoutines[4][4] = {
 }  // namespace
 
 void collide(const ShapeGeom& a, const ShapeGeom& b, float margin, Manifold& out) {
+  // Concave shapes collide triangle by triangle; two of them never make contacts.
+  if (is_concave(a.type) || is_concave(b.type)) {
+    if (is_concave(a.type) && is_concave(b.type)) {
+      np::reset(out);
+    } else if (is_concave(a.type)) {
+      collide_concave(a, b, margin, out);
+    } else {
+      collide_concave(b, a, margin, out);
+      out.normal = -out.normal;
+    }
+    return;
+  }
   const int ra = routine_rank(a.type);
   const int rb = routine_rank(b.type);
   if (ra < 0 || rb < 0 || (ra == 3 && !a.hull) || (rb == 3 && !b.hull)) {

@@ -19,6 +19,9 @@ namespace keel::sim {
 
 inline constexpr int kMaxManifoldPoints = 4;
 
+struct TriangleMesh;
+struct HeightField;
+
 /// A convex shape in world space. `rotation` columns are the shape's local axes.
 struct ShapeGeom {
   ShapeType type = ShapeType::Sphere;
@@ -28,6 +31,8 @@ struct ShapeGeom {
   float half_height = 0.0f;  ///< capsule: segment along local +Y
   Vec3 half_extents{0.0f};   ///< box
   const ConvexHull* hull = nullptr;  ///< hull (owned by the collider; local to position/rotation)
+  const TriangleMesh* mesh = nullptr;       ///< mesh (owned by its collider)
+  const HeightField* heightfield = nullptr;  ///< heightfield (owned by its collider)
 };
 
 struct ManifoldPoint {
@@ -57,5 +62,10 @@ void collide_sphere_hull(const ShapeGeom& a, const ShapeGeom& b, float margin, M
 void collide_capsule_hull(const ShapeGeom& a, const ShapeGeom& b, float margin, Manifold& out);
 void collide_box_hull(const ShapeGeom& a, const ShapeGeom& b, float margin, Manifold& out);
 void collide_hull_hull(const ShapeGeom& a, const ShapeGeom& b, float margin, Manifold& out);
+/// A mesh or heightfield (A) against a sphere, capsule or box (B); see collide_mesh.cpp.
+void collide_concave(const ShapeGeom& a, const ShapeGeom& b, float margin, Manifold& out);
+
+/// Whether a shape kind is concave (mesh, heightfield): static-only, never paired with another.
+inline bool is_concave(ShapeType t) { return t == ShapeType::Mesh || t == ShapeType::Heightfield; }
 
 }  // namespace keel::sim

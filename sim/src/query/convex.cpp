@@ -183,8 +183,20 @@ Core core_of(const ShapeGeom& g) {
       c.origin = g.position;
       c.p0 = c.p1 = g.hull ? g.position + np::dir_to_world(g.rotation, g.hull->centroid) : g.position;
       break;
+    default:  // concave shapes are tested triangle by triangle (triangle_core)
+      c.p0 = c.p1 = c.p2 = g.position;
+      break;
   }
   return c;
+}
+
+Core triangle_core(const Vec3& a, const Vec3& b, const Vec3& c) {
+  Core t;
+  t.type = ShapeType::Mesh;
+  t.p0 = a;
+  t.p1 = b;
+  t.p2 = c;
+  return t;
 }
 
 Core point_core(const Vec3& p, float radius) {
@@ -199,6 +211,7 @@ Core translated(const Core& c, const Vec3& d) {
   out.p0 += d;
   out.p1 += d;
   out.origin += d;
+  out.p2 += d;
   return out;
 }
 
@@ -229,11 +242,20 @@ Vec3 support(const Core& c, const Vec3& d) {
       }
       return c.origin + np::dir_to_world(c.axes, v[best]);
     }
+    case ShapeType::Mesh: {
+      const float d0 = glm::dot(d, c.p0), d1 = glm::dot(d, c.p1), d2 = glm::dot(d, c.p2);
+      if (d0 >= d1 && d0 >= d2) return c.p0;  // ties go to the lower corner
+      return d1 >= d2 ? c.p1 : c.p2;
+    }
+    default: break;
   }
   return c.p0;
 }
 
-Vec3 core_center(const Core& c) { return (c.p0 + c.p1) * 0.5f; }
+Vec3 core_center(const Core& c) {
+  if (c.type == ShapeType::Mesh) return (c.p0 + c.p1 + c.p2) * (1.0f / 3.0f);
+  return (c.p0 + c.p1) * 0.5f;
+}
 
 Distance core_distance(const Core& a, const Core& b) {
   Distance out;

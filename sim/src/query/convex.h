@@ -4,8 +4,8 @@
 // Every shape is a convex "core" swept by a radius: a sphere is a point, a capsule a
 // segment, a box itself with radius 0. The cores meet only through their support
 // functions, so GJK (distance between cores) and conservative advancement (casts) work
-// for any pair; a hull is its vertex set (support = the farthest vertex).
-// Concave kinds (meshes, heightfields) would add a per-triangle loop around the same calls.
+// for any pair; a hull is its vertex set (support = the farthest vertex). Concave kinds
+// (meshes, heightfields) are tested triangle by triangle, each triangle a flat core.
 //
 // Determinism: + - * / and sqrt only, in a fixed order; ties go to the first candidate.
 #pragma once
@@ -20,7 +20,8 @@ namespace keel::sim::query {
 struct Core {
   ShapeType type = ShapeType::Sphere;
   Vec3 p0{0.0f};  ///< point; segment start; box centre
-  Vec3 p1{0.0f};  ///< segment end (= p0 for a point)
+  Vec3 p1{0.0f};  ///< segment end (= p0 for a point); triangle: second corner
+  Vec3 p2{0.0f};  ///< triangle (type Mesh): third corner
   Mat3 axes{1.0f};           ///< box / hull axes (columns)
   Vec3 half_extents{0.0f};   ///< box
   float radius = 0.0f;
@@ -30,6 +31,8 @@ struct Core {
 
 /// The core of a shape placed in world space.
 Core core_of(const ShapeGeom& g);
+/// One triangle of a mesh or heightfield, in world space, as a flat convex core.
+Core triangle_core(const Vec3& a, const Vec3& b, const Vec3& c);
 /// A point with a radius (a ray is a point of radius 0).
 Core point_core(const Vec3& p, float radius);
 /// The core moved by `d`.

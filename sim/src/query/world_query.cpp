@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 namespace keel::sim {
 
@@ -45,6 +46,67 @@ template <class Visit>
 void for_each_tree(const WorldImpl& w, Visit&& visit) {
   visit(w.broadphase.static_tree(), 0.0f);
   visit(w.broadphase.movable_tree(), movable_slack(w));
+}
+
+// Calls f(world-space triangle) for every triangle of a concave collider whose bounds
+// meet `box` (world space), in ascending triangle index.
+template <class F>
+void for_each_triangle(const Shape& s, const Body& b, const AABB& box, F&& f) {
+  const ShapeGeom g = placed_geom(s, b);
+  AABB local{Vec3(std::numeric_limits<float>::max()), Vec3(-std::numeric_limits<float>::max())};
+  for (int i = 0; i < 8; ++i) {
+    const Vec3 corner((i & 1) ? box.upper.x : box.lower.x, (i & 2) ? box.upper.y : box.lower.y,
+                      (i & 4) ? box.upper.z : box.lower.z);
+    const Vec3 l = np::to_local(g, corner);
+    local = AABB{glm::min(local.lower, l), glm::max(local.upper, l)};
+  }
+  static thread_local std::vector<uint32_t> tris;
+  auto visit = [&](const auto& source) {
+    source.query(local, tris);
+    for (uint32_t t : tris) {
+      Triangle tri = source.triangle(t);
+      for (Vec3& v : tri.v) v = np::to_world(g, v);
+      tri.normal = np::dir_to_world(g.rotation, tri.normal);
+      f(tri);
+    }
+  };
+  if (s.mesh) visit(*s.mesh);
+  if (s.heightfield) visit(*s.heightfield);
+}
+
+// A cast against a concave collider: the earliest hit over its triangles facing the
+// cast (a triangle is one-sided for queries too). A ray is tested exactly.
+bool cast_concave(const Shape& s, const Body& b, const query::Core& core, const Vec3& delta, query::CastHit& out) {
+  const Vec3 h = core_half_size(core);
+  const Vec3 c0 = query::core_center(core), c1 = c0 + delta;
+  const AABB box{glm::min(c0, c1) - h, glm::max(c0, c1) + h};
+  const bool ray = core.type == ShapeType::Sphere && core.radius == 0.0f;
+  bool hit = false;
+  for_each_triangle(s, b, box, [&](const Triangle& tri) {
+    if (!(glm::dot(tri.normal, delta) < 0.0f)) return;
+    query::CastHit ch;
+    if (ray) {
+      const float t = ray_triangle(tri, core.p0, delta, 1.0f);
+      if (t < 0.0f) return;
+      ch.fraction = t;
+      ch.point = core.p0 + delta * t;
+      ch.normal = tri.normal;
+    } else if (!query::cast(core, delta, query::triangle_core(tri.v[0], tri.v[1], tri.v[2]), ch)) {
+      return;
+    }
+    if (!hit || ch.fraction < out.fraction) out = ch;  // ties: the lower triangle
+    hit = true;
+  });
+  return hit;
+}
+
+bool overlaps_concave(const Shape& s, const Body& b, const query::Core& core) {
+  const Vec3 c = query::core_center(core), h = core_half_size(core);
+  bool any = false;
+  for_each_triangle(s, b, AABB{c - h, c + h}, [&](const Triangle& tri) {
+    any = any || query::shapes_overlap(core, query::triangle_core(tri.v[0], tri.v[1], tri.v[2]));
+  });
+  return any;
 }
 
 }  // namespace
@@ -110,7 +172,9 @@ std::optional<QueryHit> cast_core(const WorldImpl& w, const query::Core& core, c
     const Shape& s = w.shapes[slot];
     const Body& b = w.bodies[s.body];
     query::CastHit ch;
-    if (query::cast(core, delta, query::core_of(placed_geom(s, b)), ch)) {
+    const bool did_hit = is_concave(s.type) ? cast_concave(s, b, core, delta, ch)
+                                            : query::cast(core, delta, query::core_of(placed_geom(s, b)), ch);
+    if (did_hit) {
       QueryHit h{BodyId{s.body, b.generation}, b.id, collider_index(b, slot), ch.fraction * max_distance, ch.point,
                  ch.normal};
       if (all_hits) all_hits->push_back(h);
@@ -133,7 +197,9 @@ std::vector<OverlapHit> overlap_core(const WorldImpl& w, const query::Core& core
     if (!passes(w, slot, filter)) return;
     const Shape& s = w.shapes[slot];
     const Body& b = w.bodies[s.body];
-    if (query::shapes_overlap(core, query::core_of(placed_geom(s, b)))) {
+    const bool hit = is_concave(s.type) ? overlaps_concave(s, b, core)
+                                        : query::shapes_overlap(core, query::core_of(placed_geom(s, b)));
+    if (hit) {
       out.push_back(OverlapHit{BodyId{s.body, b.generation}, b.id});
     }
   };
@@ -171,6 +237,8 @@ bool usable(const QueryShape& shape, const Transform& pose) {
       return finite(shape.half_extents) && shape.half_extents.x > 0.0f && shape.half_extents.y > 0.0f &&
              shape.half_extents.z > 0.0f;
     case ShapeType::Hull: return shape.hull != nullptr && !shape.hull->vertices.empty();
+    default:
+      return false;  // a query shape is convex
   }
   return false;
 }

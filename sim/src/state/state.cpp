@@ -72,7 +72,8 @@ void write_body(StateWriter& w, const Body& b) {
   w.f32(b.reach);
   w.u32(b.layer);
   w.u32(b.collides_with);
-  w.u8(b.freeze_rotation);
+  // bit 0 freeze_rotation, bit 1 bullet (a byte that read 0/1 before bullets existed).
+  w.u8(uint8_t((b.freeze_rotation ? 1u : 0u) | (b.bullet ? 2u : 0u)));
   w.u8(b.can_sleep);
   w.u8(b.sleeping);
   w.u32(uint32_t(b.shapes.size()));
@@ -101,7 +102,10 @@ void read_body(StateReader& r, Body& b) {
   b.reach = r.f32();
   b.layer = r.u32();
   b.collides_with = r.u32();
-  b.freeze_rotation = r.u8() != 0;
+  const uint8_t flags = r.u8();
+  if (flags > 3) r.fail("body flags unknown");
+  b.freeze_rotation = (flags & 1u) != 0;
+  b.bullet = (flags & 2u) != 0;
   b.can_sleep = r.u8() != 0;
   b.sleeping = r.u8() != 0;
   uint32_t n = r.count(4);
@@ -130,12 +134,66 @@ void write_shape(StateWriter& w, const Shape& s) {
     w.u32(uint32_t(pts.size()));
     for (const Vec3& p : pts) w.vec3(p);
   }
+  // Geometry data follows only the shapes that have it, so the bytes of spheres, boxes
+  // and capsules are unchanged.
+  if (s.type == ShapeType::Mesh) {
+    w.u32(uint32_t(s.mesh->vertices.size()));
+    for (const Vec3& v : s.mesh->vertices) w.vec3(v);
+    w.u32(uint32_t(s.mesh->indices.size()));
+    for (uint32_t i : s.mesh->indices) w.u32(i);
+  } else if (s.type == ShapeType::Heightfield) {
+    w.u32(s.heightfield->rows);
+    w.u32(s.heightfield->columns);
+    w.f32(s.heightfield->cell_size);
+    for (float h : s.heightfield->heights) w.f32(h);
+  }
 }
 
-void read_shape(StateReader& r, Shape& s) {
+// Reads a mesh's data, checks it like a scene's, and shares the replaced world's mesh at
+// the same slot when the data is the same (a client rolling back rebuilds no BVH).
+void read_mesh(StateReader& r, Shape& s, const Shape* previous) {
+  std::vector<Vec3> points(r.count(12, kMaxMeshVertices));
+  for (Vec3& v : points) v = r.vec3();
+  std::vector<uint32_t> indices(r.count(4, kMaxMeshTriangles * 3));
+  for (uint32_t& i : indices) i = r.u32();
+  if (!r.ok()) return;
+  if (previous && previous->mesh && previous->mesh->vertices == points && previous->mesh->indices == indices) {
+    s.mesh = previous->mesh;
+    return;
+  }
+  if (Status st = check_mesh_data(points, indices); !st) {
+    r.fail("mesh collider: " + st.error().message);
+    return;
+  }
+  s.mesh = build_mesh(points, indices);
+}
+
+void read_heightfield(StateReader& r, Shape& s, const Shape* previous) {
+  const uint32_t rows = r.u32(), columns = r.u32();
+  const float cell = r.f32();
+  if (uint64_t(rows) * columns > kMaxHeightfieldSamples || uint64_t(rows) * columns * 4 > r.remaining()) {
+    r.fail("heightfield collider: sample count exceeds the bytes left");
+    return;
+  }
+  std::vector<float> heights(size_t(rows) * columns);
+  for (float& h : heights) h = r.f32();
+  if (!r.ok()) return;
+  const HeightField* p = previous ? previous->heightfield.get() : nullptr;
+  if (p && p->rows == rows && p->columns == columns && p->cell_size == cell && p->heights == heights) {
+    s.heightfield = previous->heightfield;
+    return;
+  }
+  if (Status st = check_heightfield_data(rows, columns, cell, heights); !st) {
+    r.fail("heightfield collider: " + st.error().message);
+    return;
+  }
+  s.heightfield = build_heightfield(rows, columns, cell, heights);
+}
+
+void read_shape(StateReader& r, Shape& s, const Shape* previous) {
   s.body = r.u32();
   uint8_t type = r.u8();
-  if (type > uint8_t(ShapeType::Hull)) r.fail("collider shape unknown");
+  if (type > uint8_t(ShapeType::Heightfield)) r.fail("collider shape unknown");
   s.type = ShapeType(type);
   s.local = r.transform();
   s.radius = r.f32();
@@ -150,12 +208,19 @@ void read_shape(StateReader& r, Shape& s) {
   s.fat.lower = r.vec3();
   s.fat.upper = r.vec3();
   if (s.type == ShapeType::Hull && r.ok()) {
-    std::vector<Vec3> pts(r.count(12));
+    std::vector<Vec3> pts(r.count(12, uint32_t(kMaxHullInputPoints)));
     for (Vec3& p : pts) p = r.vec3();
-    auto hull = build_hull(pts);
-    if (!hull) r.fail("collider hull: " + hull.error().message);
-    else s.hull = *hull;
+    if (previous && previous->hull && previous->hull->points == pts) {
+      s.hull = previous->hull;  // the same cloud at the same slot: share, do not rebuild
+    } else if (r.ok()) {
+      auto hull = build_hull(pts);
+      if (!hull) r.fail("collider hull: " + hull.error().message);
+      else s.hull = *hull;
+    }
   }
+  if (!r.ok()) return;
+  if (s.type == ShapeType::Mesh) read_mesh(r, s, previous);
+  if (s.type == ShapeType::Heightfield) read_heightfield(r, s, previous);
 }
 
 void write_contact(StateWriter& w, const Contact& c) {
@@ -269,7 +334,7 @@ void check_references(StateReader& r, const WorldImpl& w) {
   }
 }
 
-Status read_state(StateReader& r, WorldImpl& w) {
+Status read_state(StateReader& r, WorldImpl& w, const WorldImpl& previous) {
   char magic[8] = {};
   r.bytes(magic, sizeof magic);
   if (!r.ok() || std::memcmp(magic, kMagic, sizeof kMagic) != 0) return Error{"not a Keel world state"};
@@ -291,9 +356,11 @@ Status read_state(StateReader& r, WorldImpl& w) {
   read_free_list(r, w.free_bodies, w.bodies.size(), "body");
   uint32_t ns = r.count(1, kMaxSlots);
   w.shapes.assign(ns, Shape{});
-  for (Shape& s : w.shapes) {
+  for (size_t i = 0; i < w.shapes.size(); ++i) {
+    Shape& s = w.shapes[i];
     s.alive = r.u8() != 0;
-    if (s.alive && r.ok()) read_shape(r, s);
+    const Shape* prev = i < previous.shapes.size() && previous.shapes[i].alive ? &previous.shapes[i] : nullptr;
+    if (s.alive && r.ok()) read_shape(r, s, prev);
     if (s.alive && s.body >= nb) r.fail("collider names a body slot that does not exist");
   }
   read_free_list(r, w.free_shapes, w.shapes.size(), "collider");
@@ -329,7 +396,7 @@ Status World::restore_state(std::span<const uint8_t> bytes) {
   fresh->settings.threads = impl_->settings.threads;
   fresh->executor.set_threads(fresh->settings.threads);
   StateReader r(bytes);
-  if (Status st = read_state(r, *fresh); !st) return st;  // this world is left untouched
+  if (Status st = read_state(r, *fresh, *impl_); !st) return st;  // this world is left untouched
   for (uint32_t i = 0; i < fresh->bodies.size(); ++i) {
     const Body& b = fresh->bodies[i];
     if (b.alive) fresh->id_to_slot[b.id] = i;

@@ -132,6 +132,8 @@ class StateReader {
   }
   /// Reads an element count and checks that `min_bytes_each` bytes per element remain
   /// (and that it is at most `limit`); returns 0 after a failure.
+  /// Bytes not yet read.
+  size_t remaining() const { return ok_ ? in_.size() - pos_ : 0; }
   uint32_t count(size_t min_bytes_each, uint32_t limit = 0xffffffffu) {
     uint32_t n = u32();
     if (!ok_) return 0;

@@ -11,6 +11,7 @@
 #include <keel/sim/defs.h>
 #include <keel/sim/expected.h>
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <span>
@@ -37,6 +38,10 @@ struct SceneLimits {
   static constexpr size_t kMaxTotalScriptSteps = 262'144;  ///< over the scene
   static constexpr size_t kMaxJoints = 1'000'000;
   static constexpr size_t kMaxAssemblies = 65'536;  ///< ragdolls, and vehicles, each
+  /// The longest JSON array any scene may hold: the body or joint list, a mesh's indices or a
+  /// heightfield's heights (sim::kMaxHeightfieldSamples), whichever is longest.
+  static constexpr size_t kMaxArrayElements =
+      std::max({kMaxBodies, kMaxJoints, size_t(sim::kMaxHeightfieldSamples), size_t(sim::kMaxMeshTriangles) * 3});
 };
 
 /// Tick rates a scene may choose (DESIGN §4): 30, 60 or 120 Hz.

@@ -11,6 +11,7 @@
 
 #include <cstdint>
 #include <limits>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -18,12 +19,20 @@ namespace keel::sim {
 
 enum class MotionType : uint8_t { Static = 0, Kinematic = 1, Dynamic = 2 };
 
-enum class ShapeType : uint8_t { Sphere = 0, Box = 1, Capsule = 2, Hull = 3 };
+/// Shape kinds. Sphere, box, capsule and hull are convex; Mesh and Heightfield are concave,
+/// static-only shapes (see docs/sim.md, "Triangle meshes and heightfields").
+enum class ShapeType : uint8_t { Sphere = 0, Box = 1, Capsule = 2, Hull = 3, Mesh = 4, Heightfield = 5 };
 
 /// Returns "Static", "Kinematic" or "Dynamic".
 const char* to_string(MotionType m);
-/// Returns "Sphere", "Box", "Capsule" or "Hull".
+/// Returns "Sphere", "Box", "Capsule", "Hull", "Mesh" or "Heightfield".
 const char* to_string(ShapeType s);
+
+/// Limits on concave geometry (untrusted input): far above a level's needs, low enough
+/// that feature ids (triangle index << 8) and saved states stay bounded.
+inline constexpr uint32_t kMaxMeshVertices = 1u << 20;
+inline constexpr uint32_t kMaxMeshTriangles = 1u << 20;
+inline constexpr uint32_t kMaxHeightfieldSamples = 1u << 22;  ///< e.g. 2048 x 2048
 
 /// One part of a body's collision shape, placed in the body's frame.
 struct ColliderDef {
@@ -33,9 +42,18 @@ struct ColliderDef {
   float radius = 0.5f;       ///< sphere, capsule
   float half_height = 0.0f;  ///< capsule: segment along local +Y, this far either side of center
   Vec3 half_extents{0.5f};   ///< box
-  /// hull: the point cloud whose convex hull is the shape, in the collider frame (see
-  /// hull.h for the limits: 4..4096 points, at most 64 hull vertices kept)
+  /// Hull: the point cloud whose convex hull is the shape, in the collider frame (see
+  /// hull.h for the limits: 4..4096 points, at most 64 hull vertices kept).
+  /// Mesh: vertex positions in the collider's frame. Triangles are `indices` taken three at
+  /// a time, counter-clockwise seen from the solid side's outside (the side they push to).
   std::vector<Vec3> points;
+  std::vector<uint32_t> indices;  ///< mesh: three vertex indices per triangle
+  /// Heightfield: a grid of `rows` x `columns` heights (row-major: heights[r * columns + c])
+  /// at local (c * cell_size, heights[..], r * cell_size); solid below the surface.
+  uint32_t rows = 0;
+  uint32_t columns = 0;
+  float cell_size = 1.0f;
+  std::vector<float> heights;
   float friction = 0.6f;
   float restitution = 0.0f;
   float density = 1000.0f;  ///< kg/m^3, used when the body's mass is 0
@@ -59,6 +77,10 @@ struct BodyDef {
   float gravity_scale = 1.0f;
   bool freeze_rotation = false;
   bool can_sleep = true;
+  /// Continuous collision every tick (dynamic bodies): the body's contacts are made as far
+  /// ahead as it moves in a tick, so it cannot pass through thin walls. Bodies faster than
+  /// the automatic threshold get the same treatment without the flag (docs/sim.md).
+  bool bullet = false;
   uint32_t layer = 1;
   uint32_t collides_with = 0xffffffffu;
   std::vector<ColliderDef> colliders;
