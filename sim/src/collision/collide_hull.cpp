@@ -138,21 +138,59 @@ void edge_arcs(const WorldHull& h, float sign, Arc* out) {
   }
 }
 
+/// B's arc end normals as separate coordinate arrays, so the first Minkowski-face test
+/// (on which side of A's arc plane c and d lie) runs over all of B's edges as one loop the
+/// compiler can vectorise. Each lane does the same operations in the same order as a scalar
+/// loop would, so the result does not depend on the vector width.
+struct ArcColumns {
+  float ax[kMaxHullEdges], ay[kMaxHullEdges], az[kMaxHullEdges];
+  float bx[kMaxHullEdges], by[kMaxHullEdges], bz[kMaxHullEdges];
+};
+
+void arc_columns(const Arc* arcs, int n, ArcColumns& out) {
+  for (int j = 0; j < n; ++j) {
+    out.ax[j] = arcs[j].a.x;
+    out.ay[j] = arcs[j].a.y;
+    out.az[j] = arcs[j].a.z;
+    out.bx[j] = arcs[j].b.x;
+    out.by[j] = arcs[j].b.y;
+    out.bz[j] = arcs[j].b.z;
+  }
+}
+
+/// Marks the B edges whose arc ends straddle the plane `p` (= bxa of an A edge).
+void straddling(const ArcColumns& c, int n, const Vec3& p, uint8_t* out) {
+  for (int j = 0; j < n; ++j) {
+    const float cba = c.ax[j] * p.x + c.ay[j] * p.y + c.az[j] * p.z;
+    const float dba = c.bx[j] * p.x + c.by[j] * p.y + c.bz[j] * p.z;
+    out[j] = cba * dba < 0.0f ? 1 : 0;
+  }
+}
+
 EdgeQuery query_edges(const WorldHull& a, const WorldHull& b) {
   EdgeQuery best;
   Arc arcs_a[kMaxHullEdges];
   Arc arcs_b[kMaxHullEdges];
+  ArcColumns cols;
+  uint8_t pass[kMaxHullEdges];
+  const int na = a.topo.edge_count;
+  const int nb = b.topo.edge_count;
   edge_arcs(a, 1.0f, arcs_a);
   edge_arcs(b, -1.0f, arcs_b);
-  for (int i = 0; i < a.topo.edge_count; ++i) {
+  arc_columns(arcs_b, nb, cols);
+  for (int i = 0; i < na; ++i) {
     const HullEdge& ea = a.topo.edges[i];
-    for (int j = 0; j < b.topo.edge_count; ++j) {
-      const HullEdge& eb = b.topo.edges[j];
+    if (arcs_a[i].flat) {
+      for (int j = 0; j < nb; ++j) pass[j] = 1;
+    } else {
+      straddling(cols, nb, arcs_a[i].bxa, pass);
+    }
+    for (int j = 0; j < nb; ++j) {
       const bool flat = arcs_a[i].flat || arcs_b[j].flat;
-      if (!flat && !is_minkowski_face(arcs_a[i], arcs_b[j])) continue;
+      if (!flat && (pass[j] == 0 || !is_minkowski_face(arcs_a[i], arcs_b[j]))) continue;
       float sep = 0.0f;
       Vec3 n(0.0f);
-      if (!edge_separation(a, ea, b, eb, flat, sep, n)) continue;
+      if (!edge_separation(a, ea, b, b.topo.edges[j], flat, sep, n)) continue;
       if (best.ea < 0 || sep > best.sep) best = EdgeQuery{sep, i, j, n};
     }
   }
