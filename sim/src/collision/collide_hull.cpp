@@ -78,17 +78,6 @@ struct Arc {
   bool flat;
 };
 
-/// Whether arc (a, b) of A's Gauss map and arc (c, d) of the negated B's map cross.
-bool is_minkowski_face(const Arc& x, const Arc& y) {
-  // c and d must lie on opposite sides of the plane of arc (a, b): most pairs stop here.
-  const float cba = glm::dot(y.a, x.bxa);
-  const float dba = glm::dot(y.b, x.bxa);
-  if (!(cba * dba < 0.0f)) return false;
-  const float adc = glm::dot(x.a, y.bxa);
-  const float bdc = glm::dot(x.b, y.bxa);
-  return adc * bdc < 0.0f && cba * bdc > 0.0f;
-}
-
 /// Separation along unit axis `l` by projecting every vertex; flips `l` to point A to B.
 float projected_separation(const WorldHull& a, const WorldHull& b, Vec3& l) {
   float amin = glm::dot(l, a.v[0]), amax = amin;
@@ -138,13 +127,13 @@ void edge_arcs(const WorldHull& h, float sign, Arc* out) {
   }
 }
 
-/// B's arc end normals as separate coordinate arrays, so the first Minkowski-face test
-/// (on which side of A's arc plane c and d lie) runs over all of B's edges as one loop the
-/// compiler can vectorise. Each lane does the same operations in the same order as a scalar
-/// loop would, so the result does not depend on the vector width.
+/// B's arcs as separate coordinate arrays, so the Minkowski-face test runs over all of B's
+/// edges as one loop the compiler can vectorise. Each lane does the same operations in the
+/// same order as a scalar loop, so the result does not depend on the vector width.
 struct ArcColumns {
   float ax[kMaxHullEdges], ay[kMaxHullEdges], az[kMaxHullEdges];
   float bx[kMaxHullEdges], by[kMaxHullEdges], bz[kMaxHullEdges];
+  float cx[kMaxHullEdges], cy[kMaxHullEdges], cz[kMaxHullEdges];  ///< b x a
 };
 
 void arc_columns(const Arc* arcs, int n, ArcColumns& out) {
@@ -155,15 +144,23 @@ void arc_columns(const Arc* arcs, int n, ArcColumns& out) {
     out.bx[j] = arcs[j].b.x;
     out.by[j] = arcs[j].b.y;
     out.bz[j] = arcs[j].b.z;
+    out.cx[j] = arcs[j].bxa.x;
+    out.cy[j] = arcs[j].bxa.y;
+    out.cz[j] = arcs[j].bxa.z;
   }
 }
 
-/// Marks the B edges whose arc ends straddle the plane `p` (= bxa of an A edge).
-void straddling(const ArcColumns& c, int n, const Vec3& p, uint8_t* out) {
+/// Marks the B edges whose arcs cross A's arc x = (a, b): with B's arc (c, d), c and d lie
+/// on opposite sides of the plane of (a, b), a and b on opposite sides of the plane of
+/// (c, d), and the arcs are in the same hemisphere.
+void crossing_arcs(const ArcColumns& c, int n, const Arc& x, uint8_t* out) {
+  const Vec3 p = x.bxa;
   for (int j = 0; j < n; ++j) {
     const float cba = c.ax[j] * p.x + c.ay[j] * p.y + c.az[j] * p.z;
     const float dba = c.bx[j] * p.x + c.by[j] * p.y + c.bz[j] * p.z;
-    out[j] = cba * dba < 0.0f ? 1 : 0;
+    const float adc = x.a.x * c.cx[j] + x.a.y * c.cy[j] + x.a.z * c.cz[j];
+    const float bdc = x.b.x * c.cx[j] + x.b.y * c.cy[j] + x.b.z * c.cz[j];
+    out[j] = (cba * dba < 0.0f) & (adc * bdc < 0.0f) & (cba * bdc > 0.0f);
   }
 }
 
@@ -183,11 +180,11 @@ EdgeQuery query_edges(const WorldHull& a, const WorldHull& b) {
     if (arcs_a[i].flat) {
       for (int j = 0; j < nb; ++j) pass[j] = 1;
     } else {
-      straddling(cols, nb, arcs_a[i].bxa, pass);
+      crossing_arcs(cols, nb, arcs_a[i], pass);
     }
     for (int j = 0; j < nb; ++j) {
       const bool flat = arcs_a[i].flat || arcs_b[j].flat;
-      if (!flat && (pass[j] == 0 || !is_minkowski_face(arcs_a[i], arcs_b[j]))) continue;
+      if (!flat && pass[j] == 0) continue;
       float sep = 0.0f;
       Vec3 n(0.0f);
       if (!edge_separation(a, ea, b, b.topo.edges[j], flat, sep, n)) continue;
