@@ -185,8 +185,8 @@ TEST(HullContact, TriangleAgainstHull) {
   collide_world_hulls(tri, cube, kMargin, m);
   ASSERT_EQ(m.count, 4);
   expect_vec(m.normal, Vec3(0, -1, 0), 1e-6f);
-  // A cube edge resting across the triangle's rim edge: the hull is beside the triangle
-  // (x > 5 - ...), not over it: 0.3 beyond the rim, nothing.
+  // Beside the triangle, not over it: the cube spans z 5.3..6.3, the triangle's rim edge
+  // runs along z = 5, so they are 0.3 apart (beyond the margin): nothing.
   place_hull(*c, Vec3(0, 0.0f, 5.8f), Mat3(1.0f), cube);
   collide_world_hulls(tri, cube, kMargin, m);
   EXPECT_EQ(m.count, 0);
