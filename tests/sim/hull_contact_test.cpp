@@ -192,6 +192,32 @@ TEST(HullContact, TriangleAgainstHull) {
   EXPECT_EQ(m.count, 0);
 }
 
+TEST(HullContact, HullEdgeOverTriangleRimIsClippedAtTheRim) {
+  // A unit cube turned 45 deg about z stands on its bottom edge (along z, at x = 0) 0.02
+  // below the triangle's plane; the edge runs from z = 4.5 to 5.5 and the triangle's rim is
+  // z = 5. Only the part over the triangle touches: two points, at z = 4.5 and at the rim,
+  // midway (y = -0.01), depth 0.02, normal from the triangle (A) up to the cube (B).
+  auto c = cube_hull(0.5f);
+  WorldHull tri;
+  WorldHull cube;
+  place_triangle(Vec3(-5, 0, 5), Vec3(5, 0, 5), Vec3(0, 0, -5), tri);
+  place_hull(*c, Vec3(0, 0.5f * kSqrt2 - 0.02f, 5.0f), rot_z(0.25f * 3.14159265f), cube);
+  Manifold m;
+  collide_world_hulls(tri, cube, kMargin, m);
+  ASSERT_EQ(m.count, 2);
+  expect_vec(m.normal, Vec3(0, 1, 0), 1e-5f);
+  float zmin = 1e9f, zmax = -1e9f;
+  for (int i = 0; i < 2; ++i) {
+    EXPECT_NEAR(m.points[i].depth, 0.02f, kTol);
+    EXPECT_NEAR(m.points[i].point.x, 0.0f, kTol);
+    EXPECT_NEAR(m.points[i].point.y, -0.01f, kTol);
+    zmin = std::min(zmin, m.points[i].point.z);
+    zmax = std::max(zmax, m.points[i].point.z);
+  }
+  EXPECT_NEAR(zmin, 4.5f, 2e-3f);  // within the clip slop
+  EXPECT_NEAR(zmax, 5.0f, 2e-3f);
+}
+
 TEST(HullContact, FeatureIdsStableUnderSmallMotion) {
   auto c = cube_hull(0.5f);
   Manifold m0, m1;
