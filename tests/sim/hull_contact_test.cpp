@@ -218,6 +218,58 @@ TEST(HullContact, HullEdgeOverTriangleRimIsClippedAtTheRim) {
   EXPECT_NEAR(zmax, 5.0f, 2e-3f);
 }
 
+/// Largest projection of a placed hull's vertices on `n`.
+float support(const WorldHull& h, const Vec3& n) {
+  float best = -3.4e38f;
+  for (int i = 0; i < h.topo.vertex_count; ++i) best = std::max(best, glm::dot(h.v[i], n));
+  return best;
+}
+
+TEST(HullContact, RandomTrianglesAgainstRandomHullsKeepTheContract) {
+  // Either order, any pose: unit normal, at most four finite points, depth in
+  // [-margin, overlap of the two shapes' projections on the normal].
+  uint32_t s = 99u;
+  auto next = [&](float lo, float hi) {
+    s = s * 1664525u + 1013904223u;
+    return lo + (hi - lo) * (float(s >> 8) / float(1u << 24));
+  };
+  auto vec = [&](float lo, float hi) {
+    const float x = next(lo, hi);
+    const float y = next(lo, hi);
+    const float z = next(lo, hi);
+    return Vec3(x, y, z);
+  };
+  int contacts = 0;
+  for (int iter = 0; iter < 2000; ++iter) {
+    std::vector<Vec3> pts;
+    for (int i = 0; i < 12; ++i) pts.push_back(vec(-0.5f, 0.5f));
+    auto hull = build_hull(pts);
+    ASSERT_TRUE(hull);
+    const Quat q = glm::normalize(Quat(next(-1, 1), next(-1, 1), next(-1, 1), next(-1, 1)));
+    WorldHull tri;
+    WorldHull h;
+    place_triangle(vec(-1, 1), vec(-1, 1), vec(-1, 1), tri);
+    place_hull(**hull, vec(-0.6f, 0.6f), glm::mat3_cast(q), h);
+    for (int order = 0; order < 2; ++order) {
+      const WorldHull& a = order == 0 ? tri : h;
+      const WorldHull& b = order == 0 ? h : tri;
+      Manifold m;
+      collide_world_hulls(a, b, kMargin, m);
+      ASSERT_LE(m.count, kMaxManifoldPoints);
+      if (m.count == 0) continue;
+      ++contacts;
+      ASSERT_NEAR(glm::length(m.normal), 1.0f, 1e-4f) << iter;
+      const float overlap = support(a, m.normal) + support(b, -m.normal);
+      for (int i = 0; i < m.count; ++i) {
+        ASSERT_TRUE(std::isfinite(m.points[i].point.x) && std::isfinite(m.points[i].depth)) << iter;
+        ASSERT_GE(m.points[i].depth, -kMargin - 1e-4f) << iter;
+        ASSERT_LE(m.points[i].depth, overlap + 1e-4f) << iter;
+      }
+    }
+  }
+  EXPECT_GT(contacts, 500);
+}
+
 TEST(HullContact, FeatureIdsStableUnderSmallMotion) {
   auto c = cube_hull(0.5f);
   Manifold m0, m1;
