@@ -395,20 +395,23 @@ void collide_world_hulls(const WorldHull& a, const WorldHull& b, float margin, M
   }
 }
 
+const WorldHull& placed(const ShapeGeom& g, WorldHull& scratch) {
+  if (g.placed_hull) return *g.placed_hull;
+  place_hull(*g.hull, g.position, g.rotation, scratch);
+  return scratch;
+}
+
 void collide_hull_hull(const ShapeGeom& a, const ShapeGeom& b, float margin, Manifold& out) {
-  WorldHull ha;
-  WorldHull hb;
-  place_hull(*a.hull, a.position, a.rotation, ha);
-  place_hull(*b.hull, b.position, b.rotation, hb);
-  collide_world_hulls(ha, hb, margin, out);
+  WorldHull ta;
+  WorldHull tb;
+  collide_world_hulls(placed(a, ta), placed(b, tb), margin, out);
 }
 
 void collide_box_hull(const ShapeGeom& a, const ShapeGeom& b, float margin, Manifold& out) {
   WorldHull ha;
-  WorldHull hb;
+  WorldHull tb;
   place_box(a.position, a.rotation, a.half_extents, ha);
-  place_hull(*b.hull, b.position, b.rotation, hb);
-  collide_world_hulls(ha, hb, margin, out);
+  collide_world_hulls(ha, placed(b, tb), margin, out);
 }
 
 }  // namespace keel::sim

@@ -25,6 +25,8 @@ struct WorldHull {
 
 /// Places a built hull at a pose.
 void place_hull(const ConvexHull& hull, const Vec3& position, const Mat3& rotation, WorldHull& out);
+/// The hull of `g` placed at its pose: g.placed_hull when set, else placed into `scratch`.
+const WorldHull& placed(const ShapeGeom& g, WorldHull& scratch);
 /// Places a box (centre, axes, half extents) as an 8-vertex, 6-face hull.
 void place_box(const Vec3& position, const Mat3& rotation, const Vec3& half_extents, WorldHull& out);
 /// Places a triangle (a, b, c counter-clockwise around its front normal) as a flat hull:

@@ -19,6 +19,8 @@ namespace keel::sim {
 
 inline constexpr int kMaxManifoldPoints = 4;
 
+struct WorldHull;  // hull_geom.h
+
 /// A convex shape in world space. `rotation` columns are the shape's local axes.
 struct ShapeGeom {
   ShapeType type = ShapeType::Sphere;
@@ -28,6 +30,9 @@ struct ShapeGeom {
   float half_height = 0.0f;  ///< capsule: segment along local +Y
   Vec3 half_extents{0.0f};   ///< box
   const ConvexHull* hull = nullptr;  ///< hull (owned by the collider; local to position/rotation)
+  /// Optional: the hull already placed at this pose (place_hull), shared by every pair
+  /// the collider is in this tick. Null: each routine places the hull itself.
+  const WorldHull* placed_hull = nullptr;
 };
 
 struct ManifoldPoint {
