@@ -31,7 +31,27 @@ const ConvexHull& unit_cube() {
   return *cube;
 }
 
-/// Face planes through each face's first loop vertex; centre and inner radius.
+/// Edge arcs from the face normals, and their negated coordinate columns.
+void finish_arcs(WorldHull& out) {
+  for (int i = 0; i < out.topo.edge_count; ++i) {
+    const HullEdge& e = out.topo.edges[i];
+    const Vec3 a = out.n[e.f0];
+    const Vec3 b = out.n[e.f1];
+    const Vec3 bxa = glm::cross(b, a);
+    out.arcs[i] = HullArc{a, b, bxa, glm::dot(a, b) < kFlatEdgeCos};
+    out.negated.ax[i] = -a.x;
+    out.negated.ay[i] = -a.y;
+    out.negated.az[i] = -a.z;
+    out.negated.bx[i] = -b.x;
+    out.negated.by[i] = -b.y;
+    out.negated.bz[i] = -b.z;
+    out.negated.cx[i] = bxa.x;
+    out.negated.cy[i] = bxa.y;
+    out.negated.cz[i] = bxa.z;
+  }
+}
+
+/// Face planes through each face's first loop vertex; centre and inner radius; arcs.
 void finish_planes(WorldHull& out) {
   Vec3 c(0.0f);
   for (int i = 0; i < out.topo.vertex_count; ++i) c += out.v[i];
@@ -42,6 +62,7 @@ void finish_planes(WorldHull& out) {
     out.inner = std::min(out.inner, out.d[f] - glm::dot(out.n[f], out.centre));
   }
   out.inner = std::max(out.inner, 0.0f);
+  finish_arcs(out);
 }
 
 // ----------------------------------------------------------------------------- SAT
@@ -68,14 +89,6 @@ struct EdgeQuery {
   int ea = -1;
   int eb = -1;
   Vec3 normal{0.0f};  ///< from A to B
-};
-
-/// One edge's Gauss-map arc: its faces' normals (negated for B) and their cross product.
-struct Arc {
-  Vec3 a;
-  Vec3 b;
-  Vec3 bxa;
-  bool flat;
 };
 
 /// Separation along unit axis `l` by projecting every vertex; flips `l` to point A to B.
@@ -117,43 +130,10 @@ bool edge_separation(const WorldHull& a, const HullEdge& ea, const WorldHull& b,
   return true;
 }
 
-/// The arcs of every edge of `h`, normals negated for the B side.
-void edge_arcs(const WorldHull& h, float sign, Arc* out) {
-  for (int i = 0; i < h.topo.edge_count; ++i) {
-    const HullEdge& e = h.topo.edges[i];
-    const Vec3 a = h.n[e.f0] * sign;
-    const Vec3 b = h.n[e.f1] * sign;
-    out[i] = Arc{a, b, glm::cross(b, a), glm::dot(a, b) < kFlatEdgeCos};
-  }
-}
-
-/// B's arcs as separate coordinate arrays, so the Minkowski-face test runs over all of B's
-/// edges as one loop the compiler can vectorise. Each lane does the same operations in the
-/// same order as a scalar loop, so the result does not depend on the vector width.
-struct ArcColumns {
-  float ax[kMaxHullEdges], ay[kMaxHullEdges], az[kMaxHullEdges];
-  float bx[kMaxHullEdges], by[kMaxHullEdges], bz[kMaxHullEdges];
-  float cx[kMaxHullEdges], cy[kMaxHullEdges], cz[kMaxHullEdges];  ///< b x a
-};
-
-void arc_columns(const Arc* arcs, int n, ArcColumns& out) {
-  for (int j = 0; j < n; ++j) {
-    out.ax[j] = arcs[j].a.x;
-    out.ay[j] = arcs[j].a.y;
-    out.az[j] = arcs[j].a.z;
-    out.bx[j] = arcs[j].b.x;
-    out.by[j] = arcs[j].b.y;
-    out.bz[j] = arcs[j].b.z;
-    out.cx[j] = arcs[j].bxa.x;
-    out.cy[j] = arcs[j].bxa.y;
-    out.cz[j] = arcs[j].bxa.z;
-  }
-}
-
 /// Marks the B edges whose arcs cross A's arc x = (a, b): with B's arc (c, d), c and d lie
 /// on opposite sides of the plane of (a, b), a and b on opposite sides of the plane of
 /// (c, d), and the arcs are in the same hemisphere.
-void crossing_arcs(const ArcColumns& c, int n, const Arc& x, uint8_t* out) {
+void crossing_arcs(const ArcColumns& c, int n, const HullArc& x, uint8_t* out) {
   const Vec3 p = x.bxa;
   for (int j = 0; j < n; ++j) {
     const float cba = c.ax[j] * p.x + c.ay[j] * p.y + c.az[j] * p.z;
@@ -166,15 +146,12 @@ void crossing_arcs(const ArcColumns& c, int n, const Arc& x, uint8_t* out) {
 
 EdgeQuery query_edges(const WorldHull& a, const WorldHull& b) {
   EdgeQuery best;
-  Arc arcs_a[kMaxHullEdges];
-  Arc arcs_b[kMaxHullEdges];
-  ArcColumns cols;
+  const HullArc* arcs_a = a.arcs;
+  const HullArc* arcs_b = b.arcs;
+  const ArcColumns& cols = b.negated;
   uint8_t pass[kMaxHullEdges];
   const int na = a.topo.edge_count;
   const int nb = b.topo.edge_count;
-  edge_arcs(a, 1.0f, arcs_a);
-  edge_arcs(b, -1.0f, arcs_b);
-  arc_columns(arcs_b, nb, cols);
   for (int i = 0; i < na; ++i) {
     const HullEdge& ea = a.topo.edges[i];
     if (arcs_a[i].flat) {

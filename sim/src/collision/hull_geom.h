@@ -14,6 +14,24 @@
 
 namespace keel::sim {
 
+/// One edge's arc on the Gauss map: its two faces' normals and their cross product b x a.
+/// `flat` marks a flat hull's rim edge (faces back to back: no arc).
+struct HullArc {
+  Vec3 a;
+  Vec3 b;
+  Vec3 bxa;
+  bool flat;
+};
+
+/// The arcs of the negated hull (what the B side of a Minkowski difference shows) as
+/// coordinate arrays, so the Minkowski-face test runs over all edges as one vectorisable
+/// loop. cx/cy/cz = b x a, which negation leaves unchanged.
+struct ArcColumns {
+  float ax[kMaxHullEdges], ay[kMaxHullEdges], az[kMaxHullEdges];
+  float bx[kMaxHullEdges], by[kMaxHullEdges], bz[kMaxHullEdges];
+  float cx[kMaxHullEdges], cy[kMaxHullEdges], cz[kMaxHullEdges];
+};
+
 struct WorldHull {
   HullTopology topo;
   Vec3 centre{0.0f};  ///< a point inside (the vertex mean; on the plane of a triangle)
@@ -21,6 +39,8 @@ struct WorldHull {
   Vec3 v[kMaxHullVertices];
   Vec3 n[kMaxHullFaces];  ///< outward unit face normals
   float d[kMaxHullFaces];  ///< face plane offsets: dot(n, x) <= d inside
+  HullArc arcs[kMaxHullEdges];  ///< world-space edge arcs
+  ArcColumns negated;           ///< the same arcs negated, by coordinate
 };
 
 /// Places a built hull at a pose.
