@@ -7,6 +7,7 @@
 
 #include "body/mass.h"
 #include "ccd/ccd.h"
+#include "collision/hull_geom.h"
 #include "character/character.h"
 #include "events/contact_events.h"
 #include "island/sleep.h"
@@ -194,9 +195,25 @@ void update_contacts(WorldImpl& w, std::vector<ShapeGeom>& geoms, std::vector<ui
       const Shape& sb = w.shapes[c.shape_b];
       if (w.bodies[sa.body].can_move() || w.bodies[sb.body].can_move()) needed[c.shape_a] = needed[c.shape_b] = 1;
     }
+    // Hulls are placed in world space once per collider here, not once per pair.
+    static thread_local std::vector<WorldHull> hulls_storage;
+    static thread_local std::vector<int32_t> hull_slot_storage;
+    std::vector<WorldHull>& hulls = hulls_storage;
+    std::vector<int32_t>& hull_slot = hull_slot_storage;
+    hull_slot.assign(w.shapes.size(), -1);
+    size_t hull_count = 0;
+    for (size_t i = 0; i < w.shapes.size(); ++i) {
+      if (needed[i] && w.shapes[i].type == ShapeType::Hull && w.shapes[i].hull) hull_slot[i] = int32_t(hull_count++);
+    }
+    if (hulls.size() < hull_count) hulls.resize(hull_count);
     w.executor.parallel_for(w.shapes.size(), 256, [&](size_t begin, size_t end) {
       for (size_t i = begin; i < end; ++i) {
-        if (needed[i]) geoms[i] = placed_geom(w.shapes[i], w.bodies[w.shapes[i].body]);
+        if (!needed[i]) continue;
+        geoms[i] = placed_geom(w.shapes[i], w.bodies[w.shapes[i].body]);
+        if (hull_slot[i] < 0) continue;
+        WorldHull& h = hulls[size_t(hull_slot[i])];
+        place_hull(*geoms[i].hull, geoms[i].position, geoms[i].rotation, h);
+        geoms[i].placed_hull = &h;
       }
     });
   }

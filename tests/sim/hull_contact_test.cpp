@@ -185,11 +185,89 @@ TEST(HullContact, TriangleAgainstHull) {
   collide_world_hulls(tri, cube, kMargin, m);
   ASSERT_EQ(m.count, 4);
   expect_vec(m.normal, Vec3(0, -1, 0), 1e-6f);
-  // A cube edge resting across the triangle's rim edge: the hull is beside the triangle
-  // (x > 5 - ...), not over it: 0.3 beyond the rim, nothing.
+  // Beside the triangle, not over it: the cube spans z 5.3..6.3, the triangle's rim edge
+  // runs along z = 5, so they are 0.3 apart (beyond the margin): nothing.
   place_hull(*c, Vec3(0, 0.0f, 5.8f), Mat3(1.0f), cube);
   collide_world_hulls(tri, cube, kMargin, m);
   EXPECT_EQ(m.count, 0);
+}
+
+TEST(HullContact, HullEdgeOverTriangleRimIsClippedAtTheRim) {
+  // A unit cube turned 45 deg about z stands on its bottom edge (along z, at x = 0) 0.02
+  // below the triangle's plane; the edge runs from z = 4.5 to 5.5 and the triangle's rim is
+  // z = 5. Only the part over the triangle touches: two points, at z = 4.5 and at the rim,
+  // midway (y = -0.01), depth 0.02, normal from the triangle (A) up to the cube (B).
+  auto c = cube_hull(0.5f);
+  WorldHull tri;
+  WorldHull cube;
+  place_triangle(Vec3(-5, 0, 5), Vec3(5, 0, 5), Vec3(0, 0, -5), tri);
+  place_hull(*c, Vec3(0, 0.5f * kSqrt2 - 0.02f, 5.0f), rot_z(0.25f * 3.14159265f), cube);
+  Manifold m;
+  collide_world_hulls(tri, cube, kMargin, m);
+  ASSERT_EQ(m.count, 2);
+  expect_vec(m.normal, Vec3(0, 1, 0), 1e-5f);
+  float zmin = 1e9f, zmax = -1e9f;
+  for (int i = 0; i < 2; ++i) {
+    EXPECT_NEAR(m.points[i].depth, 0.02f, kTol);
+    EXPECT_NEAR(m.points[i].point.x, 0.0f, kTol);
+    EXPECT_NEAR(m.points[i].point.y, -0.01f, kTol);
+    zmin = std::min(zmin, m.points[i].point.z);
+    zmax = std::max(zmax, m.points[i].point.z);
+  }
+  EXPECT_NEAR(zmin, 4.5f, 2e-3f);  // within the clip slop
+  EXPECT_NEAR(zmax, 5.0f, 2e-3f);
+}
+
+/// Largest projection of a placed hull's vertices on `n`.
+float support(const WorldHull& h, const Vec3& n) {
+  float best = -3.4e38f;
+  for (int i = 0; i < h.topo.vertex_count; ++i) best = std::max(best, glm::dot(h.v[i], n));
+  return best;
+}
+
+TEST(HullContact, RandomTrianglesAgainstRandomHullsKeepTheContract) {
+  // Either order, any pose: unit normal, at most four finite points, depth in
+  // [-margin, overlap of the two shapes' projections on the normal].
+  uint32_t s = 99u;
+  auto next = [&](float lo, float hi) {
+    s = s * 1664525u + 1013904223u;
+    return lo + (hi - lo) * (float(s >> 8) / float(1u << 24));
+  };
+  auto vec = [&](float lo, float hi) {
+    const float x = next(lo, hi);
+    const float y = next(lo, hi);
+    const float z = next(lo, hi);
+    return Vec3(x, y, z);
+  };
+  int contacts = 0;
+  for (int iter = 0; iter < 2000; ++iter) {
+    std::vector<Vec3> pts;
+    for (int i = 0; i < 12; ++i) pts.push_back(vec(-0.5f, 0.5f));
+    auto hull = build_hull(pts);
+    ASSERT_TRUE(hull);
+    const Quat q = glm::normalize(Quat(next(-1, 1), next(-1, 1), next(-1, 1), next(-1, 1)));
+    WorldHull tri;
+    WorldHull h;
+    place_triangle(vec(-1, 1), vec(-1, 1), vec(-1, 1), tri);
+    place_hull(**hull, vec(-0.6f, 0.6f), glm::mat3_cast(q), h);
+    for (int order = 0; order < 2; ++order) {
+      const WorldHull& a = order == 0 ? tri : h;
+      const WorldHull& b = order == 0 ? h : tri;
+      Manifold m;
+      collide_world_hulls(a, b, kMargin, m);
+      ASSERT_LE(m.count, kMaxManifoldPoints);
+      if (m.count == 0) continue;
+      ++contacts;
+      ASSERT_NEAR(glm::length(m.normal), 1.0f, 1e-4f) << iter;
+      const float overlap = support(a, m.normal) + support(b, -m.normal);
+      for (int i = 0; i < m.count; ++i) {
+        ASSERT_TRUE(std::isfinite(m.points[i].point.x) && std::isfinite(m.points[i].depth)) << iter;
+        ASSERT_GE(m.points[i].depth, -kMargin - 1e-4f) << iter;
+        ASSERT_LE(m.points[i].depth, overlap + 1e-4f) << iter;
+      }
+    }
+  }
+  EXPECT_GT(contacts, 500);
 }
 
 TEST(HullContact, FeatureIdsStableUnderSmallMotion) {

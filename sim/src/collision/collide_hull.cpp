@@ -31,7 +31,27 @@ const ConvexHull& unit_cube() {
   return *cube;
 }
 
-/// Face planes through each face's first loop vertex; centre and inner radius.
+/// Edge arcs from the face normals, and their negated coordinate columns.
+void finish_arcs(WorldHull& out) {
+  for (int i = 0; i < out.topo.edge_count; ++i) {
+    const HullEdge& e = out.topo.edges[i];
+    const Vec3 a = out.n[e.f0];
+    const Vec3 b = out.n[e.f1];
+    const Vec3 bxa = glm::cross(b, a);
+    out.arcs[i] = HullArc{a, b, bxa, glm::dot(a, b) < kFlatEdgeCos};
+    out.negated.ax[i] = -a.x;
+    out.negated.ay[i] = -a.y;
+    out.negated.az[i] = -a.z;
+    out.negated.bx[i] = -b.x;
+    out.negated.by[i] = -b.y;
+    out.negated.bz[i] = -b.z;
+    out.negated.cx[i] = bxa.x;
+    out.negated.cy[i] = bxa.y;
+    out.negated.cz[i] = bxa.z;
+  }
+}
+
+/// Face planes through each face's first loop vertex; centre and inner radius; arcs.
 void finish_planes(WorldHull& out) {
   Vec3 c(0.0f);
   for (int i = 0; i < out.topo.vertex_count; ++i) c += out.v[i];
@@ -42,6 +62,7 @@ void finish_planes(WorldHull& out) {
     out.inner = std::min(out.inner, out.d[f] - glm::dot(out.n[f], out.centre));
   }
   out.inner = std::max(out.inner, 0.0f);
+  finish_arcs(out);
 }
 
 // ----------------------------------------------------------------------------- SAT
@@ -69,25 +90,6 @@ struct EdgeQuery {
   int eb = -1;
   Vec3 normal{0.0f};  ///< from A to B
 };
-
-/// One edge's Gauss-map arc: its faces' normals (negated for B) and their cross product.
-struct Arc {
-  Vec3 a;
-  Vec3 b;
-  Vec3 bxa;
-  bool flat;
-};
-
-/// Whether arc (a, b) of A's Gauss map and arc (c, d) of the negated B's map cross.
-bool is_minkowski_face(const Arc& x, const Arc& y) {
-  // c and d must lie on opposite sides of the plane of arc (a, b): most pairs stop here.
-  const float cba = glm::dot(y.a, x.bxa);
-  const float dba = glm::dot(y.b, x.bxa);
-  if (!(cba * dba < 0.0f)) return false;
-  const float adc = glm::dot(x.a, y.bxa);
-  const float bdc = glm::dot(x.b, y.bxa);
-  return adc * bdc < 0.0f && cba * bdc > 0.0f;
-}
 
 /// Separation along unit axis `l` by projecting every vertex; flips `l` to point A to B.
 float projected_separation(const WorldHull& a, const WorldHull& b, Vec3& l) {
@@ -128,31 +130,41 @@ bool edge_separation(const WorldHull& a, const HullEdge& ea, const WorldHull& b,
   return true;
 }
 
-/// The arcs of every edge of `h`, normals negated for the B side.
-void edge_arcs(const WorldHull& h, float sign, Arc* out) {
-  for (int i = 0; i < h.topo.edge_count; ++i) {
-    const HullEdge& e = h.topo.edges[i];
-    const Vec3 a = h.n[e.f0] * sign;
-    const Vec3 b = h.n[e.f1] * sign;
-    out[i] = Arc{a, b, glm::cross(b, a), glm::dot(a, b) < kFlatEdgeCos};
+/// Marks the B edges whose arcs cross A's arc x = (a, b): with B's arc (c, d), c and d lie
+/// on opposite sides of the plane of (a, b), a and b on opposite sides of the plane of
+/// (c, d), and the arcs are in the same hemisphere.
+void crossing_arcs(const ArcColumns& c, int n, const HullArc& x, uint8_t* out) {
+  const Vec3 p = x.bxa;
+  for (int j = 0; j < n; ++j) {
+    const float cba = c.ax[j] * p.x + c.ay[j] * p.y + c.az[j] * p.z;
+    const float dba = c.bx[j] * p.x + c.by[j] * p.y + c.bz[j] * p.z;
+    const float adc = x.a.x * c.cx[j] + x.a.y * c.cy[j] + x.a.z * c.cz[j];
+    const float bdc = x.b.x * c.cx[j] + x.b.y * c.cy[j] + x.b.z * c.cz[j];
+    out[j] = (cba * dba < 0.0f) & (adc * bdc < 0.0f) & (cba * bdc > 0.0f);
   }
 }
 
 EdgeQuery query_edges(const WorldHull& a, const WorldHull& b) {
   EdgeQuery best;
-  Arc arcs_a[kMaxHullEdges];
-  Arc arcs_b[kMaxHullEdges];
-  edge_arcs(a, 1.0f, arcs_a);
-  edge_arcs(b, -1.0f, arcs_b);
-  for (int i = 0; i < a.topo.edge_count; ++i) {
+  const HullArc* arcs_a = a.arcs;
+  const HullArc* arcs_b = b.arcs;
+  const ArcColumns& cols = b.negated;
+  uint8_t pass[kMaxHullEdges];
+  const int na = a.topo.edge_count;
+  const int nb = b.topo.edge_count;
+  for (int i = 0; i < na; ++i) {
     const HullEdge& ea = a.topo.edges[i];
-    for (int j = 0; j < b.topo.edge_count; ++j) {
-      const HullEdge& eb = b.topo.edges[j];
+    if (arcs_a[i].flat) {
+      for (int j = 0; j < nb; ++j) pass[j] = 1;
+    } else {
+      crossing_arcs(cols, nb, arcs_a[i], pass);
+    }
+    for (int j = 0; j < nb; ++j) {
       const bool flat = arcs_a[i].flat || arcs_b[j].flat;
-      if (!flat && !is_minkowski_face(arcs_a[i], arcs_b[j])) continue;
+      if (!flat && pass[j] == 0) continue;
       float sep = 0.0f;
       Vec3 n(0.0f);
-      if (!edge_separation(a, ea, b, eb, flat, sep, n)) continue;
+      if (!edge_separation(a, ea, b, b.topo.edges[j], flat, sep, n)) continue;
       if (best.ea < 0 || sep > best.sep) best = EdgeQuery{sep, i, j, n};
     }
   }
@@ -360,20 +372,23 @@ void collide_world_hulls(const WorldHull& a, const WorldHull& b, float margin, M
   }
 }
 
+const WorldHull& placed(const ShapeGeom& g, WorldHull& scratch) {
+  if (g.placed_hull) return *g.placed_hull;
+  place_hull(*g.hull, g.position, g.rotation, scratch);
+  return scratch;
+}
+
 void collide_hull_hull(const ShapeGeom& a, const ShapeGeom& b, float margin, Manifold& out) {
-  WorldHull ha;
-  WorldHull hb;
-  place_hull(*a.hull, a.position, a.rotation, ha);
-  place_hull(*b.hull, b.position, b.rotation, hb);
-  collide_world_hulls(ha, hb, margin, out);
+  WorldHull ta;
+  WorldHull tb;
+  collide_world_hulls(placed(a, ta), placed(b, tb), margin, out);
 }
 
 void collide_box_hull(const ShapeGeom& a, const ShapeGeom& b, float margin, Manifold& out) {
   WorldHull ha;
-  WorldHull hb;
+  WorldHull tb;
   place_box(a.position, a.rotation, a.half_extents, ha);
-  place_hull(*b.hull, b.position, b.rotation, hb);
-  collide_world_hulls(ha, hb, margin, out);
+  collide_world_hulls(ha, placed(b, tb), margin, out);
 }
 
 }  // namespace keel::sim

@@ -73,8 +73,6 @@ void segment_on_face(const WorldHull& h, int f, Vec3 p0, Vec3 p1, float r, float
   }
 }
 
-void place(const ShapeGeom& g, WorldHull& h) { place_hull(*g.hull, g.position, g.rotation, h); }
-
 }  // namespace
 
 void collide_sphere_hull(const ShapeGeom& a, const ShapeGeom& b, float margin, Manifold& out) {
@@ -87,8 +85,8 @@ void collide_sphere_hull(const ShapeGeom& a, const ShapeGeom& b, float margin, M
     add_point(out, np::round_contact_point(a.position, out.normal, a.radius, depth), depth, 0);
     return;
   }
-  WorldHull h;
-  place(b, h);
+  WorldHull scratch;
+  const WorldHull& h = placed(b, scratch);
   float sep = 0.0f;
   const int f = least_deep_face(h, a.position, a.position, sep);
   out.normal = -h.n[f];
@@ -104,8 +102,8 @@ void collide_capsule_hull(const ShapeGeom& a, const ShapeGeom& b, float margin, 
   const query::Distance d = query::core_distance(query::core_of(a), query::core_of(b));
   const bool apart = !d.overlap && d.distance > np::kTinyDistance;
   if (apart && d.distance - a.radius > margin) return;
-  WorldHull h;
-  place(b, h);
+  WorldHull scratch;
+  const WorldHull& h = placed(b, scratch);
   if (!apart) {
     float sep = 0.0f;
     const int f = least_deep_face(h, p0, p1, sep);

@@ -14,6 +14,24 @@
 
 namespace keel::sim {
 
+/// One edge's arc on the Gauss map: its two faces' normals and their cross product b x a.
+/// `flat` marks a flat hull's rim edge (faces back to back: no arc).
+struct HullArc {
+  Vec3 a;
+  Vec3 b;
+  Vec3 bxa;
+  bool flat;
+};
+
+/// The arcs of the negated hull (what the B side of a Minkowski difference shows) as
+/// coordinate arrays, so the Minkowski-face test runs over all edges as one vectorisable
+/// loop. cx/cy/cz = b x a, which negation leaves unchanged.
+struct ArcColumns {
+  float ax[kMaxHullEdges], ay[kMaxHullEdges], az[kMaxHullEdges];
+  float bx[kMaxHullEdges], by[kMaxHullEdges], bz[kMaxHullEdges];
+  float cx[kMaxHullEdges], cy[kMaxHullEdges], cz[kMaxHullEdges];
+};
+
 struct WorldHull {
   HullTopology topo;
   Vec3 centre{0.0f};  ///< a point inside (the vertex mean; on the plane of a triangle)
@@ -21,10 +39,14 @@ struct WorldHull {
   Vec3 v[kMaxHullVertices];
   Vec3 n[kMaxHullFaces];  ///< outward unit face normals
   float d[kMaxHullFaces];  ///< face plane offsets: dot(n, x) <= d inside
+  HullArc arcs[kMaxHullEdges];  ///< world-space edge arcs
+  ArcColumns negated;           ///< the same arcs negated, by coordinate
 };
 
 /// Places a built hull at a pose.
 void place_hull(const ConvexHull& hull, const Vec3& position, const Mat3& rotation, WorldHull& out);
+/// The hull of `g` placed at its pose: g.placed_hull when set, else placed into `scratch`.
+const WorldHull& placed(const ShapeGeom& g, WorldHull& scratch);
 /// Places a box (centre, axes, half extents) as an 8-vertex, 6-face hull.
 void place_box(const Vec3& position, const Mat3& rotation, const Vec3& half_extents, WorldHull& out);
 /// Places a triangle (a, b, c counter-clockwise around its front normal) as a flat hull:

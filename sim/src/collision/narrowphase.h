@@ -21,6 +21,7 @@ inline constexpr int kMaxManifoldPoints = 4;
 
 struct TriangleMesh;
 struct HeightField;
+struct WorldHull;  // hull_geom.h
 
 /// A convex shape in world space. `rotation` columns are the shape's local axes.
 struct ShapeGeom {
@@ -33,6 +34,9 @@ struct ShapeGeom {
   const ConvexHull* hull = nullptr;  ///< hull (owned by the collider; local to position/rotation)
   const TriangleMesh* mesh = nullptr;       ///< mesh (owned by its collider)
   const HeightField* heightfield = nullptr;  ///< heightfield (owned by its collider)
+  /// Optional: the hull already placed at this pose (place_hull), shared by every pair
+  /// the collider is in this tick. Null: each routine places the hull itself.
+  const WorldHull* placed_hull = nullptr;
 };
 
 struct ManifoldPoint {
