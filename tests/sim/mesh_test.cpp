@@ -473,6 +473,29 @@ TEST(Ccd, FastBoxStopsAtWallOfBoxes) {
   EXPECT_GT(max_x, 7.975f - 0.2f - 0.05f);  // it did reach the wall
 }
 
+// The same throw at a wall of dynamic boxes (10 cm thick, standing on the ground): the
+// projectile shoves the wall but never passes through the box it hits.
+TEST(Ccd, FastBoxNeverPassesThroughDynamicWallBoxes) {
+  World w;
+  ASSERT_TRUE(w.add_body(test::box_body(1, MotionType::Static, Vec3(0.0f, -0.5f, 0.0f), Vec3(50.0f, 0.5f, 50.0f))));
+  for (int i = 0; i < 4; ++i) {
+    ASSERT_TRUE(w.add_body(test::box_body(2 + i, MotionType::Dynamic, Vec3(8.0f, 0.25f + 0.5f * float(i), 0.0f),
+                                          Vec3(0.05f, 0.25f, 0.5f))));
+  }
+  BodyDef box = test::box_body(10, MotionType::Dynamic, Vec3(0.0f, 0.75f, 0.0f), Vec3(0.2f));
+  box.linear_velocity = Vec3(50.0f, 0.0f, 0.0f);
+  box.gravity_scale = 0.0f;
+  const BodyId id = *w.add_body(box);
+  const BodyId hit = w.find_body(3);  // the wall box at the projectile's height
+  float worst = -1.0e9f;
+  for (int t = 0; t < 20; ++t) {
+    w.step();
+    worst = std::max(worst, w.body_state(id).position.x - w.body_state(hit).position.x);
+  }
+  std::printf("50 m/s box vs dynamic wall: largest (projectile x - wall box x) %.4f (touching: -0.25)\n", worst);
+  EXPECT_LT(worst, -0.25f + 0.02f);
+}
+
 TEST(Ccd, BulletFlagRoundTripsThroughState) {
   World w;
   BodyDef b = test::sphere_body(1, MotionType::Dynamic, Vec3(0.0f), 0.5f);
