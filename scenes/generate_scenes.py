@@ -231,8 +231,10 @@ def spheres_capsules():
 
 def terrain_height(x, z):
     """Height of the terrain bowl at local grid coordinates (m): deepest at x = 44, z = 32,
-    rising to every edge, with bumps. Rounded to 4 decimals (exact in the file)."""
-    h = 0.012 * (x - 44.0) ** 2 + 0.015 * (z - 32.0) ** 2 + 0.6 * math.sin(0.35 * x) * math.sin(0.3 * z)
+    rising to every edge (steeply beyond x = 44, so nothing rolls out), with bumps.
+    Rounded to 4 decimals (exact in the file)."""
+    kx = 0.012 if x < 44.0 else 0.05
+    h = kx * (x - 44.0) ** 2 + 0.015 * (z - 32.0) ** 2 + 0.6 * math.sin(0.35 * x) * math.sin(0.3 * z)
     return round(h, 4)
 
 

@@ -327,6 +327,42 @@ TEST(MeshValidation, RejectsMovingBodiesAndBadGeometry) {
       << r.error().message;
 }
 
+// Tilted boxes dropped on a smooth slope (every edge internal, 1 m cells smaller than
+// the boxes' reach) land and slide on it: a box touching a triangle with an edge or a
+// corner while its SAT axis is one of its own faces must still be held by that triangle.
+TEST(Heightfield, TiltedBoxesNeverFallThroughASmoothSlope) {
+  World w;
+  BodyDef ground;
+  ground.id = 1;
+  ground.motion = MotionType::Static;
+  ColliderDef f;
+  f.shape = ShapeType::Heightfield;
+  f.rows = f.columns = 33;
+  for (uint32_t r = 0; r < 33; ++r) {
+    for (uint32_t c = 0; c < 33; ++c) {
+      // A gentle valley across z plus a 0.4 slope along -x: every crease is under 2.5 deg.
+      f.heights.push_back(0.4f * float(32 - c) + 0.01f * (float(r) - 16.0f) * (float(r) - 16.0f));
+    }
+  }
+  ground.colliders.push_back(f);
+  ASSERT_TRUE(w.add_body(ground));
+  for (uint32_t i = 0; i < 16; ++i) {
+    BodyDef b = test::box_body(10 + i, MotionType::Dynamic, Vec3(4.0f + float(i % 4) * 2.0f, 0.0f, 6.0f + float(i / 4) * 5.0f),
+                               Vec3(0.35f));
+    const float a = 0.4f * float(i + 1);
+    b.rotation = glm::normalize(Quat(1.0f, 0.3f * a, 0.7f * a - 1.0f, 0.2f * a));
+    b.position.y = 0.4f * (32.0f - b.position.x) + 0.01f * (b.position.z - 16.0f) * (b.position.z - 16.0f) + 1.5f;
+    ASSERT_TRUE(w.add_body(b));
+  }
+  for (int t = 0; t < 240; ++t) w.step();
+  for (uint32_t i = 0; i < 16; ++i) {
+    const Vec3 p = w.body_state(w.find_body(10 + i)).position;
+    if (p.x < 0.5f || p.x > 31.5f) continue;  // slid off the end of the field (allowed)
+    const float surface = 0.4f * (32.0f - p.x) + 0.01f * (p.z - 16.0f) * (p.z - 16.0f);
+    EXPECT_GT(p.y, surface) << "box " << i << " at " << p.x << ", " << p.z;
+  }
+}
+
 // A heightfield with a few bodies rolling on it.
 World terrain_world(uint32_t threads) {
   WorldSettings s;
@@ -435,6 +471,29 @@ TEST(Ccd, FastBoxStopsAtWallOfBoxes) {
   std::printf("50 m/s box: farthest centre x %.4f (wall face at 7.975, centre stops at 7.775)\n", max_x);
   EXPECT_LT(max_x, 7.975f - 0.2f + 0.01f);
   EXPECT_GT(max_x, 7.975f - 0.2f - 0.05f);  // it did reach the wall
+}
+
+// The same throw at a wall of dynamic boxes (10 cm thick, standing on the ground): the
+// projectile shoves the wall but never passes through the box it hits.
+TEST(Ccd, FastBoxNeverPassesThroughDynamicWallBoxes) {
+  World w;
+  ASSERT_TRUE(w.add_body(test::box_body(1, MotionType::Static, Vec3(0.0f, -0.5f, 0.0f), Vec3(50.0f, 0.5f, 50.0f))));
+  for (int i = 0; i < 4; ++i) {
+    ASSERT_TRUE(w.add_body(test::box_body(2 + i, MotionType::Dynamic, Vec3(8.0f, 0.25f + 0.5f * float(i), 0.0f),
+                                          Vec3(0.05f, 0.25f, 0.5f))));
+  }
+  BodyDef box = test::box_body(10, MotionType::Dynamic, Vec3(0.0f, 0.75f, 0.0f), Vec3(0.2f));
+  box.linear_velocity = Vec3(50.0f, 0.0f, 0.0f);
+  box.gravity_scale = 0.0f;
+  const BodyId id = *w.add_body(box);
+  const BodyId hit = w.find_body(3);  // the wall box at the projectile's height
+  float worst = -1.0e9f;
+  for (int t = 0; t < 20; ++t) {
+    w.step();
+    worst = std::max(worst, w.body_state(id).position.x - w.body_state(hit).position.x);
+  }
+  std::printf("50 m/s box vs dynamic wall: largest (projectile x - wall box x) %.4f (touching: -0.25)\n", worst);
+  EXPECT_LT(worst, -0.25f + 0.02f);
 }
 
 TEST(Ccd, BulletFlagRoundTripsThroughState) {

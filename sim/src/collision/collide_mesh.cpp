@@ -107,7 +107,7 @@ void collide_one(const Triangle& t, const ShapeGeom& g, float margin, Manifold& 
     case ShapeType::Hull: triangle_hull(t, g, margin, m); break;
     default: np::reset(m); break;
   }
-  tri::correct_internal_edges(t, margin, m);
+  tri::correct_internal_edges(t, g.position, margin, m);
 }
 
 // Gathers every triangle's corrected manifold, in ascending triangle order.

@@ -332,13 +332,18 @@ void triangle_box(const Triangle& t, const Vec3& c, const Mat3& u, const Vec3& e
       if (sep > sat_beat(kSatEdgeRelTol, best.sep, abs_tol)) best = Axis{l, sep, 2, 3 * i + k};
     }
   }
-  if (best.kind != 0 && glm::dot(best.l, n) < 0.0f) return;  // would push the box through the back
-  if (best.kind == 0) {
-    face_contact(t, c, u, e, margin, out);
-  } else if (best.kind == 1) {
+  // An axis that would push the box towards the back side is not used: the centre is in
+  // front, so the face normal is the way out.
+  if (best.kind != 0 && glm::dot(best.l, n) <= 0.0f) best = Axis{n, best.sep, 0, 0};
+  if (best.kind == 1) {
     box_face_contact(t, c, u, e, best, margin, out);
-  } else {
+  } else if (best.kind == 2) {
     edge_contact(t, c, u, e, best, out);
+  }
+  // The face contact is also the fallback when clipping left nothing of an overlap.
+  if (best.kind == 0 || out.count == 0) {
+    reset(out);
+    face_contact(t, c, u, e, margin, out);
   }
 }
 
@@ -401,7 +406,7 @@ int reduce_points(const ManifoldPoint* pts, int n, const Vec3& normal, int* pick
   return 4;
 }
 
-void correct_internal_edges(const Triangle& t, float margin, Manifold& m) {
+void correct_internal_edges(const Triangle& t, const Vec3& center, float margin, Manifold& m) {
   if (m.count == 0) return;
   if (glm::dot(m.normal, t.normal) >= kFaceNormalCos) return;  // a face contact already
   // Where on the triangle does each point touch? A point on an active edge (or its
@@ -416,11 +421,26 @@ void correct_internal_edges(const Triangle& t, float margin, Manifold& m) {
       if (glm::dot(on_tri - t.v[k], glm::cross(t.normal, edge)) <= tol * len) return;
     }
   }
-  // Only internal edges: the shape lies beyond this triangle's edge, over the neighbour
-  // (a flat or concave neighbour's face covers that side), and the neighbour reports
-  // the contact along its own face normal. A contact here would only be a ghost.
-  (void)margin;
-  reset(m);
+  // Only internal edges. A shape centred beyond this triangle lies over the neighbour (a
+  // flat or concave neighbour's face covers that side), which reports the contact along
+  // its own normal: here it would only be a ghost. A shape centred over this triangle
+  // touches it tilted: take the face normal and measure each point's depth along it,
+  // from the point on the shape's surface.
+  for (int k = 0; k < 3; ++k) {
+    if (glm::dot(center - t.v[k], glm::cross(t.v[(k + 1) % 3] - t.v[k], t.normal)) > 0.0f) {
+      reset(m);
+      return;
+    }
+  }
+  int kept = 0;
+  for (int i = 0; i < m.count; ++i) {
+    const Vec3 on_b = m.points[i].point - m.normal * (0.5f * m.points[i].depth);
+    const float depth = glm::dot(t.v[0] - on_b, t.normal);
+    if (depth < -margin) continue;
+    m.points[kept++] = ManifoldPoint{on_b + t.normal * (0.5f * depth), depth, m.points[i].id};
+  }
+  m.count = kept;
+  m.normal = t.normal;
 }
 
 }  // namespace keel::sim::tri

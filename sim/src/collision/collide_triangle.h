@@ -27,11 +27,14 @@ void triangle_capsule(const Triangle& t, const Vec3& p0, const Vec3& p1, float r
 /// Box centre `c`, axes `u` (columns), half extents `e`.
 void triangle_box(const Triangle& t, const Vec3& c, const Mat3& u, const Vec3& e, float margin, Manifold& out);
 
-/// Internal-edge correction, a step of its own after any triangle routine: a manifold
-/// whose normal leans off the face normal and whose points touch only internal (flat or
-/// concave) edges is dropped: the shape lies over the neighbour, whose face reports the
-/// contact along its own normal. Manifolds at active edges and face contacts are kept.
-void correct_internal_edges(const Triangle& t, float margin, Manifold& m);
+/// Internal-edge correction, a step of its own after any triangle routine (it needs only
+/// the manifold and a point inside the other shape, `center`): a manifold whose normal
+/// leans off the face normal and whose points touch only internal (flat or concave) edges
+/// is dropped when `center` lies beyond the triangle (over the neighbour, whose face
+/// reports the contact along its own normal), and otherwise turned onto the face normal,
+/// each depth re-measured along it from the other shape's surface point (points then
+/// beyond `margin` dropped). Manifolds at active edges and face contacts are kept.
+void correct_internal_edges(const Triangle& t, const Vec3& center, float margin, Manifold& m);
 
 /// Picks at most four of `n` points (indices into `pts`, written to `pick`) spanning the
 /// widest area about `normal`: deepest first; ties go to the earlier point.
