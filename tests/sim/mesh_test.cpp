@@ -177,6 +177,56 @@ TEST(MeshGhost, BoxSlidesOverTiledFloorAtConstantSpeed) {
   EXPECT_GT(w.body_state(id).position.x, -7.3f + 4.0f * 2.4f);  // 150 ticks = 2.5 s at 4 m/s
 }
 
+// A hull (a half-metre cube given as a point cloud) meets mesh triangles through the hull
+// routine with each triangle as a flat polygon: sliding across the seams of a tiled floor
+// it does not slow down, and at rest it sits at its half height.
+TEST(MeshGhost, HullSlidesOverTiledFloorAtConstantSpeedAndRests) {
+  World w;
+  BodyDef floor;
+  floor.id = 1;
+  floor.motion = MotionType::Static;
+  floor.colliders.push_back(floor_grid(20));
+  floor.colliders[0].friction = 0.0f;
+  ASSERT_TRUE(w.add_body(floor));
+  BodyDef hull;
+  hull.id = 2;
+  hull.position = Vec3(-7.3f, 0.25f, -6.1f);
+  hull.linear_velocity = Vec3(4.0f, 0.0f, 3.0f);
+  hull.can_sleep = false;
+  ColliderDef c;
+  c.shape = ShapeType::Hull;
+  for (float x : {-0.25f, 0.25f}) {
+    for (float y : {-0.25f, 0.25f}) {
+      for (float z : {-0.25f, 0.25f}) c.points.push_back(Vec3(x, y, z));
+    }
+  }
+  c.friction = 0.0f;
+  hull.colliders.push_back(c);
+  const BodyId id = *w.add_body(hull);
+  float worst_vy = 0.0f, worst_speed_change = 0.0f;
+  for (int t = 0; t < 150; ++t) {
+    w.step();
+    const BodyState s = w.body_state(id);
+worst_vy = std::max(worst_vy, std::fabs(s.linear_velocity.y));
+    const float speed = std::sqrt(s.linear_velocity.x * s.linear_velocity.x + s.linear_velocity.z * s.linear_velocity.z);
+    worst_speed_change = std::max(worst_speed_change, std::fabs(speed - 5.0f));
+  }
+  std::printf("hull on tiled floor: max |vy| %.5f m/s, max speed change %.5f m/s\n", worst_vy, worst_speed_change);
+  // Known limit (docs/sim.md, "Not yet built"): crossing a diagonal seam the hull dips by
+  // under a millimetre (|vy| measured 0.07 m/s at the worst seam; the box routine's own
+  // triangle path keeps under 1e-4). The bound holds it to that while the speed stays exact.
+  EXPECT_LT(worst_vy, 0.1f);
+  EXPECT_LT(worst_speed_change, 0.05f);
+  EXPECT_GT(w.body_state(id).position.x, -7.3f + 4.0f * 2.4f);
+  // Stopped, it rests on the tiles at its half height (within the solver's 5 mm slop of
+  // soft contact) and stays level.
+  w.set_linear_velocity(id, Vec3(0.0f));
+  for (int t = 0; t < 120; ++t) w.step();
+  const BodyState s = w.body_state(id);
+  EXPECT_NEAR(s.position.y, 0.25f, 0.005f);
+  EXPECT_GT(std::fabs(s.rotation.w), 0.99999f);
+}
+
 // A capsule rolling across the diagonal seam between two triangles moves exactly as it
 // does on one flat box: the seam adds nothing. (A rolling body's reported vertical speed
 // is not zero on any floor: its contact anchors turn with it during the tick, so the

@@ -107,7 +107,10 @@ void collide_one(const Triangle& t, const ShapeGeom& g, float margin, Manifold& 
     case ShapeType::Hull: triangle_hull(t, g, margin, m); break;
     default: np::reset(m); break;
   }
-  tri::correct_internal_edges(t, g.position, margin, m);
+  // The internal-edge step asks where the shape's centre is; a hull's is its centroid.
+  const Vec3 centre = g.type == ShapeType::Hull && g.hull ? g.position + np::dir_to_world(g.rotation, g.hull->centroid)
+                                                          : g.position;
+  tri::correct_internal_edges(t, centre, margin, m);
 }
 
 // Gathers every triangle's corrected manifold, in ascending triangle order.
