@@ -4,6 +4,7 @@
 // outside the buffer, and the range checks are re-asserted: an accepted message with an
 // unknown enum or too long a vector is reported as a crash. Covers every Body member,
 // ClientHello included. ServerInputFrame also goes through decode_server_input_frame().
+#include <keel/protocol/frame_window.h>
 #include <keel/protocol/messages.h>
 
 #include <cstddef>
