@@ -33,6 +33,7 @@ struct Candidate {
 
 ShapeGeom to_frame(const ShapeGeom& frame, const ShapeGeom& g) {
   ShapeGeom l = g;
+  l.placed_hull = nullptr;  // placed in world space; collide_concave places it in this frame
   l.position = np::dir_to_local(frame.rotation, g.position - frame.position);
   for (int i = 0; i < 3; ++i) l.rotation[i] = np::dir_to_local(frame.rotation, g.rotation[i]);
   return l;
@@ -74,8 +75,7 @@ void triangle_hull(const Triangle& t, const ShapeGeom& g, float margin, Manifold
   if (glm::dot(centre - t.v[0], t.normal) < 0.0f) return;
   static thread_local WorldHull tri_hull, shape_hull;
   place_triangle(t.v[0], t.v[1], t.v[2], tri_hull);
-  place_hull(*g.hull, g.position, g.rotation, shape_hull);
-  collide_world_hulls(tri_hull, shape_hull, margin, m);
+  collide_world_hulls(tri_hull, placed(g, shape_hull), margin, m);
   if (m.count > 0 && glm::dot(m.normal, t.normal) < 0.0f) {
     np::reset(m);
     return;
@@ -163,7 +163,13 @@ void merge_candidates(const std::vector<Candidate>& cands, Manifold& out) {
 
 void collide_concave(const ShapeGeom& a, const ShapeGeom& b, float margin, Manifold& out) {
   np::reset(out);
-  const ShapeGeom local = to_frame(a, b);
+  ShapeGeom local = to_frame(a, b);
+  // A hull is placed in the mesh's frame once for all the triangles it meets.
+  static thread_local WorldHull local_hull;
+  if (local.type == ShapeType::Hull && local.hull) {
+    place_hull(*local.hull, local.position, local.rotation, local_hull);
+    local.placed_hull = &local_hull;
+  }
   static thread_local std::vector<Candidate> cands;
   if (a.type == ShapeType::Mesh && a.mesh) {
     gather(*a.mesh, local, margin, cands);
