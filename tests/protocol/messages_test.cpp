@@ -122,7 +122,8 @@ TEST(Messages, ClientHelloRoundTrips) {
     }
   }
   // An empty hello is the schema defaults: an interpolating client's first hello.
-  auto empty = build(fb::Body::ClientHello, [&](auto& b) { return fb::ClientHelloBuilder(b).Finish(); });
+  auto empty = build(fb::Body::ClientHello,
+                     [&](auto& b) { return fb::ClientHelloBuilder(b).Finish(); });
   const fb::Message* m = checked(empty);
   ASSERT_NE(m, nullptr);
   EXPECT_EQ(m->body_as_ClientHello()->mode(), fb::ClientMode::Interpolate);
