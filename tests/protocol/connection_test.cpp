@@ -352,6 +352,13 @@ TEST(Connection, RttAndJitterFromControlledAckDelays) {
     ASSERT_EQ(back.size(), 1u);
     ASSERT_EQ(p.a.receive(back[0], sent + delay), kp::DropReason::None);
     ASSERT_TRUE(p.a.take(kp::Channel::Snapshot).has_value());
+    if (i == 1) {
+      // The first sample sets rtt = 40 and leaves jitter 0; the second (60) moves jitter
+      // by 0.1 * |60 - 40| = 2 and rtt by 0.1 * 20 = 2. This pins both weights: the cycle
+      // below depends on the rtt weight only.
+      EXPECT_NEAR(p.a.stats().rtt_ms, 42.0, 1e-9);
+      EXPECT_NEAR(p.a.stats().jitter_ms, 2.0, 1e-9);
+    }
   }
   // The estimates are exponential averages with weight 0.1 (rtt += 0.1 (s - rtt), jitter
   // += 0.1 (|s - rtt| - jitter)). Fed 40, 60, 40, ... they settle into a two-value cycle:
