@@ -334,6 +334,17 @@ TEST(AgonesAllocationSettings, ValuesAreCheckedAndAnnotationsWinOverLabels) {
   }
 }
 
+/// The sidecar's client is one thread: a Health call after the GET that answered
+/// Allocated comes once the allocation was handled (settings read, scene loaded).
+bool allocation_handled(FakeSidecar& sidecar) {
+  int gets = 0;
+  for (const auto& c : sidecar.calls()) {
+    gets += c.path == "/gameserver";
+    if (gets >= 2 && c.path == "/health") return true;
+  }
+  return false;
+}
+
 std::string write_token_key(const std::string& dir) {
   auto key = protocol::generate_token_key();
   std::string path = dir + "/token.key";
@@ -350,8 +361,7 @@ std::string loopback_of(const std::string& bound) {
 // the allocation hands the matchmaker) are what tokens must name; nothing else is.
 TEST(AgonesServer, TokensNameTheGameServersAddressAndPort) {
   FakeSidecar sidecar(0, 1000);
-  sidecar.set_gameserver("{}", "{}",
-                         R"("address":"198.51.100.20","ports":[{"name":"game","port":7302}],)");
+  sidecar.set_gameserver("{}", "{}", "");  // a GameServer still being scheduled: no address
   setenv("AGONES_SDK_HTTP_PORT", std::to_string(sidecar.port()).c_str(), 1);
   auto options = test::test_options("agones-address");
   options.bind = {"0.0.0.0:0"};
@@ -364,7 +374,15 @@ TEST(AgonesServer, TokensNameTheGameServersAddressAndPort) {
     throw;
   }
   unsetenv("AGONES_SDK_HTTP_PORT");
+  // The second GET starts after the first answer was handled.
+  ASSERT_TRUE(wait_until([&] {
+    int n = 0;
+    for (const auto& c : sidecar.calls()) n += c.path == "/gameserver";
+    return n >= 2;
+  }, 5.0));
   EXPECT_TRUE(rs->server->token_addresses().empty());  // 0.0.0.0 is no address to name
+  sidecar.set_gameserver("{}", "{}",
+                         R"("address":"198.51.100.20","ports":[{"name":"game","port":7302}],)");
   ASSERT_TRUE(wait_until([&] { return rs->server->token_addresses().size() == 1; }, 5.0));
   EXPECT_EQ(rs->server->token_addresses()[0], "198.51.100.20:7302");
 
@@ -407,13 +425,7 @@ TEST(AgonesServer, AllocationSettingsShapeTheMatchesCreatedAfterIt) {
   auto options = test::test_options("agones-settings");
   test::RunningServer rs(options);
   unsetenv("AGONES_SDK_HTTP_PORT");
-  auto gets = [&] {
-    int n = 0;
-    for (const auto& c : sidecar.calls()) n += c.path == "/gameserver";
-    return n;
-  };
-  ASSERT_TRUE(wait_until([&] { return gets() >= 2; }, 5.0));
-  std::this_thread::sleep_for(std::chrono::milliseconds(300));  // the scene loads off the tick thread
+  ASSERT_TRUE(wait_until([&] { return allocation_handled(sidecar); }, 8.0));
 
   auto first = rs.client(1, false, 5);
   ASSERT_TRUE(test::drive({first.get()}, 5.0, [&] { return first->playing(); }));
@@ -458,12 +470,7 @@ TEST(AgonesServer, RefusedAllocationSettingsKeepTheFlags) {
   auto options = test::test_options("agones-settings-refused");
   test::RunningServer rs(options);
   unsetenv("AGONES_SDK_HTTP_PORT");
-  ASSERT_TRUE(wait_until([&] {
-    int n = 0;
-    for (const auto& c : sidecar.calls()) n += c.path == "/gameserver";
-    return n >= 2;
-  }, 5.0));
-  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  ASSERT_TRUE(wait_until([&] { return allocation_handled(sidecar); }, 8.0));
   auto a = rs.client(1, false, 9);
   auto b = rs.client(2, false, 9);
   ASSERT_TRUE(test::drive({a.get(), b.get()}, 5.0, [&] { return a->playing() && b->playing(); }));
