@@ -36,6 +36,13 @@ foreach(module sim protocol replay server)
 endforeach()
 install(DIRECTORY ${PROJECT_BINARY_DIR}/protocol/generated/keel DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}
         FILES_MATCHING PATTERN "*.h")
+# The scenes keel-server runs and the operator's documents, where the systemd unit
+# (deploy/systemd/keel-server.service: <prefix>/share/keel/scenes/demo.json) and the image
+# look for them.
+install(DIRECTORY ${PROJECT_SOURCE_DIR}/scenes/ DESTINATION ${CMAKE_INSTALL_DATADIR}/keel/scenes
+        FILES_MATCHING PATTERN "*.json")
+install(DIRECTORY ${PROJECT_SOURCE_DIR}/docs/ DESTINATION ${CMAKE_INSTALL_DATADIR}/doc/keel
+        FILES_MATCHING PATTERN "*.md")
 
 install(EXPORT KeelTargets NAMESPACE Keel:: DESTINATION ${KEEL_INSTALL_CMAKEDIR})
 string(JOIN " " KEEL_DETERMINISM_FLAGS_LIST ${KEEL_DETERMINISM_FLAGS})
@@ -58,7 +65,6 @@ function(keel_add_install_test)
                    -DKEEL_BUILD_DIR=${PROJECT_BINARY_DIR}
                    -DKEEL_EXAMPLE_DIR=${PROJECT_SOURCE_DIR}/server/examples/custom_rules
                    -DKEEL_WORK_DIR=${PROJECT_BINARY_DIR}/test-install
-                   -DKEEL_SCENE=${PROJECT_SOURCE_DIR}/scenes/demo.json
                    -P ${PROJECT_SOURCE_DIR}/server/cmake/test_install.cmake)
   set_tests_properties(keel_install_builds_custom_server PROPERTIES TIMEOUT 600 LABELS "install")
 endfunction()

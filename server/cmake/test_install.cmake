@@ -13,7 +13,8 @@ function(run)
 endfunction()
 
 run(${CMAKE_COMMAND} --install ${KEEL_BUILD_DIR} --prefix ${prefix})
-foreach(f lib/cmake/Keel/KeelConfig.cmake include/keel/server/server.h include/keel/protocol/messages_generated.h)
+foreach(f lib/cmake/Keel/KeelConfig.cmake include/keel/server/server.h include/keel/protocol/messages_generated.h
+          share/keel/scenes/demo.json share/doc/keel/operations.md)
   if(NOT EXISTS ${prefix}/${f})
     message(FATAL_ERROR "not installed: ${f}")
   endif()
@@ -21,8 +22,9 @@ endforeach()
 run(${CMAKE_COMMAND} -S ${KEEL_EXAMPLE_DIR} -B ${example_build} -DCMAKE_BUILD_TYPE=Release
     -DCMAKE_PREFIX_PATH=${prefix})
 run(${CMAKE_COMMAND} --build ${example_build} -j2)
-# The custom server runs 30 ticks on loopback and stops by itself.
-run(${example_build}/keel-hover-server --scene ${KEEL_SCENE} --bind 127.0.0.1:0
+# The custom server runs 30 ticks on loopback and stops by itself, on the installed scene
+# (the path the systemd unit uses, under this prefix).
+run(${example_build}/keel-hover-server --scene ${prefix}/share/keel/scenes/demo.json --bind 127.0.0.1:0
     --record ${KEEL_WORK_DIR}/recordings --stop-after-ticks 30 --status-interval 0 --log-level warn)
 file(GLOB recordings ${KEEL_WORK_DIR}/recordings/*.krec)
 if(NOT recordings)
