@@ -83,6 +83,7 @@ int verify(const VerifyArgs& args, Io io) {
   detail::Progress progress(io, "verify");
   VerifyOptions options;
   options.threads = args.threads;
+  options.rules = io.rules;
   options.from = args.from;
   options.to = args.to;
   options.progress = [&](uint64_t done, uint64_t total) { progress.update(done, total); };
