@@ -133,6 +133,10 @@ TEST(CustomRules, TheCommandLineRunsWithTheCallersRules) {
   const std::string rec = dir.path("drift.krec");
   record_drift(rec);
   std::string out;
+  EXPECT_EQ(run({"info", rec}, replay::builtin_rules(), out), cli::kOk) << out;
+  EXPECT_NE(out.find("rules: drift (not known to this program"), std::string::npos) << out;
+  EXPECT_EQ(run({"info", rec}, with_drift(), out), cli::kOk) << out;
+  EXPECT_NE(out.find("rules: drift\n"), std::string::npos) << out;
   // What stock keel-replay does with it: a clear refusal, exit 2.
   EXPECT_EQ(run({"verify", rec}, replay::builtin_rules(), out), cli::kError) << out;
   EXPECT_NE(out.find("rules \"drift\" are not known to this program (it knows: sandbox)"), std::string::npos) << out;
