@@ -43,9 +43,9 @@ struct PredictionConfig {
   uint32_t hash_report_interval = 60; ///< report every Nth confirmed tick's hash as a sample
   std::string dump_dir;               ///< where the first desync of a checkpoint is dumped ("" = nowhere)
   std::string dump_note;              ///< free text written into every dump
-  /// Makes the rules both matches step with: they must be the server's rules, or every
-  /// confirmed tick disagrees (the server does not send its rules, only its state).
-  /// Unset: sim::SandboxRules, what keel-server runs.
+  /// Makes the rules both matches step with. They must be the server's rules: the server
+  /// sends its state, not its rules, so other rules show only as confirmed ticks that
+  /// disagree once the two act differently. Unset: sim::SandboxRules, what keel-server runs.
   sim::RulesFactory rules;
 };
 
