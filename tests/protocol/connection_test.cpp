@@ -213,7 +213,7 @@ TEST(Connection, LargeBlockArrivesIntactUnderLoss) {
   // receiver acks block fragments at its next update, so a fragment holds one of the 64
   // window slots for a round trip when it arrives: each way 50 ms + 10 ms mean jitter +
   // 0.2 x 95 ms mean reordering hold, plus a step for the receiver's ack to go out,
-  // rtt = 0.175 s (stats().rtt_ms reads 160..200 ms here). A lost one (20%) holds its
+  // rtt = 0.175 s (stats().rtt_ms reads 155..240 ms here). A lost one (20%) holds its
   // slot for the resend timeout, 1.5 rtt + keepalive = 0.36 s. 64 slots so carry
   // 64 / (0.8 rtt + 0.2 timeout) = 301 sends/s, and F / 0.8 sends deliver the F = C / 1100
   // fragments: 8.4 s, 507 steps. The last fragments lost again and again then cost a
