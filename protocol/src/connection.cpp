@@ -29,6 +29,11 @@ constexpr size_t kFragmentOverhead = 8;
 constexpr size_t kBlockOverhead = 17;
 constexpr uint32_t kMaxFragments = 255;
 constexpr size_t kRecentGroups = 32;
+// Acks: a held ack is kept every kAckEvery packets carrying reliable data, which leaves
+// 17 of the 33 ack bits for reordering; at most kMaxAcksDue are held between updates
+// (128 packets, twice a full block window).
+constexpr uint32_t kAckEvery = 16;
+constexpr size_t kMaxAcksDue = 8;
 
 std::array<uint8_t, crypto_aead_chacha20poly1305_IETF_NPUBBYTES> nonce_for(uint64_t seq) {
   std::array<uint8_t, crypto_aead_chacha20poly1305_IETF_NPUBBYTES> n{};
@@ -122,13 +127,26 @@ std::vector<std::vector<uint8_t>> Connection::update(double now) {
   expire_reassemblies(now);
   update_loss(now);
   std::vector<std::vector<uint8_t>> out;
+  // Held acks first, each in a bare packet: at most one per kAckEvery received packets.
+  for (const AckState& a : acks_due_) {
+    Outgoing o;
+    out.push_back(seal(o, now, &a));
+  }
+  acks_due_.clear();
   for (;;) {
     Outgoing o;
     fill_packet(o, now);
-    // Acks ride on payload packets; an ack-only packet goes out only when nothing else
-    // has been sent for keepalive_interval, so an idle connection costs ~10 packets/s.
+    // Acks ride on payload packets. With nothing else to send, an ack-only packet goes
+    // out when nothing has been sent for keepalive_interval (an idle connection costs ~10
+    // packets/s), or at once when reliable data arrived since our last send: the peer
+    // holds that data (and a block sender its window) until the ack comes back, and a
+    // held ack also falls out of the 33 ack bits once more packets arrive. The prompt ack
+    // is bounded: one per update() and only after a received packet asked for it (plus
+    // the held ones above, one per kAckEvery such packets), and it is a bare header
+    // (+ tag), smaller than any packet carrying a chunk: no reply is larger than what
+    // caused it, and there are no more replies than packets received.
     bool keepalive = now - last_send_time_ >= config_.keepalive_interval;
-    if (o.payload.empty() && !keepalive) break;
+    if (o.payload.empty() && !keepalive && ack_pending_ == 0) break;
     out.push_back(seal(o, now));
     if (o.payload.empty()) break;
   }
@@ -197,12 +215,12 @@ void Connection::add_block_fragments(Outgoing& out, double now) {
   }
 }
 
-std::vector<uint8_t> Connection::seal(Outgoing& out, double now) {
+std::vector<uint8_t> Connection::seal(Outgoing& out, double now, const AckState* ack) {
   uint64_t seq = send_sequence_++;
   PacketHeader h;
   h.sequence = static_cast<uint16_t>(seq);
-  h.ack = received_.ack();
-  h.ack_bits = received_.ack_bits();
+  h.ack = ack != nullptr ? ack->ack : received_.ack();
+  h.ack_bits = ack != nullptr ? ack->bits : received_.ack_bits();
   std::vector<uint8_t> packet(kPacketHeaderBytes);
   write_header(h, std::span<uint8_t, kPacketHeaderBytes>(packet.data(), kPacketHeaderBytes));
   if (authenticated_) {
@@ -215,6 +233,7 @@ std::vector<uint8_t> Connection::seal(Outgoing& out, double now) {
   } else {
     packet.insert(packet.end(), out.payload.begin(), out.payload.end());
   }
+  if (ack == nullptr) ack_pending_ = 0;  // every packet carries the current acks
   out.record.time = now;
   *sent_.insert(h.sequence) = std::move(out.record);
   unresolved_.push_back(h.sequence);
@@ -243,7 +262,15 @@ DropReason Connection::receive(std::span<const uint8_t> datagram, double now) {
   ++stats_.packets_received;
   stats_.bytes_received += datagram.size();
   process_acks(h, now);
+  packet_wants_ack_ = false;
   r = read_chunks(plain, now);
+  if (packet_wants_ack_ && ++ack_pending_ >= kAckEvery) {
+    // Held now, while the ack bits still cover all of these packets.
+    if (acks_due_.size() < kMaxAcksDue) {
+      acks_due_.push_back({received_.ack(), received_.ack_bits()});
+    }
+    ack_pending_ = 0;
+  }
   drops_.add(r);
   return r;
 }
@@ -326,6 +353,7 @@ DropReason Connection::read_chunks(std::span<const uint8_t> payload, double now)
       uint16_t id = r.u16();
       auto bytes = r.bytes(r.u16());
       if (r.ok()) d = on_reliable(id, bytes);
+      packet_wants_ack_ = packet_wants_ack_ || r.ok();  // duplicates too: our ack was lost
     } else if (kind == kUnreliable) {
       uint8_t ch = r.u8();
       auto bytes = r.bytes(r.u16());
@@ -345,6 +373,7 @@ DropReason Connection::read_chunks(std::span<const uint8_t> payload, double now)
       uint32_t usize = r.u32();
       auto bytes = r.bytes(r.u16());
       if (r.ok()) d = on_block_fragment(id, index, count, csize, usize, bytes);
+      packet_wants_ack_ = packet_wants_ack_ || r.ok();
     } else {
       return DropReason::MalformedPayload;
     }

@@ -202,13 +202,101 @@ TEST(Connection, LargeBlockArrivesIntactUnderLoss) {
   // budget holds it, so the last of the C compressed bytes cannot leave before step
   // 1 + 60 C / rate, and then needs the link's 50 ms (3 steps; 2 counted, for rounding of
   // the summed step times) to arrive. C is what the connection's own zstd level makes.
-  // On this lossy link the window and the resends take far longer than that (about 1000
-  // steps); LargeBlockIsPacedByTheByteRate checks the pacing where it is what binds.
+  // LargeBlockIsPacedByTheByteRate checks the pacing where it is what binds.
   const kp::ConnectionConfig config;
   size_t c = compressed_size(block, config.zstd_level);
   ASSERT_GT(c, block.size() / 4);  // the noise quarter does not compress
   const int min_steps = 1 + steps_for(c, config.block_bytes_per_second) + 2;
   EXPECT_GE(steps, min_steps) << "compressed " << c << " bytes";
+
+  // On this link the window binds, not the rate (C = 2.24 MB: 67 steps at 2 MB/s). The
+  // receiver acks block fragments at its next update, so a fragment holds one of the 64
+  // window slots for a round trip when it arrives: each way 50 ms + 10 ms mean jitter +
+  // 0.2 x 95 ms mean reordering hold, plus a step for the receiver's ack to go out,
+  // rtt = 0.175 s (stats().rtt_ms reads 155..240 ms here). A lost one (20%) holds its
+  // slot for the resend timeout, 1.5 rtt + keepalive = 0.36 s. 64 slots so carry
+  // 64 / (0.8 rtt + 0.2 timeout) = 301 sends/s, and F / 0.8 sends deliver the F = C / 1100
+  // fragments: 8.4 s, 507 steps. The last fragments lost again and again then cost a
+  // timeout per round, until all F have arrived once: ln F / ln 5 = 4.7, so 5 rounds,
+  // 109 steps. That is 616 steps; reordering holds of up to 160 ms each way make about
+  // 12% more resends than the loss alone (acks arriving after the timeout), so the bound
+  // is 1.2 times the estimate: 740 steps. Measured: 691 (1042 when acks waited for the
+  // keepalive, 0.1 s, and fell out of the 33 ack bits between keep-alives).
+  const kp::LinkConfig link = bad_link(3);
+  const double fragments = std::ceil(static_cast<double>(c) / 1100.0);
+  const double one_way = (link.latency_ms + link.jitter_ms / 2 +
+                          link.reorder * (30.0 + (2.0 * link.latency_ms + 30.0) / 2)) / 1000.0;
+  const double rtt = 2 * one_way + 1.0 / 60.0;
+  const double timeout = 1.5 * rtt + config.keepalive_interval;
+  const double hold = (1 - link.loss) * rtt + link.loss * timeout;
+  const double main_phase = fragments / (1 - link.loss) * hold / config.block_window;
+  const double tail = std::ceil(std::log(fragments) / std::log(1 / link.loss)) * timeout;
+  const double estimate = 60.0 * (main_phase + tail);
+  EXPECT_NEAR(estimate, 616.0, 5.0);  // the figures above
+  EXPECT_LE(steps, static_cast<int>(1.2 * estimate)) << "rtt " << p.a.stats().rtt_ms;
+}
+
+TEST(Connection, AcksKeepUpWithABurstLargerThanTheAckBits) {
+  // A clean link with no delay stepped at 30 Hz, the receiver sending nothing of its
+  // own: the byte budget lets 60 fragments (2 MB/s / 30 / 1100) go in one step, more
+  // than the 33 packets one header can ack. The receiver keeps its acks every 16 such
+  // packets and sends each in a bare packet, so every fragment is acked and none is
+  // resent; and it never answers with more packets or bytes than it was sent.
+  Pair p({0, 0, 0, 0, 0, 9});
+  auto block = pattern(1u << 20, 3);  // incompressible: 954 fragments
+  ASSERT_TRUE(p.a.send_block(block));
+  std::optional<std::vector<uint8_t>> got;
+  for (int i = 0; i < 30 * 60 && !got; ++i) {
+    p.step(1.0 / 30.0);
+    got = p.b.take_block();
+  }
+  ASSERT_TRUE(got.has_value());
+  EXPECT_EQ(*got, block);
+  for (int i = 0; i < 10 && p.a.block_in_progress(); ++i) p.step(1.0 / 30.0);
+  EXPECT_FALSE(p.a.block_in_progress());
+  const uint64_t fragments = (compressed_size(block, 3) + 1099) / 1100;
+  // Every packet from `a` carried a fragment (it was never idle for 0.1 s), none twice.
+  EXPECT_LE(p.a.stats().packets_sent, fragments + 2);
+  EXPECT_LE(p.b.stats().packets_sent, p.b.stats().packets_received);
+  EXPECT_LT(p.b.stats().bytes_sent * 20, p.b.stats().bytes_received);
+}
+
+TEST(Connection, ReliableDataIsAckedAtTheNextUpdateAndNothingElseIs) {
+  Pair p({0, 0, 0, 0, 0, 4});
+  p.step();  // both ends have sent their first keep-alive
+  // Unreliable traffic alone: the receiver keeps to the keep-alive cadence, at most 10
+  // packets in 60 steps of 1/60 s (one per 0.1 s), not one a step.
+  for (int i = 0; i < 60; ++i) {
+    ASSERT_TRUE(p.a.send(kp::Channel::Input, pattern(20, i)));
+    p.step();
+    ASSERT_TRUE(p.b.take(kp::Channel::Input).has_value());
+  }
+  uint64_t before = p.b.stats().packets_sent;
+  EXPECT_LE(before, 1u + 10u);
+  // A control message is acked at the receiver's next update, well before a keep-alive
+  // would be due, in one bare packet (13 bytes of header and a 16-byte tag).
+  p.now += 1.0 / 60.0;
+  double sent = p.now;
+  // A keep-alive due now goes first, so that what follows cannot be one.
+  for (auto& d : p.b.update(p.now)) ASSERT_EQ(p.a.receive(d, p.now), kp::DropReason::None);
+  ASSERT_TRUE(p.a.send(kp::Channel::Control, pattern(30, 1)));
+  auto out = p.a.update(p.now);
+  ASSERT_EQ(out.size(), 1u);
+  ASSERT_EQ(p.b.receive(out[0], p.now), kp::DropReason::None);
+  auto acks = p.b.update(p.now);
+  ASSERT_EQ(acks.size(), 1u);
+  EXPECT_EQ(acks[0].size(), kp::kPacketHeaderBytes + kp::kAuthTagBytes);
+  EXPECT_LT(acks[0].size(), out[0].size());
+  // Nothing more until something else arrives or the keep-alive is due.
+  EXPECT_TRUE(p.b.update(sent + 0.05).empty());
+  EXPECT_EQ(p.a.receive(acks[0], p.now), kp::DropReason::None);
+  // Acked: `a` resends nothing, even after its resend interval.
+  auto later = p.a.update(sent + 0.2);
+  ASSERT_LE(later.size(), 1u);  // at most its own keep-alive, a bare packet
+  if (!later.empty()) {
+    EXPECT_EQ(later[0].size(), acks[0].size());
+  }
+  EXPECT_EQ(p.b.take(kp::Channel::Control), pattern(30, 1));
 }
 
 TEST(Connection, LargeBlockIsPacedByTheByteRate) {

@@ -41,7 +41,8 @@ struct ConnectionConfig {
   /// s between resends of an unacked reliable message (at least RTT + keepalive_interval)
   double resend_interval = 0.1;
   /// s: with nothing else to send, an ack-only packet goes out this often (acks
-  /// otherwise ride on payload packets).
+  /// otherwise ride on payload packets). A packet carrying reliable data (control
+  /// messages, block fragments) is acked sooner: at the next update(), see there.
   double keepalive_interval = 0.1;
   size_t max_control_message = 1024;   ///< bytes; larger control messages are refused
   size_t max_unreliable_message = 256 * 1024;  ///< bytes, after fragmentation limits
@@ -87,6 +88,9 @@ class Connection {
   bool block_in_progress() const { return block_send_.active; }
 
   /// Builds the datagrams to send now: queued messages, resends, block fragments, acks.
+  /// With nothing else to send it returns an ack-only packet when a packet carrying
+  /// reliable data arrived since the last send, or when keepalive_interval has passed;
+  /// and one more for every 16 such packets received since the last update().
   std::vector<std::vector<uint8_t>> update(double now);
 
   /// Processes one received datagram. Returns why it was dropped (None when accepted;
@@ -105,6 +109,10 @@ class Connection {
 
  private:
   struct Outgoing;
+  struct AckState {  // a packet header's ack fields
+    uint16_t ack = 0;
+    uint32_t bits = 0;
+  };
   struct SentPacket {
     double time = 0;
     bool acked = false;
@@ -151,7 +159,7 @@ class Connection {
   void fill_packet(Outgoing& out, double now);
   void add_reliable(Outgoing& out, double now);
   void add_block_fragments(Outgoing& out, double now);
-  std::vector<uint8_t> seal(Outgoing& out, double now);
+  std::vector<uint8_t> seal(Outgoing& out, double now, const AckState* ack = nullptr);
   void process_acks(const PacketHeader& header, double now);
   void on_packet_acked(SentPacket& sent, double now);
   void update_loss(double now);
@@ -181,6 +189,13 @@ class Connection {
   ReplayWindow replay_;
   ReceivedPackets received_;
   double last_send_time_ = -1e9;
+  // Packets carrying reliable data received since we last sent anything: the next
+  // update() acks them at once, even with nothing else to send. Every kAckEvery of them
+  // the acks as they stand are kept in acks_due_ (bounded) and each goes out in its own
+  // ack-only packet, so a burst larger than the 33 ack bits is still acked in full.
+  uint32_t ack_pending_ = 0;
+  std::vector<AckState> acks_due_;
+  bool packet_wants_ack_ = false;  // set by read_chunks for the packet being read
   double last_receive_time_ = 0;
   SequenceBuffer<SentPacket> sent_;
   std::deque<uint16_t> unresolved_;  // sent sequences not yet counted as acked or lost
