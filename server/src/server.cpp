@@ -357,6 +357,11 @@ void Server::Impl::admit(Admission& a, Now now) {
     matches[a.client.match_id] = host;
     recordings.push_back(host->recording_path());
   }
+  if (host->over()) {
+    // Ended by its rules and about to be finalised: nothing left to join.
+    deny(a, fb::DenyReason::MatchOver, "the match is over");
+    return;
+  }
   if (host->session_count() >= options.max_players) {
     deny(a, fb::DenyReason::ServerFull, "--max-players reached in this match");
     return;
@@ -411,7 +416,7 @@ void Server::Impl::end_finished_matches(Now now) {
       }
     }
   }
-  for (auto& host : ended) host->shutdown(now, fb::DenyReason::Unknown);
+  for (auto& host : ended) host->shutdown(now, host->end_reason());
 }
 
 void Server::Impl::tick_loop() {
@@ -427,8 +432,10 @@ void Server::Impl::tick_loop() {
     admit_pending(t);
     end_finished_matches(t);
     schedule(t);
-    if (options.stop_after_ticks > 0 && primary && primary->tick() >= options.stop_after_ticks) {
-      log.info("stop_after_ticks", {{"ticks", primary->tick()}});
+    // A start-up match its rules ended will never reach N ticks: stop then too.
+    if (options.stop_after_ticks > 0 && primary &&
+        (primary->tick() >= options.stop_after_ticks || primary->over())) {
+      log.info("stop_after_ticks", {{"ticks", primary->tick()}, {"match_over", primary->over()}});
       stop_requested.store(true);
       break;
     }
