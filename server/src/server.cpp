@@ -25,7 +25,9 @@
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <thread>
 
 namespace keel::server {
@@ -96,8 +98,13 @@ struct Server::Impl {
   sim::Status start_agones();
   void watch_allocation(Now now);
 
-  Impl(const ServerOptions& o, LogLevel level)
-      : options(o), log(level, o.log_json) {}
+  // log_file: the opened --log-file (owned), or null for stderr.
+  Impl(const ServerOptions& o, LogLevel level, std::FILE* file)
+      : options(o), log(level, o.log_json, file ? file : stderr, stderr), log_file(file) {}
+  ~Impl() {
+    if (log_file) std::fclose(log_file);
+  }
+  std::FILE* log_file;
 
   Now now() const {
     return Now{std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - epoch).count()};
@@ -119,14 +126,15 @@ struct Server::Impl {
   void end_finished_matches(Now now);
   void wait_idle();
   void shutdown();
-  void status_line(Now now, bool final_line);
+  void status_line(Now now);
   void print_recordings();
   void wake_tick() { wake.notify_all(); }
 
   // Status line bookkeeping (tick thread).
-  int64_t last_status_ns = 0;
+  int64_t last_status_ns = 0, last_status_logged_ns = 0;
   uint64_t last_status_bytes_out = 0, last_status_bytes_in = 0;
-  bool tty = false;
+  bool tty = false;  // the status line is redrawn in place on stderr
+  std::string status_text(Now now_t);
 };
 
 // --- sockets -------------------------------------------------------------------------------
@@ -439,7 +447,7 @@ void Server::Impl::tick_loop() {
       stop_requested.store(true);
       break;
     }
-    status_line(t, false);
+    status_line(t);
     int64_t next = t.ns + 2'000'000;  // at most 2 ms between looks (admissions, finished tasks)
     {
       std::lock_guard<std::mutex> lock(matches_mutex);
@@ -475,7 +483,6 @@ void Server::Impl::shutdown() {
   }
   uint64_t final_tick = primary ? primary->tick() : 0;
   for (auto& host : all) host->shutdown(t, fb::DenyReason::ServerShuttingDown);
-  status_line(t, true);
   log.info("server_stopped", {{"ticks", final_tick}, {"matches", all.size()}});
   print_recordings();
   {
@@ -497,11 +504,25 @@ void Server::Impl::shutdown() {
   done.notify_all();
 }
 
-void Server::Impl::status_line(Now now_t, bool final_line) {
+void Server::Impl::status_line(Now now_t) {
   if (options.status_interval <= 0 || !primary) return;
-  int64_t interval = static_cast<int64_t>(options.status_interval * 1e9);
-  if (!tty) interval *= 10;  // a log file gets a status line every ten intervals
-  if (!final_line && now_t.ns - last_status_ns < interval) return;
+  const int64_t interval = static_cast<int64_t>(options.status_interval * 1e9);
+  // A log gets a status line every ten intervals; a live line is redrawn every interval
+  // (and, when the log goes to its own file, the log still gets its every-ten line).
+  const bool draw = tty && now_t.ns - last_status_ns >= interval;
+  const bool write = (!tty || !options.log_file.empty()) && now_t.ns - last_status_logged_ns >= 10 * interval;
+  if (!draw && !write) return;
+  std::string text = status_text(now_t);
+  if (draw) log.status("keel-server: " + text);
+  if (write) {
+    last_status_logged_ns = now_t.ns;
+    log.info("status", {{"line", text}});
+  }
+}
+
+// tick, players, matches, kbit/s out and in since the previous line, and the start-up
+// match's last state hash.
+std::string Server::Impl::status_text(Now now_t) {
   double dt = std::max(1e-9, (now_t.ns - last_status_ns) * 1e-9);
   uint64_t out = metrics.bytes_out.load(), in = metrics.bytes_in.load();
   double kbps_out = (out - last_status_bytes_out) * 8.0 / 1000.0 / dt;
@@ -509,15 +530,13 @@ void Server::Impl::status_line(Now now_t, bool final_line) {
   last_status_ns = now_t.ns;
   last_status_bytes_out = out;
   last_status_bytes_in = in;
-  if (final_line) return;
   char buf[256];
   std::snprintf(buf, sizeof buf, "tick %llu  players %llu  matches %llu  out %.0f kbit/s  in %.0f kbit/s  hash %s",
                 static_cast<unsigned long long>(primary->tick()),
                 static_cast<unsigned long long>(metrics.players.load()),
                 static_cast<unsigned long long>(metrics.matches.load()), kbps_out, kbps_in,
                 replay::hex_hash(primary->last_hash()).c_str());
-  if (tty) log.status(std::string("keel-server: ") + buf);
-  else log.info("status", {{"line", buf}});
+  return buf;
 }
 
 void Server::Impl::print_recordings() {
@@ -550,7 +569,12 @@ sim::Expected<std::unique_ptr<Server>> Server::create(const ServerOptions& optio
   if (!st) return st.error();
   LogLevel level = LogLevel::Info;
   parse_log_level(options.log_level, level);
-  auto impl = std::make_unique<Impl>(options, level);
+  std::FILE* log_file = nullptr;
+  if (!options.log_file.empty()) {
+    log_file = std::fopen(options.log_file.c_str(), "a");
+    if (!log_file) return sim::Error{"--log-file " + options.log_file + ": " + std::strerror(errno)};
+  }
+  auto impl = std::make_unique<Impl>(options, level, log_file);
   impl->rules = std::move(rules);
   auto scene = kp::load_scene_file(options.scene_path);
   if (!scene) return scene.error();
@@ -564,7 +588,9 @@ sim::Expected<std::unique_ptr<Server>> Server::create(const ServerOptions& optio
     if (!key) return sim::Error{"--token-key: " + key.error().message};
     impl->token_key = *key;
   }
-  impl->tty = isatty(STDERR_FILENO) != 0 && !options.log_json;
+  // In place on a terminal, unless JSON log lines share it (they would be torn up).
+  const bool logs_on_stderr = options.log_file.empty();
+  impl->tty = options.live_status || (isatty(STDERR_FILENO) != 0 && !(options.log_json && logs_on_stderr));
   return std::unique_ptr<Server>(new Server(std::move(impl)));
 }
 
