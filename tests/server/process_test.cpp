@@ -78,6 +78,14 @@ TEST(ServerCommandLine, ConfigFileSetsOptionsAndFlagsWin) {
   EXPECT_NE(bad.message.find("max-players"), std::string::npos) << bad.message;
 }
 
+TEST(ServerCommandLine, ALogFileThatCannotBeOpenedIsRefused) {
+  auto o = test_options("bad_log_file");
+  o.log_file = o.record_dir + "/no/such/dir/server.log";
+  auto s = server::Server::create(o);
+  ASSERT_FALSE(s);
+  EXPECT_NE(s.error().message.find("--log-file"), std::string::npos) << s.error().message;
+}
+
 uint16_t free_udp_port() {
   asio::io_context io;
   asio::ip::udp::socket s(io, {asio::ip::make_address("127.0.0.1"), 0});
@@ -321,7 +329,7 @@ TEST(BotProcess, SigintAndSigtermStopItWithASummaryAndExitZero) {
     auto status = wait_exit(bot.pid, 5.0);
     bot.pid = 0;
     ASSERT_TRUE(status) << "keel-bot ignored the signal";
-    EXPECT_LT(seconds_now() - t0, 1.0);
+    EXPECT_LT(seconds_now() - t0, 2.0);  // it stops within ~5 ms; the rest is a loaded machine
     ASSERT_TRUE(WIFEXITED(*status));
     EXPECT_EQ(WEXITSTATUS(*status), 0);
     nlohmann::json summary = read_json(bot.summary);
