@@ -2,8 +2,10 @@
 # Checks deploy/ as far as a machine without Docker or a cluster can:
 #   1. yamllint on every YAML file under deploy/;
 #   2. `kubectl kustomize` renders the base and every overlay, and each rendering holds the
-#      Fleet, the FleetAutoscaler and the image the overlay pins;
-#   3. the Dockerfile's run stage installs exactly the Debian packages that own the shared
+#      Fleet, the FleetAutoscaler and the image the overlay pins; it also renders the
+#      standalone GameServer (deploy/k8s/gameserver), whose spec must equal the dev
+#      overlay's Fleet template;
+#   3. the Dockerfile passes KEEL_GIT_COMMIT to cmake, and its run stage installs exactly the Debian packages that own the shared
 #      libraries the built binaries link against (ldd), besides what debian:bookworm-slim
 #      already has.
 # Usage: scripts/deploy-check.sh [BUILD_DIR]   (BUILD_DIR/bin holds the built binaries)
@@ -21,12 +23,12 @@ else
 fi
 
 # 2. Kustomize renderings.
-render() {  # dir, expected image (or empty)
+render() {  # dir, expected image (or empty), kinds expected (default: Fleet FleetAutoscaler)
   local out
   if ! out=$(kubectl kustomize "$1" 2>/tmp/keel-kustomize.err); then
     say "kubectl kustomize $1 FAILED: $(grep -v '^# Warning' /tmp/keel-kustomize.err)"; fail=1; return
   fi
-  for kind in Fleet FleetAutoscaler; do
+  for kind in ${3:-Fleet FleetAutoscaler}; do
     grep -q "^kind: $kind\$" <<<"$out" || { say "$1: no $kind in the rendering"; fail=1; }
   done
   if [ -n "$2" ] && ! grep -q "image: $2\$" <<<"$out"; then
@@ -37,6 +39,30 @@ render() {  # dir, expected image (or empty)
 render deploy/k8s/base keel-server:latest
 render deploy/k8s/overlays/dev keel-server:dev
 render deploy/k8s/overlays/production registry.example.com/keel/keel-server:0.1.0
+render deploy/k8s/gameserver keel-server:dev GameServer
+
+# The standalone GameServer runs what a dev Fleet's GameServers run: same ports, health,
+# pod (python3-yaml comes with yamllint).
+if ! python3 - <<'PY'
+import subprocess, sys, yaml
+def render(d):
+    out = subprocess.run(["kubectl", "kustomize", d], check=True, capture_output=True, text=True).stdout
+    return {doc["kind"]: doc for doc in yaml.safe_load_all(out) if doc}
+fleet = render("deploy/k8s/overlays/dev")["Fleet"]["spec"]["template"]["spec"]
+gameserver = render("deploy/k8s/gameserver")["GameServer"]["spec"]
+sys.exit(0 if fleet == gameserver else 1)
+PY
+then
+  say "deploy/k8s/gameserver/gameserver.yaml: spec differs from the dev overlay's Fleet template"; fail=1
+else
+  say "standalone GameServer matches the dev Fleet template"
+fi
+
+# The image has no .git: the build id recordings carry comes in as a build argument.
+if ! grep -q '^ARG KEEL_GIT_COMMIT' deploy/Dockerfile ||
+   ! grep -q -- '-DKEEL_GIT_COMMIT="${KEEL_GIT_COMMIT}"' deploy/Dockerfile; then
+  say "Dockerfile: KEEL_GIT_COMMIT is not passed to cmake (recordings would say +unknown)"; fail=1
+fi
 
 # 3. Run-stage packages against what the binaries link.
 declared=$(sed -n 's/^# runtime-packages: //p' deploy/Dockerfile | tr ' ' '\n' | sort -u)

@@ -504,6 +504,7 @@ void Client::Impl::on_checkpoint(const BlockAnnouncement& info, std::span<const 
   }
   if (predictor) accumulate(prediction_base, predictor->stats());
   predictor = std::move(*p);
+  stats.checkpoint_tick = info.tick;
   frame_receiver.emplace(info.tick);
   awaiting_checkpoint = false;
   // No clock observation here: a large checkpoint may have been seconds in flight.
@@ -612,9 +613,10 @@ void Client::Impl::produce_inputs(double now) {
   if (!inputs_started || target > next_input_tick + kMaxCatchUpTicks) {
     // Start, or skip ahead after a stall: the skipped ticks get the server's repeat rule.
     if (inputs_started) stats.inputs_skipped += target - next_input_tick;
-    inputs_started = true;
     input_sender = protocol::InputSender{};
     next_input_tick = std::max(target, floor_tick);
+    if (!inputs_started) stats.first_input_tick = next_input_tick;
+    inputs_started = true;
   } else if (next_input_tick < floor_tick) {
     // Behind the server (the clock estimate lagged): those ticks are stepped already.
     stats.inputs_skipped += floor_tick - next_input_tick;

@@ -16,6 +16,11 @@ constexpr uint64_t kMaxPendingAhead = 4 * protocol::FrameWindow::kMaxFrames;
 // Local inputs kept behind the confirmed tick (the newest is the "repeat" fallback).
 constexpr uint64_t kLocalHistory = 8;
 
+// The configured rules, or nullptr for Match::create's default (the sandbox rules).
+std::unique_ptr<sim::Rules> make_rules(const PredictionConfig& config) {
+  return config.rules ? config.rules() : nullptr;
+}
+
 }  // namespace
 
 Predictor::Predictor(sim::Match confirmed, sim::Match predicted, uint32_t local_player,
@@ -29,9 +34,9 @@ sim::Expected<std::unique_ptr<Predictor>> Predictor::create(const sim::SceneDef&
                                                             std::span<const uint8_t> checkpoint,
                                                             uint64_t tick, uint32_t local_player,
                                                             const PredictionConfig& config) {
-  auto confirmed = sim::Match::create(scene);
+  auto confirmed = sim::Match::create(scene, make_rules(config));
   if (!confirmed) return sim::Error{"checkpoint: scene does not build: " + confirmed.error().message};
-  auto predicted = sim::Match::create(scene);
+  auto predicted = sim::Match::create(scene, make_rules(config));
   if (!predicted) return sim::Error{"checkpoint: scene does not build: " + predicted.error().message};
   sim::Status s = confirmed->restore_state(checkpoint);
   if (!s) return sim::Error{"checkpoint: state refused: " + s.error().message};

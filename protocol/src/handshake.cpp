@@ -82,9 +82,18 @@ DropReason read_handshake(std::span<const uint8_t> datagram, PacketType& type,
 }
 
 ServerHandshake::ServerHandshake(const TokenKey& key, std::string server_address)
-    : key_(key), address_(std::move(server_address)) {
+    : key_(key) {
   if (sodium_init() < 0) std::abort();
   crypto_aead_chacha20poly1305_ietf_keygen(challenge_key_.data());
+  accept_address(std::move(server_address));
+}
+
+bool ServerHandshake::accept_address(std::string server_address) {
+  if (server_address.empty() || addresses_.size() >= kMaxServerAddresses) return false;
+  if (std::find(addresses_.begin(), addresses_.end(), server_address) == addresses_.end()) {
+    addresses_.push_back(std::move(server_address));
+  }
+  return true;
 }
 
 DropReason ServerHandshake::on_request(std::span<const uint8_t> datagram, const std::string& from,
@@ -114,8 +123,11 @@ DropReason ServerHandshake::check_request(std::span<const uint8_t> datagram,
   PrivateToken token;
   r = open_private_token(key_, priv, nonce, req->token_expiry(), token);
   if (r != DropReason::None) return r;
-  if (std::find(token.server_addresses.begin(), token.server_addresses.end(), address_) ==
-      token.server_addresses.end()) {
+  auto named = [&](const std::string& a) {
+    return std::find(token.server_addresses.begin(), token.server_addresses.end(), a) !=
+           token.server_addresses.end();
+  };
+  if (std::none_of(addresses_.begin(), addresses_.end(), named)) {
     return DropReason::TokenWrongAddress;
   }
   r = remember_token(priv.last<kMacBytes>(), from, req->token_expiry(), now_unix);

@@ -7,13 +7,20 @@
 
 namespace keel::replay {
 
-sim::Expected<std::unique_ptr<sim::Rules>> make_rules(const std::string& name) {
-  if (name == "sandbox") return std::unique_ptr<sim::Rules>(std::make_unique<sim::SandboxRules>());
-  return sim::Error{"the recording's rules \"" + name + "\" are not known to this build (it knows: sandbox)"};
+const sim::RulesRegistry& builtin_rules() {
+  static const sim::RulesRegistry registry = sim::RulesRegistry::builtin();
+  return registry;
 }
 
-sim::Expected<sim::Match> make_match(const Header& header, const std::string& source_name) {
-  auto rules = make_rules(header.rules);
+sim::Expected<std::unique_ptr<sim::Rules>> make_rules(const std::string& name, const sim::RulesRegistry* rules) {
+  auto made = (rules != nullptr ? *rules : builtin_rules()).make(name);
+  if (!made) return sim::Error{"the recording's " + made.error().message};
+  return std::move(*made);
+}
+
+sim::Expected<sim::Match> make_match(const Header& header, const std::string& source_name,
+                                     const sim::RulesRegistry* registry) {
+  auto rules = make_rules(header.rules, registry);
   if (!rules) return sim::Error{source_name + ": " + rules.error().message};
   auto scene = protocol::parse_scene_binary(header.scene, source_name + " (embedded scene)");
   if (!scene) return scene.error();
@@ -58,7 +65,7 @@ sim::Expected<Replay> Replay::start(const Recording& rec, uint64_t tick, const R
   if (tick < h.start_tick) {
     return sim::Error{rec.name() + ": tick " + tick_str(tick) + " is before the recording starts (tick " + tick_str(h.start_tick) + ")"};
   }
-  auto built = make_match(h, rec.name());
+  auto built = make_match(h, rec.name(), options.rules);
   if (!built) return built.error();
   sim::Match match = std::move(*built);
   match.set_threads(options.threads);  // threads never change results
@@ -127,7 +134,7 @@ VerifyResult verify(const Recording& rec, const VerifyOptions& options) {
     return result;
   }
   check_checkpoints(rec, from, to, result.warnings);
-  auto replay = Replay::start(rec, from, ReplayOptions{options.threads});
+  auto replay = Replay::start(rec, from, ReplayOptions{options.threads, options.rules});
   if (!replay) {
     result.error = replay.error().message;
     return result;

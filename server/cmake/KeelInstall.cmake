@@ -2,8 +2,9 @@
 # FlatBuffers headers), the static libraries, and a KeelConfig.cmake so that
 #   find_package(Keel REQUIRED)
 #   target_link_libraries(my-server PRIVATE Keel::server)
-# builds a server with custom rules against an installed Keel. Included from
-# server/CMakeLists.txt because the server is what such users build.
+# builds a server with custom rules against an installed Keel; Keel::replay and
+# Keel::client give the same user a replay tool and predicting clients with those rules.
+# Included from server/CMakeLists.txt because the server is what such users build.
 include(GNUInstallDirs)
 include(CMakePackageConfigHelpers)
 
@@ -11,16 +12,17 @@ set(KEEL_INSTALL_CMAKEDIR ${CMAKE_INSTALL_LIBDIR}/cmake/Keel)
 
 # The other modules only declare their build-tree include folders; installed consumers
 # find the same headers under <prefix>/include.
-foreach(target keel_sim keel_protocol keel_replay)
+foreach(target keel_sim keel_protocol keel_replay keel_client)
   target_include_directories(${target} INTERFACE $<INSTALL_INTERFACE:${CMAKE_INSTALL_INCLUDEDIR}>)
 endforeach()
 target_include_directories(keel_xxhash INTERFACE $<INSTALL_INTERFACE:${CMAKE_INSTALL_INCLUDEDIR}>)
 set_target_properties(keel_sim PROPERTIES EXPORT_NAME sim)
 set_target_properties(keel_protocol PROPERTIES EXPORT_NAME protocol)
 set_target_properties(keel_replay PROPERTIES EXPORT_NAME replay)
+set_target_properties(keel_client PROPERTIES EXPORT_NAME client)
 set_target_properties(keel_xxhash PROPERTIES EXPORT_NAME xxhash)
 
-install(TARGETS keel_sim keel_protocol keel_replay keel_server keel_xxhash
+install(TARGETS keel_sim keel_protocol keel_replay keel_client keel_server keel_xxhash
         EXPORT KeelTargets
         ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
         LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR})
@@ -31,11 +33,18 @@ endif()
 if(TARGET keel-token)
   install(TARGETS keel-token RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
 endif()
-foreach(module sim protocol replay server)
+foreach(module sim protocol replay client-sdk server)
   install(DIRECTORY ${PROJECT_SOURCE_DIR}/${module}/include/keel DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
 endforeach()
 install(DIRECTORY ${PROJECT_BINARY_DIR}/protocol/generated/keel DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}
         FILES_MATCHING PATTERN "*.h")
+# The scenes keel-server runs and the operator's documents, where the systemd unit
+# (deploy/systemd/keel-server.service: <prefix>/share/keel/scenes/demo.json) and the image
+# look for them.
+install(DIRECTORY ${PROJECT_SOURCE_DIR}/scenes/ DESTINATION ${CMAKE_INSTALL_DATADIR}/keel/scenes
+        FILES_MATCHING PATTERN "*.json")
+install(DIRECTORY ${PROJECT_SOURCE_DIR}/docs/ DESTINATION ${CMAKE_INSTALL_DATADIR}/doc/keel
+        FILES_MATCHING PATTERN "*.md")
 
 install(EXPORT KeelTargets NAMESPACE Keel:: DESTINATION ${KEEL_INSTALL_CMAKEDIR})
 string(JOIN " " KEEL_DETERMINISM_FLAGS_LIST ${KEEL_DETERMINISM_FLAGS})
@@ -58,7 +67,6 @@ function(keel_add_install_test)
                    -DKEEL_BUILD_DIR=${PROJECT_BINARY_DIR}
                    -DKEEL_EXAMPLE_DIR=${PROJECT_SOURCE_DIR}/server/examples/custom_rules
                    -DKEEL_WORK_DIR=${PROJECT_BINARY_DIR}/test-install
-                   -DKEEL_SCENE=${PROJECT_SOURCE_DIR}/scenes/demo.json
                    -P ${PROJECT_SOURCE_DIR}/server/cmake/test_install.cmake)
   set_tests_properties(keel_install_builds_custom_server PROPERTIES TIMEOUT 600 LABELS "install")
 endfunction()

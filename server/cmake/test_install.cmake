@@ -1,6 +1,9 @@
 # Installs the build at KEEL_BUILD_DIR into a fresh prefix, configures and builds the
-# custom-rules example against it with find_package(Keel), and runs the example for a
-# few ticks. Run by ctest (keel_install_builds_custom_server).
+# custom-rules example (server, replay tool, bot) against it with find_package(Keel), then
+# plays a predicting bot against the example's server so the hover rules run, and checks
+# that the bot never disagreed with the server, that the example's replay tool verifies the
+# recording, and that stock keel-replay refuses it clearly. Run by ctest
+# (keel_install_builds_custom_server); about 10 s after the build.
 file(REMOVE_RECURSE ${KEEL_WORK_DIR})
 set(prefix ${KEEL_WORK_DIR}/prefix)
 set(example_build ${KEEL_WORK_DIR}/example-build)
@@ -10,10 +13,19 @@ function(run)
   if(NOT rc EQUAL 0)
     message(FATAL_ERROR "failed (${rc}): ${ARGN}\n${out}\n${err}")
   endif()
+  set(run_output "${out}${err}" PARENT_SCOPE)
+endfunction()
+
+function(expect text pattern what)
+  if(NOT text MATCHES "${pattern}")
+    message(FATAL_ERROR "${what}: expected /${pattern}/ in:\n${text}")
+  endif()
 endfunction()
 
 run(${CMAKE_COMMAND} --install ${KEEL_BUILD_DIR} --prefix ${prefix})
-foreach(f lib/cmake/Keel/KeelConfig.cmake include/keel/server/server.h include/keel/protocol/messages_generated.h)
+foreach(f lib/cmake/Keel/KeelConfig.cmake include/keel/server/server.h include/keel/protocol/messages_generated.h
+        share/keel/scenes/demo.json share/doc/keel/operations.md
+        include/keel/client/client.h include/keel/sim/rules_registry.h bin/keel-replay)
   if(NOT EXISTS ${prefix}/${f})
     message(FATAL_ERROR "not installed: ${f}")
   endif()
@@ -21,11 +33,33 @@ endforeach()
 run(${CMAKE_COMMAND} -S ${KEEL_EXAMPLE_DIR} -B ${example_build} -DCMAKE_BUILD_TYPE=Release
     -DCMAKE_PREFIX_PATH=${prefix})
 run(${CMAKE_COMMAND} --build ${example_build} -j2)
-# The custom server runs 30 ticks on loopback and stops by itself.
-run(${example_build}/keel-hover-server --scene ${KEEL_SCENE} --bind 127.0.0.1:0
-    --record ${KEEL_WORK_DIR}/recordings --stop-after-ticks 30 --status-interval 0 --log-level warn)
-file(GLOB recordings ${KEEL_WORK_DIR}/recordings/*.krec)
-if(NOT recordings)
-  message(FATAL_ERROR "the custom server wrote no recording")
+# One predicting bot plays the hover rules for 3 s; the server stops after 300 ticks. The
+# scene is the installed one (the path the systemd unit uses, under this prefix).
+run(sh ${CMAKE_CURRENT_LIST_DIR}/play_hover.sh ${example_build} ${prefix}/share/keel/scenes/demo.json ${KEEL_WORK_DIR})
+# 3 s at 60 Hz is 180 ticks; the checkpoint and the frames in flight at the end cost a
+# few dozen, so 100 confirmed ticks means the bot really predicted the match.
+expect("${run_output}" "player [0-9]+ confirmed_ticks [0-9]+ hash_checks [0-9]+ hash_mismatches 0\n" "the hover bot")
+string(REGEX MATCH "confirmed_ticks ([0-9]+)" _ "${run_output}")
+if(CMAKE_MATCH_1 LESS 100)
+  message(FATAL_ERROR "the hover bot confirmed only ${CMAKE_MATCH_1} ticks:\n${run_output}")
 endif()
-message(STATUS "installed to ${prefix}, built and ran the custom-rules example")
+file(GLOB recordings ${KEEL_WORK_DIR}/recordings/*.krec)
+list(LENGTH recordings count)
+if(NOT count EQUAL 1)
+  message(FATAL_ERROR "the custom server wrote ${count} recordings, expected its one match: ${recordings}")
+endif()
+
+run(${example_build}/keel-hover-replay info ${recordings})
+expect("${run_output}" "rules: hover\n" "the recording's rules")
+expect("${run_output}" "players: 1 joined" "the bot in the recording")
+# Every tick, the bot's join, inputs and leave included, re-runs to the recorded hash.
+run(${example_build}/keel-hover-replay verify ${recordings})
+# The server stops after 300 ticks; a recording holds its start state and every tick.
+expect("${run_output}" "verified 30[0-9] ticks\n" "keel-hover-replay verify")
+# keel-replay knows only the built-in rules: a clear refusal (exit 2), not a divergence.
+execute_process(COMMAND ${prefix}/bin/keel-replay verify ${recordings} RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+if(NOT rc EQUAL 2)
+  message(FATAL_ERROR "keel-replay verify on a hover recording exited ${rc}, expected 2:\n${out}${err}")
+endif()
+expect("${err}" "rules \"hover\" are not known to this program \\(it knows: sandbox\\)" "keel-replay's refusal")
+message(STATUS "installed to ${prefix}; the custom-rules server, replay tool and bot agree")

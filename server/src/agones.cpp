@@ -1,8 +1,12 @@
 #include <keel/server/agones.h>
 
+#include <keel/protocol/token.h>
+
 #include <asio.hpp>
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
+#include <cctype>
 #include <chrono>
 #include <cstdlib>
 #include <string_view>
@@ -64,6 +68,76 @@ sim::Expected<HttpReply> parse_response(const std::string& raw) {
   return out;
 }
 
+constexpr size_t kMaxHostBytes = 253;  // a DNS name's limit
+constexpr size_t kMaxPorts = 64;
+constexpr size_t kMaxPortNameBytes = 63;
+constexpr size_t kMaxSceneNameBytes = 128;
+
+/// A DNS name or an IP address, as Agones reports a node's address.
+bool valid_host(const std::string& host) {
+  if (host.empty() || host.size() > kMaxHostBytes) return false;
+  if (host.find(':') != std::string::npos) {
+    asio::error_code ec;
+    asio::ip::make_address_v6(host, ec);
+    return !ec;
+  }
+  if (host.front() == '-' || host.front() == '.') return false;
+  return std::all_of(host.begin(), host.end(), [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '.';
+  });
+}
+
+void parse_status(const nlohmann::json& status, AgonesGameServer& gs) {
+  if (status.contains("state") && status["state"].is_string()) gs.state = status["state"].get<std::string>();
+  if (status.contains("address") && status["address"].is_string()) {
+    std::string address = status["address"].get<std::string>();
+    if (valid_host(address)) gs.address = std::move(address);
+  }
+  if (!status.contains("ports") || !status["ports"].is_array()) return;
+  for (const auto& p : status["ports"]) {
+    if (gs.ports.size() >= kMaxPorts) break;
+    if (!p.is_object() || !p.contains("name") || !p["name"].is_string() || !p.contains("port") ||
+        !p["port"].is_number_integer()) {
+      continue;
+    }
+    std::string name = p["name"].get<std::string>();
+    int64_t port = p["port"].get<int64_t>();
+    if (name.empty() || name.size() > kMaxPortNameBytes || port < 1 || port > 65535) continue;
+    gs.ports[name] = static_cast<uint16_t>(port);
+  }
+}
+
+/// An annotation, else a label, of that key.
+std::optional<std::string> setting(const AgonesGameServer& gs, const std::string& key) {
+  if (auto it = gs.annotations.find(key); it != gs.annotations.end()) return it->second;
+  if (auto it = gs.labels.find(key); it != gs.labels.end()) return it->second;
+  return std::nullopt;
+}
+
+/// Decimal digits only (no sign, no spaces), at most 9 of them.
+std::optional<uint32_t> small_number(const std::string& text) {
+  if (text.empty() || text.size() > 9) return std::nullopt;
+  uint32_t value = 0;
+  for (char c : text) {
+    if (c < '0' || c > '9') return std::nullopt;
+    value = value * 10 + static_cast<uint32_t>(c - '0');
+  }
+  return value;
+}
+
+/// A plain file name: no directory part can lead outside the scene directory.
+bool valid_scene_name(const std::string& name) {
+  if (name.empty() || name.size() > kMaxSceneNameBytes) return false;
+  if (!std::isalnum(static_cast<unsigned char>(name.front()))) return false;
+  bool chars_ok = std::all_of(name.begin(), name.end(), [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' || c == '.';
+  });
+  auto ends_with = [&](std::string_view suffix) {
+    return name.size() > suffix.size() && name.compare(name.size() - suffix.size(), suffix.size(), suffix) == 0;
+  };
+  return chars_ok && (ends_with(".json") || ends_with(".kscn"));
+}
+
 std::map<std::string, std::string> string_map(const nlohmann::json& j) {
   std::map<std::string, std::string> out;
   if (!j.is_object()) return out;
@@ -99,12 +173,44 @@ sim::Expected<AgonesGameServer> parse_agones_gameserver(const std::string& text)
     if (meta.contains("labels")) gs.labels = string_map(meta["labels"]);
     if (meta.contains("annotations")) gs.annotations = string_map(meta["annotations"]);
   }
-  if (j.contains("status") && j["status"].is_object() && j["status"].contains("state") &&
-      j["status"]["state"].is_string()) {
-    gs.state = j["status"]["state"].get<std::string>();
-  }
+  if (j.contains("status") && j["status"].is_object()) parse_status(j["status"], gs);
   if (gs.state.empty()) return sim::Error{"GameServer: no status.state"};
   return gs;
+}
+
+sim::Expected<std::string> agones_public_address(const AgonesGameServer& gs,
+                                                 const std::string& port_name) {
+  if (gs.address.empty()) return sim::Error{"GameServer: no valid status.address yet"};
+  auto port = gs.ports.find(port_name);
+  if (port == gs.ports.end()) {
+    return sim::Error{"GameServer: no valid status.ports entry named \"" + port_name + "\""};
+  }
+  bool v6 = gs.address.find(':') != std::string::npos;
+  std::string address = (v6 ? "[" + gs.address + "]" : gs.address) + ":" + std::to_string(port->second);
+  if (address.size() > protocol::kMaxAddressBytes) {
+    return sim::Error{"GameServer: " + address + " is longer than a connect token can name (" +
+                      std::to_string(protocol::kMaxAddressBytes) + " bytes)"};
+  }
+  return address;
+}
+
+AllocationSettings read_allocation_settings(const AgonesGameServer& gs, uint32_t max_players_cap) {
+  AllocationSettings out;
+  if (auto v = setting(gs, kAgonesSceneKey)) {
+    if (valid_scene_name(*v)) out.scene = *v;
+    else out.refused[kAgonesSceneKey] = "not a scene file name (letters, digits, - _ ., ending .json or .kscn)";
+  }
+  if (auto v = setting(gs, kAgonesMaxPlayersKey)) {
+    auto n = small_number(*v);
+    if (n && *n >= 1 && *n <= max_players_cap) out.max_players = *n;
+    else out.refused[kAgonesMaxPlayersKey] = "not a number from 1 to " + std::to_string(max_players_cap) + " (--max-players)";
+  }
+  if (auto v = setting(gs, kAgonesTickRateKey)) {
+    auto n = small_number(*v);
+    if (n && (*n == 30 || *n == 60 || *n == 120)) out.tick_rate = *n;
+    else out.refused[kAgonesTickRateKey] = "not 30, 60 or 120";
+  }
+  return out;
 }
 
 sim::Expected<HttpReply> http_exchange(const std::string& host, uint16_t port,
@@ -157,11 +263,12 @@ sim::Expected<HttpReply> http_exchange(const std::string& host, uint16_t port,
 }
 
 AgonesClient::AgonesClient(AgonesOptions options, HealthFn healthy, AllocatedFn on_allocated,
-                           LogFn log)
+                           LogFn log, ReportFn on_report)
     : options_(std::move(options)),
       healthy_(std::move(healthy)),
       on_allocated_(std::move(on_allocated)),
-      log_(std::move(log)) {}
+      log_(std::move(log)),
+      on_report_(std::move(on_report)) {}
 
 AgonesClient::~AgonesClient() {
   {
@@ -247,25 +354,30 @@ void AgonesClient::heartbeat_loop() {
     }
     if (!allocated && seconds_since(last_poll) >= options_.poll_interval) {
       last_poll = Clock::now();
-      std::string body;
-      if (call("GET", "/gameserver", &body)) {
-        auto gs = parse_agones_gameserver(body);
-        if (!gs) {
-          if (log_) log_("agones: " + gs.error().message);
-        } else if (gs->state == "Allocated") {
-          allocated = true;
-          {
-            std::lock_guard lock(mutex_);
-            allocated_ = true;
-          }
-          if (on_allocated_) on_allocated_(*gs);
-        }
-      }
+      allocated = poll_gameserver();
     }
     double next = options_.health_interval - seconds_since(last_health);
     if (!allocated) next = std::min(next, options_.poll_interval - seconds_since(last_poll));
     if (!wait_for(std::max(0.01, next))) break;
   }
+}
+
+bool AgonesClient::poll_gameserver() {
+  std::string body;
+  if (!call("GET", "/gameserver", &body)) return false;
+  auto gs = parse_agones_gameserver(body);
+  if (!gs) {
+    if (log_) log_("agones: " + gs.error().message);
+    return false;
+  }
+  if (on_report_) on_report_(*gs);
+  if (gs->state != "Allocated") return false;
+  {
+    std::lock_guard lock(mutex_);
+    allocated_ = true;
+  }
+  if (on_allocated_) on_allocated_(*gs);
+  return true;
 }
 
 void AgonesClient::finish() {

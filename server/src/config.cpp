@@ -5,6 +5,8 @@
 
 #include <CLI/CLI.hpp>
 
+#include <algorithm>
+#include <cctype>
 #include <sstream>
 
 namespace keel::server {
@@ -53,6 +55,9 @@ void add_flags(CLI::App& app, ServerOptions& o) {
                "redraw the status line in place on stderr even when it is not a terminal");
   app.add_flag("--agones", o.agones,
                "talk to the Agones SDK sidecar (also on when AGONES_SDK_HTTP_PORT is set)");
+  app.add_option("--agones-port", o.agones_port,
+                 "name of the GameServer port whose host port connect tokens name under Agones")
+      ->default_str("game");
 }
 
 }  // namespace
@@ -104,6 +109,12 @@ sim::Status validate(const ServerOptions& o) {
     auto e = parse_endpoint(o.metrics_bind);
     if (!e) return sim::Error{"--metrics " + o.metrics_bind + ": not an address; use 127.0.0.1:9100"};
   }
+  const bool port_name_ok =
+      !o.agones_port.empty() && o.agones_port.size() <= 63 &&
+      std::all_of(o.agones_port.begin(), o.agones_port.end(), [](char c) {
+        return std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' || c == '.';
+      });
+  if (!port_name_ok) return sim::Error{"--agones-port: a port name of 1 to 63 letters, digits, - _ or ."};
   if (o.record_dir.empty()) return sim::Error{"--record: the directory must not be empty"};
   LogLevel level;
   if (!parse_log_level(o.log_level, level)) return sim::Error{"--log-level " + o.log_level + ": use debug, info, warn or error"};
@@ -112,6 +123,18 @@ sim::Status validate(const ServerOptions& o) {
   }
   if (o.snapshot_rate == 0 || o.max_players == 0 || o.max_matches == 0) {
     return sim::Error{"--snapshot-rate, --max-players and --max-matches must be at least 1"};
+  }
+  return {};
+}
+
+sim::Status check_token_addresses(const ServerOptions& o, bool agones_on) {
+  if (!o.public_address.empty() || agones_on) return {};
+  for (const std::string& b : o.bind) {
+    auto e = parse_endpoint(b);
+    if (e && e->address().is_unspecified()) {
+      return sim::Error{"--bind " + b + ": connect tokens name the address clients reach the server at, "
+                        "which " + b + " is not; pass --public-address HOST:PORT (one per --bind), or run under Agones"};
+    }
   }
   return {};
 }

@@ -32,31 +32,33 @@ std::string utc_stamp() {
 
 }  // namespace
 
-sim::Expected<std::shared_ptr<MatchHost>> MatchHost::create(uint64_t id, const sim::SceneDef& scene,
+sim::Expected<std::shared_ptr<MatchHost>> MatchHost::create(uint64_t id, const MatchSettings& settings,
                                                             HostServices services, Now now,
                                                             bool persistent) {
   std::unique_ptr<sim::Rules> rules = services.rules ? services.rules() : nullptr;
-  auto match = sim::Match::create(scene, std::move(rules));
+  auto match = sim::Match::create(*settings.scene, std::move(rules));
   if (!match) return sim::Error{"match " + std::to_string(id) + ": " + match.error().message};
-  std::shared_ptr<MatchHost> host(new MatchHost(id, std::move(*match), scene, services, now, persistent));
+  std::shared_ptr<MatchHost> host(new MatchHost(id, std::move(*match), settings, services, now, persistent));
   sim::Status st = host->open_recording();
   if (!st) return st.error();
   return host;
 }
 
-MatchHost::MatchHost(uint64_t id, sim::Match match, const sim::SceneDef& scene, HostServices services,
+MatchHost::MatchHost(uint64_t id, sim::Match match, const MatchSettings& settings, HostServices services,
                      Now now, bool persistent)
     : id_(id),
       match_(std::move(match)),
-      scene_(scene),
-      scene_binary_(kp::scene_to_binary(scene)),
-      snapshot_config_(kp::SnapshotConfig::for_scene(scene)),
+      scene_(*settings.scene),
+      scene_path_(settings.scene_path),
+      max_players_(settings.max_players),
+      scene_binary_(kp::scene_to_binary(scene_)),
+      snapshot_config_(kp::SnapshotConfig::for_scene(scene_)),
       services_(std::move(services)),
       persistent_(persistent),
-      tick_rate_(scene.settings.tick_rate),
+      tick_rate_(scene_.settings.tick_rate),
       origin_ns_(now.ns),
       first_tick_(match_.tick()),
-      snapshot_every_(std::max<uint32_t>(1, scene.settings.tick_rate /
+      snapshot_every_(std::max<uint32_t>(1, scene_.settings.tick_rate /
                                                 std::max<uint32_t>(1, services_.options.snapshot_rate))),
       empty_since_ns_(now.ns) {
   services_.metrics.matches.fetch_add(1);
@@ -83,14 +85,15 @@ sim::Status MatchHost::open_recording() {
   for (int n = 2; fs::exists(recording_path_, ec); ++n) recording_path_ = base + "-" + std::to_string(n) + ".krec";
   replay::WriterOptions opts;
   opts.metadata = {{"match_id", std::to_string(id_)},
-                   {"scene", services_.options.scene_path},
+                   {"scene", scene_path_},
                    {"started_utc", utc_stamp()},
                    {"server", "keel-server"}};
   auto w = replay::RecordingWriter::create(recording_path_, match_, opts);
   if (!w) return sim::Error{"cannot record to " + recording_path_ + ": " + w.error().message};
   writer_.emplace(std::move(*w));
   services_.log.info("match_started", {{"match", id_}, {"scene", scene_.name},
-                                       {"tick_rate", tick_rate_}, {"recording", recording_path_}});
+                                       {"tick_rate", tick_rate_}, {"max_players", max_players_},
+                                       {"recording", recording_path_}});
   return {};
 }
 

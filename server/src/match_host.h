@@ -51,6 +51,14 @@ struct HostServices {
   RulesFactory rules;
 };
 
+/// What a new match is made with: the flags' settings, or those an Agones allocation
+/// carried (docs/operations.md, "Agones").
+struct MatchSettings {
+  std::shared_ptr<const sim::SceneDef> scene;  ///< tick rate already applied
+  std::string scene_path;                      ///< written into the recording's metadata
+  uint32_t max_players = 16;
+};
+
 /// The clock a match runs on: nanoseconds and seconds since the server started.
 struct Now {
   int64_t ns = 0;
@@ -59,7 +67,7 @@ struct Now {
 
 class MatchHost : public std::enable_shared_from_this<MatchHost> {
  public:
-  static sim::Expected<std::shared_ptr<MatchHost>> create(uint64_t id, const sim::SceneDef& scene,
+  static sim::Expected<std::shared_ptr<MatchHost>> create(uint64_t id, const MatchSettings& settings,
                                                           HostServices services, Now now,
                                                           bool persistent);
   ~MatchHost();
@@ -72,6 +80,7 @@ class MatchHost : public std::enable_shared_from_this<MatchHost> {
   void admit(Admission a);
   /// Sessions open or admitted (for the players-per-match limit).
   uint32_t session_count() const { return session_count_.load(); }
+  uint32_t max_players() const { return max_players_; }
   bool due(Now now) const { return !over() && now.ns >= next_due_ns(); }
   /// Starts the tick schedule at `now` (before the first run; creation may precede the
   /// tick thread's start by a while, which must not count as a stall).
@@ -106,7 +115,7 @@ class MatchHost : public std::enable_shared_from_this<MatchHost> {
   uint64_t bytes_sent() const { return bytes_sent_.load(); }
 
  private:
-  MatchHost(uint64_t id, sim::Match match, const sim::SceneDef& scene, HostServices services,
+  MatchHost(uint64_t id, sim::Match match, const MatchSettings& settings, HostServices services,
             Now now, bool persistent);
   sim::Status open_recording();
   void leave_running_count();
@@ -143,6 +152,8 @@ class MatchHost : public std::enable_shared_from_this<MatchHost> {
   uint64_t id_;
   sim::Match match_;
   const sim::SceneDef scene_;
+  const std::string scene_path_;
+  const uint32_t max_players_;
   std::vector<uint8_t> scene_binary_;
   protocol::SnapshotConfig snapshot_config_;
   HostServices services_;

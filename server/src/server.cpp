@@ -28,6 +28,7 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
 #include <thread>
 
 namespace keel::server {
@@ -37,7 +38,8 @@ namespace fb = keel::protocol::fb;
 
 struct Server::Impl {
   ServerOptions options;
-  sim::SceneDef scene;
+  MatchSettings flag_settings;  // from the flags; never changes after create()
+  MatchSettings settings;       // tick thread: what new matches are made with
   kp::TokenKey token_key{};
   bool development = false;
   RulesFactory rules;
@@ -49,7 +51,10 @@ struct Server::Impl {
   std::vector<Udp::socket> sockets;
   std::vector<std::unique_ptr<kp::ServerHandshake>> handshakes;
   HandshakeLimiter handshake_limiter;  // I/O thread only
-  std::vector<std::string> addresses;
+  std::vector<std::string> addresses;  // bound, "host:port" (the real port for port 0)
+  mutable std::mutex token_addresses_mutex;  // a copy of what the handshakes accept
+  std::vector<std::string> token_addresses;
+  void accept_token_address(const std::string& address);
   std::unique_ptr<DatagramSender> sender;
   std::unique_ptr<HttpServer> http;
   std::string metrics_address;
@@ -95,7 +100,14 @@ struct Server::Impl {
   std::atomic<bool> allocated{false};
   bool had_players = false;
   int64_t empty_since_ns = -1;
+  std::string agones_address;  // Agones thread: the GameServer address tokens may name
+  std::mutex allocated_settings_mutex;
+  std::optional<MatchSettings> allocated_settings;  // Agones thread -> tick thread
   sim::Status start_agones();
+  void on_agones_report(const AgonesGameServer& gs);
+  void on_agones_allocated(const AgonesGameServer& gs);
+  std::optional<MatchSettings> settings_from_allocation(const AgonesGameServer& gs);
+  void take_allocated_settings();
   void watch_allocation(Now now);
 
   // log_file: the opened --log-file (owned), or null for stderr.
@@ -153,13 +165,20 @@ sim::Status Server::Impl::bind_sockets() {
     s.set_option(asio::socket_base::receive_buffer_size(4 << 20), ec);  // best effort
     s.set_option(asio::socket_base::send_buffer_size(4 << 20), ec);
     Udp::endpoint bound = s.local_endpoint();
-    std::string address = options.public_address.empty() ? format_endpoint(bound) : options.public_address[i];
-    if (options.public_address.empty() && bound.address().is_unspecified()) {
-      log.warn("bind_unspecified", {{"bind", options.bind[i]},
-                                    {"hint", "tokens must name this server's address exactly; pass --public-address"}});
+    // What tokens must name: --public-address, else the bound address. No client reaches
+    // 0.0.0.0 or [::], so such a socket accepts no token until Agones reports the
+    // GameServer's address (create() refuses it otherwise).
+    std::string token_address = !options.public_address.empty() ? options.public_address[i]
+                                : bound.address().is_unspecified() ? std::string()
+                                                                   : format_endpoint(bound);
+    addresses.push_back(format_endpoint(bound));
+    handshakes.push_back(std::make_unique<kp::ServerHandshake>(token_key, token_address));
+    if (!token_address.empty()) {
+      std::lock_guard lock(token_addresses_mutex);
+      if (std::find(token_addresses.begin(), token_addresses.end(), token_address) == token_addresses.end()) {
+        token_addresses.push_back(token_address);
+      }
     }
-    addresses.push_back(address);
-    handshakes.push_back(std::make_unique<kp::ServerHandshake>(token_key, address));
     fds.push_back(s.native_handle());
     sockets.push_back(std::move(s));
   }
@@ -300,16 +319,91 @@ sim::Status Server::Impl::start_agones() {
   AgonesOptions agones_options = env->has_value() ? **env : AgonesOptions{};
   agones = std::make_unique<AgonesClient>(
       agones_options, [this] { return healthy(); },
-      [this](const AgonesGameServer& gs) {
-        nlohmann::json labels = gs.labels, annotations = gs.annotations;
-        log.info("agones_allocated", {{"gameserver", gs.name}, {"labels", labels}, {"annotations", annotations}});
-        allocated.store(true);
-        wake_tick();
-      },
-      [this](const std::string& what) { log.warn("agones", {{"error", what}}); });
+      [this](const AgonesGameServer& gs) { on_agones_allocated(gs); },
+      [this](const std::string& what) { log.warn("agones", {{"error", what}}); },
+      [this](const AgonesGameServer& gs) { on_agones_report(gs); });
   agones->start();
   log.info("agones_enabled", {{"sidecar", agones_options.host + ":" + std::to_string(agones_options.port)}});
   return {};
+}
+
+void Server::Impl::accept_token_address(const std::string& address) {
+  {
+    std::lock_guard lock(token_addresses_mutex);
+    if (std::find(token_addresses.begin(), token_addresses.end(), address) != token_addresses.end()) return;
+    token_addresses.push_back(address);
+  }
+  // The handshakes belong to the I/O thread.
+  asio::post(io, [this, address] {
+    for (auto& hs : handshakes) {
+      if (!hs->accept_address(address)) log.warn("token_address_refused", {{"address", address}, {"why", "too many addresses"}});
+    }
+  });
+}
+
+// Agones thread: the address and host port clients are told to reach this GameServer at
+// (the allocation's address and port) is what the matchmaker's tokens name.
+void Server::Impl::on_agones_report(const AgonesGameServer& gs) {
+  auto address = agones_public_address(gs, options.agones_port);
+  if (!address) {
+    if (agones_address.empty()) log.debug("agones_address_pending", {{"why", address.error().message}});
+    return;
+  }
+  if (*address == agones_address) return;
+  agones_address = *address;
+  accept_token_address(*address);
+  log.info("agones_address", {{"address", *address}, {"port_name", options.agones_port}});
+}
+
+// Agones thread: the allocation's settings are checked and its scene loaded here, off the
+// tick thread; matches created from now on use them.
+void Server::Impl::on_agones_allocated(const AgonesGameServer& gs) {
+  nlohmann::json labels = gs.labels, annotations = gs.annotations;
+  log.info("agones_allocated", {{"gameserver", gs.name}, {"labels", labels}, {"annotations", annotations}});
+  if (auto s = settings_from_allocation(gs)) {
+    std::lock_guard lock(allocated_settings_mutex);
+    allocated_settings = std::move(*s);
+  }
+  allocated.store(true);
+  wake_tick();
+}
+
+std::optional<MatchSettings> Server::Impl::settings_from_allocation(const AgonesGameServer& gs) {
+  AllocationSettings read = read_allocation_settings(gs, options.max_players);
+  for (const auto& [key, why] : read.refused) {
+    log.warn("agones_setting_refused", {{"key", key}, {"why", why}, {"kept", "the flags' value"}});
+  }
+  if (!read.scene && !read.max_players && !read.tick_rate) return std::nullopt;
+  MatchSettings out = flag_settings;
+  if (read.scene) {
+    // A bare file name (checked) in the directory of --scene: an allocation picks among
+    // the scenes the operator installed, never an arbitrary path.
+    std::string path = (std::filesystem::path(options.scene_path).parent_path() / *read.scene).string();
+    auto scene = kp::load_scene_file(path);
+    if (!scene) {
+      log.warn("agones_setting_refused", {{"key", kAgonesSceneKey}, {"why", scene.error().message}, {"kept", options.scene_path}});
+    } else {
+      if (options.tick_rate != 0) scene->settings.tick_rate = options.tick_rate;
+      out.scene = std::make_shared<const sim::SceneDef>(std::move(*scene));
+      out.scene_path = path;
+    }
+  }
+  if (read.tick_rate && *read.tick_rate != out.scene->settings.tick_rate) {
+    auto scene = std::make_shared<sim::SceneDef>(*out.scene);
+    scene->settings.tick_rate = *read.tick_rate;
+    out.scene = std::move(scene);
+  }
+  if (read.max_players) out.max_players = *read.max_players;
+  log.info("agones_match_settings", {{"scene", out.scene_path}, {"tick_rate", out.scene->settings.tick_rate},
+                                     {"max_players", out.max_players}, {"applies_to", "matches created from now on"}});
+  return out;
+}
+
+void Server::Impl::take_allocated_settings() {
+  std::lock_guard lock(allocated_settings_mutex);
+  if (!allocated_settings) return;
+  settings = std::move(*allocated_settings);
+  allocated_settings.reset();
 }
 
 void Server::Impl::watch_allocation(Now t) {
@@ -354,7 +448,7 @@ void Server::Impl::admit(Admission& a, Now now) {
       deny(a, fb::DenyReason::ServerFull, "--max-matches reached");
       return;
     }
-    auto created = MatchHost::create(a.client.match_id, scene, services(), now, false);
+    auto created = MatchHost::create(a.client.match_id, settings, services(), now, false);
     if (!created) {
       log.error("match_create_failed", {{"match", a.client.match_id}, {"error", created.error().message}});
       deny(a, fb::DenyReason::MatchNotFound, created.error().message);
@@ -370,7 +464,7 @@ void Server::Impl::admit(Admission& a, Now now) {
     deny(a, fb::DenyReason::MatchOver, "the match is over");
     return;
   }
-  if (host->session_count() >= options.max_players) {
+  if (host->session_count() >= host->max_players()) {
     deny(a, fb::DenyReason::ServerFull, "--max-players reached in this match");
     return;
   }
@@ -437,6 +531,7 @@ void Server::Impl::tick_loop() {
       last_drop_ns.store(t.ns);
     }
     watch_allocation(t);
+    take_allocated_settings();
     admit_pending(t);
     end_finished_matches(t);
     schedule(t);
@@ -576,10 +671,16 @@ sim::Expected<std::unique_ptr<Server>> Server::create(const ServerOptions& optio
   }
   auto impl = std::make_unique<Impl>(options, level, log_file);
   impl->rules = std::move(rules);
+  auto agones_env = AgonesOptions::from_environment();
+  if (!agones_env) return agones_env.error();
+  st = check_token_addresses(options, options.agones || agones_env->has_value());
+  if (!st) return st.error();
   auto scene = kp::load_scene_file(options.scene_path);
   if (!scene) return scene.error();
   if (options.tick_rate != 0) scene->settings.tick_rate = options.tick_rate;
-  impl->scene = std::move(*scene);
+  impl->flag_settings = {std::make_shared<const sim::SceneDef>(std::move(*scene)), options.scene_path,
+                         options.max_players};
+  impl->settings = impl->flag_settings;
   if (options.token_key_path.empty()) {
     impl->token_key = kp::development_token_key();
     impl->development = true;
@@ -605,7 +706,7 @@ sim::Status Server::start() {
   // the calling thread; the tick thread never joins in, so allow one more.
   m.tbb_limit = std::make_unique<tbb::global_control>(tbb::global_control::max_allowed_parallelism, threads + 1);
   m.arena = std::make_unique<tbb::task_arena>(static_cast<int>(threads), 0);
-  auto primary = MatchHost::create(m.options.match_id, m.scene, m.services(), m.now(), true);
+  auto primary = MatchHost::create(m.options.match_id, m.settings, m.services(), m.now(), true);
   if (!primary) return primary.error();
   m.primary = *primary;
   m.matches[m.options.match_id] = m.primary;
@@ -615,8 +716,9 @@ sim::Status Server::start() {
                {{"why", "no --token-key: anyone can mint tokens with the well-known development key"},
                 {"allowed", "loopback binds only"}});
   }
-  nlohmann::json binds = m.addresses;
-  m.log.info("server_started", {{"bind", binds}, {"scene", m.options.scene_path}, {"tick_rate", m.scene.settings.tick_rate},
+  nlohmann::json binds = m.addresses, token_addresses = m.token_addresses;
+  m.log.info("server_started", {{"bind", binds}, {"token_addresses", token_addresses}, {"scene", m.options.scene_path},
+                                {"tick_rate", m.settings.scene->settings.tick_rate},
                                 {"snapshot_rate", m.options.snapshot_rate}, {"threads", threads},
                                 {"record", m.options.record_dir}, {"metrics", m.metrics_address}});
   m.last_loop_ns.store(m.now().ns);
@@ -665,6 +767,11 @@ int Server::run() {
 
 std::vector<std::string> Server::bound_addresses() const { return impl_->addresses; }
 std::string Server::metrics_address() const { return impl_->metrics_address; }
+
+std::vector<std::string> Server::token_addresses() const {
+  std::lock_guard lock(impl_->token_addresses_mutex);
+  return impl_->token_addresses;
+}
 ServerCounters Server::counters() const { return impl_->metrics.snapshot(); }
 std::string Server::metrics_text() const { return impl_->metrics.prometheus_text(); }
 

@@ -6,6 +6,7 @@
 #include <keel/sim/joint.h>
 
 #include "body/mass.h"
+#include "body/validate.h"
 #include "ccd/ccd.h"
 #include "collision/hull_geom.h"
 #include "character/character.h"
@@ -59,7 +60,7 @@ AABB fatten(const AABB& box) {
 
 }  // namespace
 
-void WorldImpl::create_shape(uint32_t body_slot, const ColliderDef& def) {
+void WorldImpl::create_shape(uint32_t body_slot, const ColliderDef& def, std::shared_ptr<const ConvexHull> hull) {
   uint32_t slot = allocate_shape_slot();
   Body& body = bodies[body_slot];
   Shape& s = shapes[slot];
@@ -71,10 +72,7 @@ void WorldImpl::create_shape(uint32_t body_slot, const ColliderDef& def) {
   s.radius = def.radius;
   s.half_height = def.half_height;
   s.half_extents = def.half_extents;
-  if (def.shape == ShapeType::Hull) {
-    auto hull = build_hull(def.points);  // validate_body has accepted these points
-    if (hull) s.hull = *hull;
-  }
+  if (def.shape == ShapeType::Hull) s.hull = std::move(hull);  // built by validate_body
   if (def.shape == ShapeType::Mesh) s.mesh = build_mesh(def.points, def.indices);
   if (def.shape == ShapeType::Heightfield) {
     s.heightfield = build_heightfield(def.rows, def.columns, def.cell_size, def.heights);
@@ -327,17 +325,18 @@ void WorldImpl::step() {
 namespace {
 
 // The farthest any collider extends from the body origin (for the sleep point speed).
-float body_reach(const std::vector<ColliderDef>& colliders) {
+float body_reach(const std::vector<ColliderDef>& colliders, const BuiltHulls& hulls) {
   float reach = 0.0f;
-  for (const ColliderDef& c : colliders) {
+  for (size_t i = 0; i < colliders.size(); ++i) {
+    const ColliderDef& c = colliders[i];
     float extent = 0.0f;
     switch (c.shape) {
       case ShapeType::Sphere: extent = c.radius; break;
       case ShapeType::Capsule: extent = c.half_height + c.radius; break;
       case ShapeType::Box: extent = glm::length(c.half_extents); break;
       case ShapeType::Hull:
-        if (auto hull = build_hull(c.points)) {
-          for (const Vec3& v : (*hull)->vertices) extent = std::max(extent, glm::length(v));
+        if (hulls[i]) {
+          for (const Vec3& v : hulls[i]->vertices) extent = std::max(extent, glm::length(v));
         }
         break;
       default: break;  // meshes and heightfields are static: nothing to put to sleep
@@ -383,7 +382,8 @@ void World::set_threads(uint32_t threads) {
 
 Expected<BodyId> World::add_body(const BodyDef& def) {
   WorldImpl& w = *impl_;
-  if (Status st = validate_body(def); !st) return st.error();
+  BuiltHulls hulls;  // each hull collider's hull, built once for every stage below
+  if (Status st = validate_body(def, &hulls); !st) return st.error();
   uint32_t user_id = def.id;
   if (user_id == kAutoBodyId) {
     while (w.id_to_slot.count(w.next_auto_id) != 0) ++w.next_auto_id;
@@ -414,8 +414,8 @@ Expected<BodyId> World::add_body(const BodyDef& def) {
   b.collides_with = def.collides_with;
 
   if (def.motion == MotionType::Dynamic) {
-    MassProperties mp = def.mass > 0.0f ? compute_mass_properties(def.colliders, def.mass)
-                                        : compute_mass_properties(def.colliders);
+    MassProperties mp = def.mass > 0.0f ? compute_mass_properties(def.colliders, def.mass, &hulls)
+                                        : compute_mass_properties(def.colliders, &hulls);
     b.mass = mp.mass;
     b.inv_mass = 1.0f / mp.mass;
     b.local_center = mp.center;
@@ -427,8 +427,8 @@ Expected<BodyId> World::add_body(const BodyDef& def) {
     b.angular_velocity = def.motion == MotionType::Static ? Vec3(0.0f) : def.angular_velocity;
   }
   b.center = transform_point(b.origin, b.local_center);
-  b.reach = body_reach(def.colliders);
-  for (const ColliderDef& c : def.colliders) w.create_shape(slot, c);
+  b.reach = body_reach(def.colliders, hulls);
+  for (size_t i = 0; i < def.colliders.size(); ++i) w.create_shape(slot, def.colliders[i], hulls[i]);
   w.id_to_slot[user_id] = slot;
   return BodyId{slot, generation};
 }

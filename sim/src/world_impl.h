@@ -157,7 +157,7 @@ struct WorldImpl {
   const Body* get(BodyId id) const;
   uint32_t allocate_body_slot();
   uint32_t allocate_shape_slot();
-  void create_shape(uint32_t body, const ColliderDef& def);
+  void create_shape(uint32_t body, const ColliderDef& def, std::shared_ptr<const ConvexHull> hull);
   void destroy_shape(uint32_t shape);
   void rebuild_broadphase();
   /// Recomputes one contact's manifold from the current poses (carrying impulses by id).

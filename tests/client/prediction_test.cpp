@@ -25,7 +25,8 @@ struct Server {
   std::map<uint64_t, protocol::InputFrameMessage> frames;
   std::map<uint64_t, uint64_t> hash_at;  // match tick -> hash
 
-  explicit Server(const sim::SceneDef& scene) : match(std::move(*sim::Match::create(scene))) {
+  explicit Server(const sim::SceneDef& scene, std::unique_ptr<sim::Rules> rules = nullptr)
+      : match(std::move(*sim::Match::create(scene, std::move(rules)))) {
     sim::TickInputs join;
     join.events = {{sim::PlayerEvent::Kind::Join, kLocal}, {sim::PlayerEvent::Kind::Join, kRemote}};
     match.step(join);
@@ -201,6 +202,60 @@ TEST(Prediction, LocalInputTheServerDidNotApplyIsCountedLate) {
   EXPECT_EQ(p->stats().local_inputs_late, 1u);
   EXPECT_EQ(p->stats().local_inputs_applied, 0u);
   EXPECT_EQ(p->stats().hash_mismatches, 0u);
+}
+
+// A game's own rules: each player is a weightless ball pushed along its move vector.
+class FloatRules final : public sim::Rules {
+ public:
+  std::string name() const override { return "float"; }
+  void on_join(sim::Match& match, sim::PlayerSlot& slot) override {
+    sim::BodyDef def;
+    def.id = match.next_body_id();
+    def.motion = sim::MotionType::Dynamic;
+    def.gravity_scale = 0.0f;
+    def.position = sim::Vec3(float(slot.player) * 2.0f, 3.0f, 0.0f);
+    sim::ColliderDef ball;
+    ball.shape = sim::ShapeType::Sphere;
+    ball.radius = 0.3f;
+    def.colliders.push_back(ball);
+    slot.character = match.world_for_rules().add_body(def) ? def.id : 0;
+  }
+  void on_leave(sim::Match& match, sim::PlayerSlot& slot) override {
+    sim::World& world = match.world_for_rules();
+    if (slot.character != 0) world.remove_body(world.find_body(slot.character));
+  }
+  void apply_input(sim::Match& match, sim::PlayerSlot& slot, const sim::InputFrame& in) override {
+    sim::World& world = match.world_for_rules();
+    sim::BodyId body = world.find_body(slot.character);
+    if (body.valid()) world.set_linear_velocity(body, sim::Vec3(in.move_x, in.look_yaw * 0.1f, in.move_z) * 3.0f);
+  }
+};
+
+TEST(Prediction, StepsTheServersOwnRulesWhenGivenThem) {
+  PredictionConfig own;
+  own.rules = [] { return std::make_unique<FloatRules>(); };
+  Server s(demo_scene(), std::make_unique<FloatRules>());
+  auto p = predictor_for(s, own);
+  EXPECT_EQ(p->confirmed().rules().name(), "float");
+  EXPECT_EQ(p->predicted().rules().name(), "float");
+  std::vector<HashCheck> checks;
+  run(s, *p, 180, 6, 30, checks);
+  EXPECT_GT(p->stats().rollbacks, 0u);  // the remote input changes: rollbacks re-run the rules
+  EXPECT_EQ(p->stats().hash_mismatches, 0u);
+  EXPECT_GE(checks.size(), 170u);
+  for (const HashCheck& c : checks) EXPECT_EQ(c.hash, s.hash_at.at(c.tick));
+
+  // The default rules (the sandbox) leave the balls alone: the hashes agree while the
+  // balls keep the velocity they had at the checkpoint, and disagree from the first
+  // tick a walk input changes (a new leg every 20 ticks) and FloatRules turns a ball.
+  Server other(demo_scene(), std::make_unique<FloatRules>());
+  const uint64_t start = other.match.tick();
+  auto sandbox = predictor_for(other);
+  std::vector<HashCheck> wrong;
+  run(other, *sandbox, 60, 0, 30, wrong);
+  EXPECT_GT(sandbox->stats().hash_mismatches, 0u);
+  EXPECT_GT(sandbox->stats().first_mismatch_tick, start);
+  EXPECT_LE(sandbox->stats().first_mismatch_tick, start + 41);
 }
 
 TEST(Prediction, RefusesACheckpointThatDoesNotLoad) {

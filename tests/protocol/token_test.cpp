@@ -100,6 +100,34 @@ TEST(Handshake, TokenForAnotherServerIsRefused) {
   EXPECT_EQ(f.server.on_request(request, "a:1", kNow, reply), kp::DropReason::TokenWrongAddress);
 }
 
+TEST(Handshake, AnAddressLearnedLaterIsAcceptedToo) {
+  Fixture f;
+  auto request = kp::build_connection_request(f.mint(30, {"198.51.100.20:7302"}));
+  std::vector<uint8_t> reply;
+  EXPECT_EQ(f.server.on_request(request, "a:1", kNow, reply), kp::DropReason::TokenWrongAddress);
+  EXPECT_TRUE(f.server.accept_address("198.51.100.20:7302"));
+  EXPECT_EQ(f.server.on_request(request, "a:1", kNow, reply), kp::DropReason::None);
+  EXPECT_EQ(f.server.addresses(), (std::vector<std::string>{kServer, "198.51.100.20:7302"}));
+  // The first address still works, empty ones are refused, and the list is bounded.
+  auto first = kp::build_connection_request(f.mint(30, {kServer}));
+  EXPECT_EQ(f.server.on_request(first, "b:1", kNow, reply), kp::DropReason::None);
+  EXPECT_FALSE(f.server.accept_address(""));
+  for (int i = 0; i < 20; ++i) f.server.accept_address("10.9.9." + std::to_string(i) + ":1");
+  EXPECT_EQ(f.server.addresses().size(), kp::ServerHandshake::kMaxServerAddresses);
+}
+
+TEST(Handshake, AnEmptyAddressAcceptsNoTokenUntilOneIsLearned) {
+  kp::TokenKey key = kp::generate_token_key();
+  kp::ServerHandshake server(key, "");
+  EXPECT_TRUE(server.addresses().empty());
+  kp::MintParams p;
+  p.server_addresses = {"0.0.0.0:7777"};
+  p.ttl_seconds = 30;
+  auto request = kp::build_connection_request(*kp::mint_token(key, p, kNow));
+  std::vector<uint8_t> reply;
+  EXPECT_EQ(server.on_request(request, "a:1", kNow, reply), kp::DropReason::TokenWrongAddress);
+}
+
 TEST(Handshake, TamperedOrForeignTokensAreRefused) {
   Fixture f;
   auto token = f.mint();

@@ -2,13 +2,18 @@
 // calls it makes, in which order and how often.
 #include "server_fixture.h"
 
+#include <keel/protocol/scene.h>
+#include <keel/protocol/token.h>
 #include <keel/server/agones.h>
 
 #include <asio.hpp>
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 
 #include <atomic>
 #include <chrono>
+#include <filesystem>
+#include <map>
 #include <mutex>
 #include <string>
 #include <thread>
@@ -41,6 +46,14 @@ class FakeSidecar {
     thread_.join();
   }
   uint16_t port() const { return acceptor_.local_endpoint().port(); }
+  /// What GET /gameserver reports besides the state: object_meta's labels and
+  /// annotations, and extra status fields (e.g. address and ports).
+  void set_gameserver(std::string labels, std::string annotations, std::string status_fields) {
+    std::lock_guard lock(mutex_);
+    labels_ = std::move(labels);
+    annotations_ = std::move(annotations);
+    status_fields_ = std::move(status_fields);
+  }
   std::vector<Call> calls() {
     std::lock_guard lock(mutex_);
     return calls_;
@@ -69,8 +82,9 @@ class FakeSidecar {
     if (path == "/gameserver") {
       int n = ++gameserver_calls_;
       std::string state = n > allocate_after_ ? "Allocated" : "Ready";
-      body = R"({"object_meta":{"name":"keel-abc","labels":{"keel.dev/scene":"pile.json"},)"
-             R"("annotations":{"keel.dev/match":"7"}},"status":{"state":")" + state + R"("}})";
+      std::lock_guard lock(mutex_);
+      body = R"({"object_meta":{"name":"keel-abc","labels":)" + labels_ + R"(,"annotations":)" +
+             annotations_ + R"(},"status":{)" + status_fields_ + R"("state":")" + state + R"("}})";
     }
     {
       std::lock_guard lock(mutex_);
@@ -85,6 +99,9 @@ class FakeSidecar {
   asio::ip::tcp::acceptor acceptor_;
   int allocate_after_;
   int gameserver_calls_ = 0;
+  std::string labels_ = R"({"keel.dev/scene":"pile.json"})";
+  std::string annotations_ = R"({"keel.dev/match":"7"})";
+  std::string status_fields_;
   Clock::time_point start_;
   std::mutex mutex_;
   std::vector<Call> calls_;
@@ -258,6 +275,221 @@ TEST(AgonesServer, ReadyAllocatedAndShutdownAfterTheLastPlayerLeaves) {
   EXPECT_TRUE(verified.error.empty()) << verified.error;
   EXPECT_FALSE(verified.diverged_at.has_value());
   EXPECT_GT(verified.verified, 0u);
+}
+
+TEST(AgonesGameServerJson, AddressAndPortsFromTheStatus) {
+  auto gs = parse_agones_gameserver(
+      R"({"object_meta":{},"status":{"state":"Ready","address":"198.51.100.20",)"
+      R"("ports":[{"name":"game","port":7302},{"name":"metrics","port":9100},)"
+      R"({"name":"bad","port":70000},{"name":"str","port":"7"},{"port":1}]}})");
+  ASSERT_TRUE(gs);
+  EXPECT_EQ(gs->address, "198.51.100.20");
+  EXPECT_EQ(gs->ports.size(), 2u);  // out of range, non-number and nameless entries left out
+  auto address = agones_public_address(*gs, "game");
+  ASSERT_TRUE(address);
+  EXPECT_EQ(*address, "198.51.100.20:7302");
+  EXPECT_FALSE(agones_public_address(*gs, "other"));
+
+  auto v6 = parse_agones_gameserver(
+      R"({"status":{"state":"Ready","address":"2001:db8::7","ports":[{"name":"game","port":7000}]}})");
+  ASSERT_TRUE(v6);
+  EXPECT_EQ(*agones_public_address(*v6, "game"), "[2001:db8::7]:7000");
+
+  for (const char* bad : {"", "-x", "a b", "evil/host", "1.2.3.4:99", "x\n"}) {
+    nlohmann::json j = {{"status", {{"state", "Ready"}, {"address", bad}, {"ports", {{{"name", "game"}, {"port", 1}}}}}}};
+    auto parsed = parse_agones_gameserver(j.dump());
+    ASSERT_TRUE(parsed);
+    EXPECT_EQ(parsed->address, "") << bad;
+    EXPECT_FALSE(agones_public_address(*parsed, "game")) << bad;
+  }
+}
+
+TEST(AgonesAllocationSettings, ValuesAreCheckedAndAnnotationsWinOverLabels) {
+  AgonesGameServer gs;
+  gs.labels = {{"keel.dev/tick-rate", "120"}, {"keel.dev/scene", "pile.json"}};
+  gs.annotations = {{"keel.dev/tick-rate", "30"}, {"keel.dev/max-players", "4"}};
+  AllocationSettings good = read_allocation_settings(gs, 16);
+  EXPECT_EQ(good.scene, "pile.json");
+  EXPECT_EQ(good.tick_rate, 30u);
+  EXPECT_EQ(good.max_players, 4u);
+  EXPECT_TRUE(good.refused.empty());
+
+  for (const char* scene : {"../secret.json", "/etc/keel/token.key", "demo", ".hidden.json",
+                            "a/b.json", "demo.json ", "x.kscn\n"}) {
+    AgonesGameServer bad;
+    bad.annotations = {{"keel.dev/scene", scene}};
+    AllocationSettings read = read_allocation_settings(bad, 16);
+    EXPECT_FALSE(read.scene) << scene;
+    EXPECT_EQ(read.refused.count("keel.dev/scene"), 1u) << scene;
+  }
+  for (const char* players : {"0", "17", "-1", "4x", "", "99999999999", " 4"}) {
+    AgonesGameServer bad;
+    bad.annotations = {{"keel.dev/max-players", players}};
+    EXPECT_FALSE(read_allocation_settings(bad, 16).max_players) << players;
+  }
+  for (const char* rate : {"0", "45", "60.0", "600"}) {
+    AgonesGameServer bad;
+    bad.annotations = {{"keel.dev/tick-rate", rate}};
+    EXPECT_FALSE(read_allocation_settings(bad, 16).tick_rate) << rate;
+  }
+}
+
+/// The sidecar's client is one thread: a Health call after the GET that answered
+/// Allocated comes once the allocation was handled (settings read, scene loaded).
+bool allocation_handled(FakeSidecar& sidecar) {
+  int gets = 0;
+  for (const auto& c : sidecar.calls()) {
+    gets += c.path == "/gameserver";
+    if (gets >= 2 && c.path == "/health") return true;
+  }
+  return false;
+}
+
+std::string write_token_key(const std::string& dir) {
+  auto key = protocol::generate_token_key();
+  std::string path = dir + "/token.key";
+  EXPECT_TRUE(protocol::save_token_key(path, key));
+  return path;
+}
+
+/// The loopback address of a socket bound to 0.0.0.0:port.
+std::string loopback_of(const std::string& bound) {
+  return "127.0.0.1" + bound.substr(bound.rfind(':'));
+}
+
+// Bound to 0.0.0.0 under Agones: the address and host port the GameServer reports (what
+// the allocation hands the matchmaker) are what tokens must name; nothing else is.
+TEST(AgonesServer, TokensNameTheGameServersAddressAndPort) {
+  FakeSidecar sidecar(0, 1000);
+  sidecar.set_gameserver("{}", "{}", "");  // a GameServer still being scheduled: no address
+  setenv("AGONES_SDK_HTTP_PORT", std::to_string(sidecar.port()).c_str(), 1);
+  auto options = test::test_options("agones-address");
+  options.bind = {"0.0.0.0:0"};
+  options.token_key_path = write_token_key(options.record_dir);
+  std::unique_ptr<test::RunningServer> rs;
+  try {
+    rs = std::make_unique<test::RunningServer>(options);
+  } catch (...) {
+    unsetenv("AGONES_SDK_HTTP_PORT");
+    throw;
+  }
+  unsetenv("AGONES_SDK_HTTP_PORT");
+  // The second GET starts after the first answer was handled.
+  ASSERT_TRUE(wait_until([&] {
+    int n = 0;
+    for (const auto& c : sidecar.calls()) n += c.path == "/gameserver";
+    return n >= 2;
+  }, 5.0));
+  EXPECT_TRUE(rs->server->token_addresses().empty());  // 0.0.0.0 is no address to name
+  sidecar.set_gameserver("{}", "{}",
+                         R"("address":"198.51.100.20","ports":[{"name":"game","port":7302}],)");
+  ASSERT_TRUE(wait_until([&] { return rs->server->token_addresses().size() == 1; }, 5.0));
+  EXPECT_EQ(rs->server->token_addresses()[0], "198.51.100.20:7302");
+
+  auto key = protocol::load_token_key(options.token_key_path);
+  ASSERT_TRUE(key);
+  auto make = [&](uint64_t id, std::string named) {
+    test::TestClientOptions o;
+    o.server = loopback_of(rs->address);
+    o.client_id = id;
+    o.key = *key;
+    o.token_addresses = {std::move(named)};
+    auto c = std::make_unique<test::TestClient>(rs->io, o);
+    c->start(test::seconds_now());
+    return c;
+  };
+  auto before = rs->server->counters();
+  // The handshake reaches the I/O thread a moment after token_addresses() shows it; the
+  // client resends its request until then.
+  auto good = make(1, "198.51.100.20:7302");
+  ASSERT_TRUE(test::drive({good.get()}, 5.0, [&] { return good->playing(); }));
+  auto wrong_port = make(2, "198.51.100.20:7777");
+  auto bind_string = make(3, rs->address);
+  test::drive({wrong_port.get(), bind_string.get()}, 1.0);
+  EXPECT_FALSE(wrong_port->accepted());
+  EXPECT_FALSE(bind_string->accepted());
+  EXPECT_GE(rs->server->counters().drop("token_wrong_address") - before.drop("token_wrong_address"), 2u);
+  rs->server->request_stop();
+  EXPECT_EQ(rs->server->wait(), 0);
+}
+
+// An allocation's annotations (a label where no annotation says otherwise) set the scene,
+// tick rate and players per match of the matches created after it; the start-up match
+// keeps the flags' settings.
+TEST(AgonesServer, AllocationSettingsShapeTheMatchesCreatedAfterIt) {
+  FakeSidecar sidecar(0, 1);
+  sidecar.set_gameserver(R"({"keel.dev/tick-rate":"120"})",
+                         R"({"keel.dev/scene":"cubes.json","keel.dev/max-players":"1","keel.dev/tick-rate":"30"})",
+                         "");
+  setenv("AGONES_SDK_HTTP_PORT", std::to_string(sidecar.port()).c_str(), 1);
+  auto options = test::test_options("agones-settings");
+  test::RunningServer rs(options);
+  unsetenv("AGONES_SDK_HTTP_PORT");
+  ASSERT_TRUE(wait_until([&] { return allocation_handled(sidecar); }, 8.0));
+
+  auto first = rs.client(1, false, 5);
+  ASSERT_TRUE(test::drive({first.get()}, 5.0, [&] { return first->playing(); }));
+  auto second = rs.client(2, false, 5);  // keel.dev/max-players 1: the match is full
+  ASSERT_TRUE(test::drive({first.get(), second.get()}, 3.0, [&] { return second->denied(); }));
+  auto startup = rs.client(3, false, 0);  // the start-up match: --max-players (16)
+  ASSERT_TRUE(test::drive({first.get(), startup.get()}, 5.0, [&] { return startup->playing(); }));
+  rs.server->request_stop();
+  EXPECT_EQ(rs.server->wait(), 0);
+
+  std::map<std::string, replay::Header> headers;  // by match id
+  for (const auto& path : rs.server->recordings()) {
+    auto rec = replay::Recording::open(path);
+    ASSERT_TRUE(rec) << path;
+    for (const auto& [k, v] : rec->header().metadata) {
+      if (k == "match_id") headers[v] = rec->header();
+    }
+  }
+  ASSERT_EQ(headers.count("5"), 1u);
+  ASSERT_EQ(headers.count("0"), 1u);
+  auto scene_of = [](const replay::Header& h) {
+    for (const auto& [k, v] : h.metadata) if (k == "scene") return v;
+    return std::string();
+  };
+  EXPECT_EQ(headers["5"].tick_rate, 30u);
+  EXPECT_EQ(std::filesystem::path(scene_of(headers["5"])).filename(), "cubes.json");
+  auto scene5 = protocol::parse_scene_binary(headers["5"].scene, "match 5");
+  ASSERT_TRUE(scene5);
+  EXPECT_EQ(scene5->name, "cubes");
+  EXPECT_EQ(headers["0"].tick_rate, 60u);
+  EXPECT_EQ(std::filesystem::path(scene_of(headers["0"])).filename(), "demo.json");
+}
+
+// Values that do not pass their checks are refused one by one: the flags' values stay.
+TEST(AgonesServer, RefusedAllocationSettingsKeepTheFlags) {
+  FakeSidecar sidecar(0, 1);
+  sidecar.set_gameserver("{}",
+                         R"({"keel.dev/scene":"../scenes/cubes.json","keel.dev/max-players":"1000",)"
+                         R"("keel.dev/tick-rate":"30"})",
+                         "");
+  setenv("AGONES_SDK_HTTP_PORT", std::to_string(sidecar.port()).c_str(), 1);
+  auto options = test::test_options("agones-settings-refused");
+  test::RunningServer rs(options);
+  unsetenv("AGONES_SDK_HTTP_PORT");
+  ASSERT_TRUE(wait_until([&] { return allocation_handled(sidecar); }, 8.0));
+  auto a = rs.client(1, false, 9);
+  auto b = rs.client(2, false, 9);
+  ASSERT_TRUE(test::drive({a.get(), b.get()}, 5.0, [&] { return a->playing() && b->playing(); }));
+  rs.server->request_stop();
+  EXPECT_EQ(rs.server->wait(), 0);
+  bool found = false;
+  for (const auto& path : rs.server->recordings()) {
+    auto rec = replay::Recording::open(path);
+    ASSERT_TRUE(rec);
+    for (const auto& [k, v] : rec->header().metadata) {
+      if (k != "match_id" || v != "9") continue;
+      found = true;
+      EXPECT_EQ(rec->header().tick_rate, 30u);  // the one valid value applies
+      auto scene = protocol::parse_scene_binary(rec->header().scene, path);
+      ASSERT_TRUE(scene);
+      EXPECT_EQ(scene->name, "demo");
+    }
+  }
+  EXPECT_TRUE(found);
 }
 
 }  // namespace

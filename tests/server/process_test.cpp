@@ -48,6 +48,8 @@ TEST(ServerCommandLine, BadFlagsAndValuesExitTwoWithAClearMessage) {
       {{"--scene", "s.json", "--bind", "10.1.2.3:7777"}, "development mode"},
       {{"--scene", "s.json", "--metrics", "nowhere"}, "--metrics"},
       {{"--scene", "s.json", "--snapshot-rate", "abc"}, "snapshot-rate"},
+      {{"--scene", "s.json", "--public-address", "nowhere"}, "--public-address nowhere"},
+      {{"--scene", "s.json", "--agones-port", "game port"}, "--agones-port"},
   };
   for (const auto& c : bad) {
     auto r = parse(c.args);

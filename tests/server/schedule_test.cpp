@@ -42,7 +42,10 @@ struct Host {
     auto scene = protocol::load_scene_file(demo_scene());
     if (!scene) throw std::runtime_error(scene.error().message);
     server::HostServices services{options, *log, metrics, *sender, router, std::move(rules)};
-    auto created = server::MatchHost::create(1, *scene, services, server::Now{0}, false);
+    server::MatchSettings settings;
+    settings.scene = std::make_shared<const sim::SceneDef>(std::move(*scene));
+    settings.scene_path = demo_scene();
+    auto created = server::MatchHost::create(1, settings, services, server::Now{0}, false);
     if (!created) throw std::runtime_error(created.error().message);
     match = *created;
     match->start_clock(server::Now{0});

@@ -28,7 +28,7 @@ kp::ConnectToken mint_test_token(const TestClientOptions& o) {
   kp::MintParams p;
   p.client_id = o.client_id;
   p.match_id = o.match_id;
-  p.server_addresses = {o.server};
+  p.server_addresses = o.token_addresses.empty() ? std::vector<std::string>{o.server} : o.token_addresses;
   p.ttl_seconds = 60;
   p.timeout_seconds = o.timeout_seconds;
   auto t = kp::mint_token(o.key, p, unix_now());

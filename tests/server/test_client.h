@@ -36,6 +36,8 @@ struct TestClientOptions {
   uint64_t seed = 1;
   uint32_t timeout_seconds = 10;
   protocol::TokenKey key = protocol::development_token_key();
+  /// What the token names as the server's addresses; empty: `server`.
+  std::vector<std::string> token_addresses;
 };
 
 class TestClient {

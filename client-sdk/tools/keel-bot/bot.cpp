@@ -39,11 +39,15 @@ sim::InputFrame random_walk(uint64_t seed, uint32_t bot, uint64_t tick) {
 }
 
 sim::InputFrame scripted(uint32_t bot, uint64_t tick) {
-  // Walk a circle: forward, turning a full turn every 8 s, each bot a different phase.
+  // Walk a circle: forward, turning a full turn every 8 s, each bot a different phase;
+  // jump every 1.5 s and throw a ball every 2 s. The yaw differs from tick to tick, so
+  // in a recording an input the server applied is told apart from a repeated one.
   sim::InputFrame f;
   f.move_z = 1.0f;
   double phase = static_cast<double>(tick % 480) / 480.0 + bot * 0.25;
   f.look_yaw = static_cast<float>(std::fmod(phase, 1.0) * 6.283185307179586 - 3.141592653589793);
+  if ((tick + bot * 7) % 90 == 0) f.buttons |= sim::kButtonJump;
+  if ((tick + bot * 11) % 120 == 0) f.buttons |= sim::kButtonFire;
   return f;
 }
 
@@ -170,6 +174,11 @@ nlohmann::json bot_json(const Bot& b, double seconds) {
   j["input_lead_ticks"] = b.client->clock().lead_ticks();
   j["dump"] = p.last_dump_path;
   if (b.server_closed) j["server_disconnect"] = protocol::fb::EnumNameDenyReason(*b.server_closed);
+  // Ticks, for checking the counts above against the server's recording.
+  j["checkpoint_tick"] = s.checkpoint_tick;
+  j["confirmed_tick"] = b.client->predictor() ? b.client->predictor()->confirmed_tick() : 0;
+  j["first_input_tick"] = s.first_input_tick;
+  j["last_input_tick"] = b.client->last_input_tick();
   if (b.perturbed) j["perturbed_tick"] = b.perturbed_tick;
   return j;
 }

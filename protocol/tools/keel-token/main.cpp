@@ -2,20 +2,26 @@
 //
 //   keel-token keygen KEYFILE
 //   keel-token mint --key KEYFILE --client-id N --match M --server HOST:PORT
-//                   [--server HOST:PORT ...] [--ttl S] [--timeout S]
+//                   [--server HOST:PORT ...] [--ttl S] [--timeout S] [--user-data HEX]
 //
 // mint prints the token as one line of URL-safe base64 (no padding); the client passes
-// it to its SDK. docs/security.md describes what the token protects.
+// it to its SDK. --user-data is up to kUserDataBytes (256) bytes as hex digits, copied
+// into the start of the token's user data and zero-filled after; the server hands it to
+// the game unread (AcceptedClient::user_data). Bad hex exits with status 2.
+// docs/security.md describes what the token protects.
 #include <keel/protocol/token.h>
 
 #include <CLI/CLI.hpp>
 
 #include <sys/stat.h>
 
+#include <array>
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
 #include <iostream>
+#include <optional>
+#include <string_view>
 
 namespace kp = keel::protocol;
 
@@ -41,6 +47,41 @@ int keygen(const std::string& path, bool force) {
   }
   std::cerr << "keel-token: wrote a new token key to " << path << " (keep it secret)\n";
   return 0;
+}
+
+std::optional<int> hex_digit(char c) {
+  if (c >= '0' && c <= '9') return c - '0';
+  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+  return std::nullopt;
+}
+
+// Hex rather than base64 because backends log and compare it by eye, and every language
+// prints it without a library. The token holds a fixed kUserDataBytes, so longer input
+// is refused rather than cut short: a backend must not believe it sent bytes it did not.
+bool parse_user_data(std::string_view hex, std::array<uint8_t, kp::kUserDataBytes>& out,
+                     std::string& error) {
+  if (hex.size() % 2 != 0) {
+    error = "an odd number of hex digits (" + std::to_string(hex.size()) + ")";
+    return false;
+  }
+  if (hex.size() > 2 * kp::kUserDataBytes) {
+    error = std::to_string(hex.size() / 2) + " bytes, more than the token's " +
+            std::to_string(kp::kUserDataBytes);
+    return false;
+  }
+  out.fill(0);
+  for (size_t i = 0; i < hex.size(); i += 2) {
+    auto hi = hex_digit(hex[i]);
+    auto lo = hex_digit(hex[i + 1]);
+    if (!hi || !lo) {
+      error = "'" + std::string(hex.substr(hi ? i + 1 : i, 1)) + "' at position " +
+              std::to_string(hi ? i + 1 : i) + " is not a hex digit";
+      return false;
+    }
+    out[i / 2] = static_cast<uint8_t>(*hi << 4 | *lo);
+  }
+  return true;
 }
 
 int mint(const std::string& key_path, const kp::MintParams& params) {
@@ -90,8 +131,18 @@ int main(int argc, char** argv) {
   mt->add_option("--timeout", params.timeout_seconds, "connection time-out in seconds")
       ->default_val(10)
       ->check(CLI::Range(1, 3600));
+  std::string user_data;
+  mt->add_option("--user-data", user_data,
+                 "bytes for the game server, as hex digits (at most " +
+                     std::to_string(2 * kp::kUserDataBytes) + "; zero-filled to " +
+                     std::to_string(kp::kUserDataBytes) + " bytes)");
 
   CLI11_PARSE(app, argc, argv);
   if (kg->parsed()) return keygen(keygen_path, force);
+  std::string error;
+  if (!parse_user_data(user_data, params.user_data, error)) {
+    std::cerr << "keel-token: --user-data: " << error << "\n";
+    return 2;
+  }
   return mint(key_path, params);
 }

@@ -47,22 +47,22 @@ bool load_side(Side& s, Io io) {
 
 // A match to restore a dump into: the other side's scene and rules when it is a
 // recording (spawn points and rules then match), else an empty sandbox match.
-sim::Expected<sim::Match> blank_match(const Side& other) {
-  if (other.rec) return make_match(other.rec->header(), other.path);
+sim::Expected<sim::Match> blank_match(const Side& other, const sim::RulesRegistry* rules) {
+  if (other.rec) return make_match(other.rec->header(), other.path, rules);
   return sim::Match::create(sim::SceneDef{});
 }
 
 // The side's state at `tick`, and a line saying where it came from.
 sim::Expected<sim::Match> state_at(const Side& s, const Side& other, uint64_t tick, uint32_t threads, Io io) {
   if (s.dump) {
-    auto m = blank_match(other);
+    auto m = blank_match(other, io.rules);
     if (!m) return m.error();
     if (sim::Status st = m->restore_state(s.dump->state); !st) return sim::Error{s.path + ": " + st.error().message};
     io.out << s.label << ": " << s.path << ": desync dump at tick " << s.dump->tick << ", hash " << hex_hash(s.dump->hash)
            << (s.dump->note.empty() ? "" : " (" + s.dump->note + ")") << "\n";
     return m;
   }
-  auto r = Replay::start(*s.rec, tick, ReplayOptions{threads});
+  auto r = Replay::start(*s.rec, tick, ReplayOptions{threads, io.rules});
   if (!r) return r.error();
   uint64_t here = r->match().hash();
   io.out << s.label << ": " << s.path << ": recorded " << hex_hash(r->recorded_hash()) << "; re-run here from tick "
@@ -110,7 +110,7 @@ void compare_next_checkpoint(const Side& a, const Side& b, uint64_t tick, uint32
       if (rb.tick != ra.tick) continue;
       auto ca = a.rec->read_checkpoint(ra);
       auto cb = b.rec->read_checkpoint(rb);
-      auto ma = make_match(a.rec->header(), a.path), mb = make_match(b.rec->header(), b.path);
+      auto ma = make_match(a.rec->header(), a.path, io.rules), mb = make_match(b.rec->header(), b.path, io.rules);
       if (!ca || !cb || !ma || !mb || !ma->restore_state(ca->state) || !mb->restore_state(cb->state)) return;
       io.out << "at the next checkpoint both recordings hold, tick " << ra.tick << ", as each machine saved it:\n";
       print_diff(diff_states(*ma, *mb), limit, io.out);

@@ -42,6 +42,13 @@ void print_checkpoints(const RecordingIndex& idx, uint32_t interval, std::ostrea
   out << "\n";
 }
 
+// Says up front when this program cannot re-run the recording, and what can.
+std::string rules_note(const std::string& rules, Io io) {
+  if ((io.rules != nullptr ? *io.rules : builtin_rules()).knows(rules)) return "";
+  return " (not known to this program: re-run it with a replay tool built with these rules, "
+         "docs/replay.md)";
+}
+
 }  // namespace
 
 int info(const std::string& path, Io io) {
@@ -56,7 +63,7 @@ int info(const std::string& path, Io io) {
          << "format: version " << h.format_version << "\n"
          << "build: keel " << h.keel_version << " (" << h.build_id << "), " << h.compiler << ", " << h.target << "\n"
          << "flags: " << h.compiler_flags << "\n"
-         << "rules: " << h.rules << "\n";
+         << "rules: " << h.rules << rules_note(h.rules, io) << "\n";
   print_scene(h, path, io.out);
   uint64_t steps = idx.last_tick - idx.first_tick;
   io.out << "ticks: " << idx.first_tick << ".." << idx.last_tick << " (" << steps << " steps, "
@@ -83,6 +90,7 @@ int verify(const VerifyArgs& args, Io io) {
   detail::Progress progress(io, "verify");
   VerifyOptions options;
   options.threads = args.threads;
+  options.rules = io.rules;
   options.from = args.from;
   options.to = args.to;
   options.progress = [&](uint64_t done, uint64_t total) { progress.update(done, total); };

@@ -41,7 +41,7 @@ void csv_tick(std::ostream& out, const sim::Match& match) {
 int dump(const DumpArgs& args, Io io) {
   auto rec = open_or_report(args.rec, io);
   if (!rec) return kError;
-  auto replay = Replay::start(*rec, args.tick, ReplayOptions{args.threads});
+  auto replay = Replay::start(*rec, args.tick, ReplayOptions{args.threads, io.rules});
   if (!replay) {
     io.err << "error: " << replay.error().message << "\n";
     return kError;
@@ -79,7 +79,7 @@ int export_csv(const ExportArgs& args, Io io) {
     io.err << "error: nothing to export: ticks " << from << ".." << to << "\n";
     return kError;
   }
-  auto replay = Replay::start(*rec, from, ReplayOptions{args.threads});
+  auto replay = Replay::start(*rec, from, ReplayOptions{args.threads, io.rules});
   if (!replay) {
     io.err << "error: " << replay.error().message << "\n";
     return kError;

@@ -33,6 +33,7 @@ int view(const ViewArgs& args, Io io) {
   detail::Progress progress(io, "view");
   view::CollectOptions co;
   co.threads = args.threads;
+  co.rules = io.rules;
   co.progress = [&](uint64_t done, uint64_t total) { progress.update(done, total); };
   auto data = view::collect(args.rec, args.against, co);
   progress.done();

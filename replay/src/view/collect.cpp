@@ -196,7 +196,8 @@ struct Other {
   std::optional<Replay> replay;  // the other recording, from first_tick on
 };
 
-sim::Status open_other(const std::string& path, const Recording& a, Data& d, Other& o) {
+sim::Status open_other(const std::string& path, const Recording& a, Data& d, Other& o,
+                       const sim::RulesRegistry* rules) {
   Against g;
   g.path = path;
   if (is_desync_dump(path)) {
@@ -210,7 +211,7 @@ sim::Status open_other(const std::string& path, const Recording& a, Data& d, Oth
       g.first_tick = dump->tick;
       g.hash_a = *held;
       g.hash_b = dump->hash;
-      auto m = make_match(a.header(), d.source);
+      auto m = make_match(a.header(), d.source, rules);
       if (!m) return m.error();
       if (sim::Status st = m->restore_state(dump->state); !st) return sim::Error{path + ": " + st.error().message};
       o.dump_match.emplace(std::move(*m));
@@ -234,10 +235,10 @@ sim::Status open_other(const std::string& path, const Recording& a, Data& d, Oth
 
 // At the first differing tick: the other side's state, reached as keel-replay diff
 // reaches it, and the bodies diff would name.
-sim::Status start_other(const sim::Match& a, Data& d, Other& o, uint32_t threads) {
+sim::Status start_other(const sim::Match& a, Data& d, Other& o, const ReplayOptions& ro) {
   Against& g = *d.against;
   if (o.rec) {
-    auto r = Replay::start(*o.rec, *g.first_tick, ReplayOptions{threads});
+    auto r = Replay::start(*o.rec, *g.first_tick, ro);
     if (!r) return r.error();
     o.replay.emplace(std::move(*r));
   }
@@ -265,9 +266,10 @@ sim::Expected<Data> collect(const std::string& path, const std::string& against,
   for (const std::string& p : idx.problems) d.warnings.push_back(p);
   Other other;
   if (!against.empty()) {
-    if (sim::Status st = open_other(against, *rec, d, other); !st) return st.error();
+    if (sim::Status st = open_other(against, *rec, d, other, options.rules); !st) return st.error();
   }
-  auto replay = Replay::start(*rec, d.first_tick, ReplayOptions{options.threads});
+  const ReplayOptions ro{options.threads, options.rules};
+  auto replay = Replay::start(*rec, d.first_tick, ro);
   if (!replay) return replay.error();
   for (const std::string& w : replay->warnings()) d.warnings.push_back(w);
   d.scene_name = replay->match().scene().name;
@@ -278,7 +280,7 @@ sim::Expected<Data> collect(const std::string& path, const std::string& against,
     d.recorded_hashes.push_back(replay->recorded_hash());
     if (d.against && d.against->first_tick && m.tick() >= *d.against->first_tick) {
       if (m.tick() == *d.against->first_tick) {
-        if (sim::Status st = start_other(m, d, other, options.threads); !st) return st.error();
+        if (sim::Status st = start_other(m, d, other, ro); !st) return st.error();
       }
       const sim::Match* b = other.replay ? &other.replay->match() : other.dump_match ? &*other.dump_match : nullptr;
       if (b != nullptr && b->tick() == m.tick()) d.against->poses.push_back(differing_poses(m, *b, table));

@@ -25,7 +25,19 @@ Mat3 parallel_axis(float m, const Vec3& d) {
 
 }  // namespace
 
-float shape_volume(const ColliderDef& c) {
+namespace {
+
+// The part's hull: the one handed in, else built from its points (null if they do not
+// build; validation refuses such points before a body is added).
+std::shared_ptr<const ConvexHull> hull_of(const ColliderDef& c, const ConvexHull* given) {
+  if (given) return std::shared_ptr<const ConvexHull>(std::shared_ptr<const ConvexHull>{}, given);
+  auto built = build_hull(c.points);
+  return built ? *built : nullptr;
+}
+
+}  // namespace
+
+float shape_volume(const ColliderDef& c, const ConvexHull* given) {
   switch (c.shape) {
     case ShapeType::Sphere:
       return (4.0f / 3.0f) * kPi * c.radius * c.radius * c.radius;
@@ -36,15 +48,19 @@ float shape_volume(const ColliderDef& c) {
       return kPi * r * r * (2.0f * c.half_height) + (4.0f / 3.0f) * kPi * r * r * r;
     }
     case ShapeType::Hull: {
-      auto hull = build_hull(c.points);
-      return hull ? (*hull)->volume : 0.0f;
+      auto hull = hull_of(c, given);
+      return hull ? hull->volume : 0.0f;
     }
     default: break;  // meshes and heightfields are surfaces of static bodies: no volume
   }
   return 0.0f;
 }
 
-Mat3 shape_unit_inertia(const ColliderDef& c) {
+Mat3 shape_unit_inertia(const ColliderDef& c, const ConvexHull* given) {
+  if (c.shape == ShapeType::Hull) {
+    auto hull = hull_of(c, given);
+    return hull ? hull->inertia : Mat3(0.0f);
+  }
   float m = shape_volume(c);
   switch (c.shape) {
     case ShapeType::Sphere: {
@@ -69,31 +85,36 @@ Mat3 shape_unit_inertia(const ColliderDef& c) {
                    ms * (0.4f * r * r + 0.25f * h * h + 0.375f * h * r);
       return diagonal(side, axial, side);
     }
-    case ShapeType::Hull: {
-      auto hull = build_hull(c.points);
-      return hull ? (*hull)->inertia : Mat3(0.0f);
-    }
     default: break;
   }
   return Mat3(0.0f);
 }
 
-Vec3 shape_centroid(const ColliderDef& c) {
+Vec3 shape_centroid(const ColliderDef& c, const ConvexHull* given) {
   if (c.shape != ShapeType::Hull) return c.center;
-  auto hull = build_hull(c.points);
-  return hull ? c.center + glm::normalize(c.rotation) * (*hull)->centroid : c.center;
+  auto hull = hull_of(c, given);
+  return hull ? c.center + glm::normalize(c.rotation) * hull->centroid : c.center;
 }
 
-MassProperties compute_mass_properties(const std::vector<ColliderDef>& parts) {
+MassProperties compute_mass_properties(const std::vector<ColliderDef>& parts, const BuiltHulls* hulls) {
   MassProperties out;
   Vec3 moment(0.0f);
-  // Per-part values computed once (a hull part builds its hull for each).
+  // Each part's hull, built once here unless the caller has built them.
+  BuiltHulls own;
+  if (!hulls) {
+    own.resize(parts.size());
+    for (size_t i = 0; i < parts.size(); ++i) {
+      if (parts[i].shape == ShapeType::Hull) own[i] = hull_of(parts[i], nullptr);
+    }
+    hulls = &own;
+  }
   std::vector<float> volume(parts.size());
   std::vector<Vec3> centroid(parts.size());
   for (size_t i = 0; i < parts.size(); ++i) {
     const ColliderDef& c = parts[i];
-    volume[i] = shape_volume(c);
-    centroid[i] = shape_centroid(c);
+    const ConvexHull* hull = i < hulls->size() ? (*hulls)[i].get() : nullptr;
+    volume[i] = shape_volume(c, hull);
+    centroid[i] = shape_centroid(c, hull);
     float m = c.density * volume[i];
     out.mass += m;
     moment += m * centroid[i];
@@ -103,21 +124,22 @@ MassProperties compute_mass_properties(const std::vector<ColliderDef>& parts) {
   for (size_t i = 0; i < parts.size(); ++i) {
     const ColliderDef& c = parts[i];
     Mat3 r = glm::mat3_cast(c.rotation);
-    Mat3 local = c.density * shape_unit_inertia(c);
+    const ConvexHull* hull = i < hulls->size() ? (*hulls)[i].get() : nullptr;
+    Mat3 local = c.density * shape_unit_inertia(c, hull);
     out.inertia += r * local * glm::transpose(r);
     out.inertia += parallel_axis(c.density * volume[i], centroid[i] - out.center);
   }
   return out;
 }
 
-MassProperties compute_mass_properties(const std::vector<ColliderDef>& parts, float mass) {
+MassProperties compute_mass_properties(const std::vector<ColliderDef>& parts, float mass, const BuiltHulls* hulls) {
   // Distribute the given mass as if every part had the same density, unless the parts'
   // own densities already give a distribution.
-  MassProperties p = compute_mass_properties(parts);
+  MassProperties p = compute_mass_properties(parts, hulls);
   if (p.mass <= 0.0f) {
     std::vector<ColliderDef> unit = parts;
     for (ColliderDef& c : unit) c.density = 1.0f;
-    p = compute_mass_properties(unit);
+    p = compute_mass_properties(unit, hulls);
   }
   if (p.mass <= 0.0f) {
     MassProperties point;

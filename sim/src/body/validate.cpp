@@ -3,6 +3,7 @@
 #include <keel/sim/defs.h>
 #include <keel/sim/hull.h>
 
+#include "body/validate.h"
 #include "collision/mesh.h"
 #include "collision/narrowphase.h"
 
@@ -96,7 +97,8 @@ class Checker {
   std::string message_;
 };
 
-void check_collider(Checker& c, const ColliderDef& col, size_t index, MotionType motion) {
+void check_collider(Checker& c, const ColliderDef& col, size_t index, MotionType motion,
+                    std::shared_ptr<const ConvexHull>* built) {
   c.scope(long(index));
   c.finite("center", col.center);
   c.rotation("rotation", col.rotation);
@@ -115,6 +117,7 @@ void check_collider(Checker& c, const ColliderDef& col, size_t index, MotionType
       break;
     case ShapeType::Hull:
       if (auto hull = build_hull(col.points); !hull) c.fail_plain("points: " + hull.error().message);
+      else if (built) *built = std::move(*hull);
       break;
     case ShapeType::Mesh:
       if (Status st = check_mesh_data(col.points, col.indices); !st) c.fail_plain(st.error().message);
@@ -141,7 +144,10 @@ void check_collider(Checker& c, const ColliderDef& col, size_t index, MotionType
 
 }  // namespace
 
-Status validate_body(const BodyDef& def) {
+Status validate_body(const BodyDef& def) { return validate_body(def, nullptr); }
+
+Status validate_body(const BodyDef& def, BuiltHulls* built) {
+  if (built) built->assign(def.colliders.size(), nullptr);
   Checker c(def);
   if (def.motion != MotionType::Static && def.motion != MotionType::Kinematic &&
       def.motion != MotionType::Dynamic) {
@@ -157,7 +163,7 @@ Status validate_body(const BodyDef& def) {
   c.finite("gravity_scale", def.gravity_scale);
   for (size_t i = 0; i < def.colliders.size() && !c.failed(); ++i) {
     if (c.failed()) break;
-    check_collider(c, def.colliders[i], i, def.motion);
+    check_collider(c, def.colliders[i], i, def.motion, built ? &(*built)[i] : nullptr);
   }
   if (!c.failed() && def.motion == MotionType::Dynamic && def.mass == 0.0f) {
     bool has_density = false;

@@ -2,7 +2,7 @@
 // face manifold (up to 4 points) or a single edge-edge point.
 //
 // Feature ids (uint32):
-//   face contact: bits 0-5  clip key of the point (see ClipVertex::key),
+//   face contact: bits 0-5  clip key of the point (see clip.h),
 //                 bits 6-8  incident face, bits 9-11 reference face
 //                 (face = 2 * axis + (outward normal along -axis)),
 //                 bit 12    set when the reference face belongs to box B;
@@ -12,6 +12,7 @@
 // All of it is determined by the touching features alone, so ids survive small motion.
 #include <limits>
 
+#include "clip.h"
 #include "geometry.h"
 
 namespace keel::sim {
@@ -121,106 +122,11 @@ bool best_edge(const Box& a, const Box& b, const Relation& rel, SatAxis& best) {
 
 // ----------------------------------------------------------------------------- clipping
 
-/// A vertex of the incident polygon while it is clipped. `key` names the features that
-/// made it: 0-3 an incident-face vertex; 4 + 4 * edge + plane the crossing of polygon
-/// edge `edge` with reference side plane `plane`. `edge` labels the edge that starts at
-/// this vertex: 0-3 part of incident edge e (vertex e to e + 1), 4 + s lying on side plane
-/// s (created by that plane's clip).
-struct ClipVertex {
-  Vec3 p;
-  uint16_t key;  // 16-bit fields fill the struct to 16 bytes: copies are single moves
-  uint16_t edge;
-};
-
-/// Convex polygon of at most 8 vertices (4 + one per clip plane); the extra room absorbs
-/// any rounding-induced extra crossing, and push() drops beyond it rather than overflow.
-struct Polygon {
-  static constexpr int kCapacity = 12;
-  ClipVertex v[kCapacity];
-  int n = 0;
-  void push(const ClipVertex& x) {
-    if (n < kCapacity) v[n++] = x;
-  }
-};
-
-/// Sutherland-Hodgman against one plane: keeps dot(normal, p) <= offset + slop. Side
-/// plane `s` labels new vertices and the polygon edges that run along it. The slop only
-/// decides what counts as inside (so a vertex lying on the plane stays a vertex under
-/// jitter); a crossing is then moved back by the slop onto the true plane.
-void clip_polygon(const Polygon& in, const Vec3& normal, float offset, float slop, int s, Polygon& out) {
-  offset += slop;
-  out.n = 0;
-  if (in.n == 0) return;
-  const ClipVertex* prev = &in.v[in.n - 1];
-  float dprev = glm::dot(normal, prev->p) - offset;
-  for (int i = 0; i < in.n; ++i) {
-    const ClipVertex& cur = in.v[i];
-    const float dcur = glm::dot(normal, cur.p) - offset;
-    if ((dprev <= 0.0f) != (dcur <= 0.0f)) {
-      const Vec3 p = prev->p + (cur.p - prev->p) * (dprev / (dprev - dcur)) - normal * slop;
-      const auto key = uint16_t(4 + 4 * prev->edge + s);
-      // Entering: the new vertex continues the edge it lies on. Leaving: the polygon now
-      // runs along plane s until it re-enters.
-      out.push(ClipVertex{p, key, dcur <= 0.0f ? prev->edge : uint16_t(4 + s)});
-    }
-    if (dcur <= 0.0f) out.push(cur);
-    prev = &cur;
-    dprev = dcur;
-  }
-}
-
-/// A point that survived clipping and the margin test.
-struct Candidate {
-  Vec3 p;       ///< on the incident face
-  float depth;  ///< -separation from the reference face
-  uint32_t id;
-};
-
-/// Index of the first value within `rel * best + abs` of the largest value `best`, or -1
-/// when no value exceeds `floor`. Taking the first near-best value rather than the exact
-/// best keeps the choice steady while a resting body rocks by rounding-sized amounts.
-int first_near_max(const float* v, int n, float rel, float abs, float floor) {
-  float best = floor;
-  for (int i = 0; i < n; ++i) best = std::max(best, v[i]);
-  if (!(best > floor)) return -1;
-  const float threshold = best - (rel * std::abs(best) + abs);
-  for (int i = 0; i < n; ++i) {
-    if (v[i] > floor && v[i] >= threshold) return i;
-  }
-  return -1;
-}
-
-/// How close to the best the distance / area picks must be (fraction) to count as a tie.
-constexpr float kPickRelTol = 0.02f;
-
-/// Reduces more than four candidates to four: the one farthest from the candidates'
-/// centroid, the one farthest from that, then the two that span the largest area on
-/// either side of that diagonal. The picks are purely geometric: choosing by depth
-/// first lets rounding-sized tilts swap the whole point set of a box resting turned on
-/// another (an octagon of candidates), which throws away the warm start every time it
-/// happens and keeps a stack wobbling. Near-ties go to the lowest index.
-int reduce_to_four(const Candidate* c, int n, const Vec3& normal, int pick[4]) {
-  float v[Polygon::kCapacity];
-  Vec3 centroid(0.0f);
-  for (int i = 0; i < n; ++i) centroid += c[i].p;
-  centroid *= 1.0f / float(n);
-  for (int i = 0; i < n; ++i) v[i] = np::length_sq(c[i].p - centroid);
-  const int i0 = first_near_max(v, n, kPickRelTol, 0.0f, -1.0f);
-  for (int i = 0; i < n; ++i) v[i] = np::length_sq(c[i].p - c[i0].p);
-  const int i1 = first_near_max(v, n, kPickRelTol, 0.0f, 0.0f);
-  int count = 0;
-  pick[count++] = i0;
-  if (i1 < 0) return count;
-  pick[count++] = i1;
-  const Vec3 diag = c[i1].p - c[i0].p;
-  for (int i = 0; i < n; ++i) v[i] = glm::dot(glm::cross(diag, c[i].p - c[i0].p), normal);
-  const int i2 = first_near_max(v, n, kPickRelTol, 0.0f, 0.0f);
-  for (int i = 0; i < n; ++i) v[i] = -v[i];
-  const int i3 = first_near_max(v, n, kPickRelTol, 0.0f, 0.0f);
-  if (i2 >= 0) pick[count++] = i2;
-  if (i3 >= 0) pick[count++] = i3;
-  return count;
-}
+/// Clipping state for a box face: four incident vertices plus one per side plane (see
+/// clip.h for the keys); clip keys fit bits 0-5 of the feature id.
+using Polygon = np::ClipPolygon<12>;
+using np::ClipVertex;
+using Candidate = np::ClipCandidate;
 
 /// Builds the incident face of `inc` against reference normal n_ref: the face whose normal
 /// is most anti-parallel to it (lowest axis on ties). Returns the face index.
@@ -266,7 +172,7 @@ void face_contact(const Box& ref, const Box& inc, int ra, float rs, bool ref_is_
   const float extent[4] = {ref.h[u], ref.h[u], ref.h[v], ref.h[v]};
   int cur = 0;
   for (int s = 0; s < 4; ++s) {
-    clip_polygon(buf[cur], side[s], glm::dot(side[s], ref.c) + extent[s], slop, s, buf[1 - cur]);
+    np::clip_polygon<4, 4>(buf[cur], side[s], glm::dot(side[s], ref.c) + extent[s], slop, s, buf[1 - cur]);
     cur = 1 - cur;
   }
 
@@ -283,7 +189,7 @@ void face_contact(const Box& ref, const Box& inc, int ra, float rs, bool ref_is_
 
   out.normal = ref_is_b ? -n_ref : n_ref;
   int pick[4] = {0, 1, 2, 3};
-  const int count = n > kMaxManifoldPoints ? reduce_to_four(cand, n, n_ref, pick) : n;
+  const int count = n > kMaxManifoldPoints ? np::reduce_to_four<Polygon::kCapacity>(cand, n, n_ref, pick) : n;
   for (int i = 0; i < count; ++i) {
     const Candidate& k = cand[pick[i]];
     // Midway between the incident point and its projection onto the reference face.

@@ -11,6 +11,7 @@
 // (np::kSat*), so a resting hull keeps one feature set and its warm start.
 #include <keel/sim/hull.h>
 
+#include "clip.h"
 #include "geometry.h"
 #include "hull_geom.h"
 
@@ -173,89 +174,12 @@ EdgeQuery query_edges(const WorldHull& a, const WorldHull& b) {
 
 // ----------------------------------------------------------------------------- clipping
 
-/// A vertex of the incident polygon while it is clipped. `key`: 0-63 the incident loop
-/// position; 128 + 64 * edge + plane for the crossing of polygon edge `edge` with side
-/// plane `plane`. `edge` labels the edge starting here: 0-63 incident edge, 64 + s lying
-/// on side plane s.
-struct ClipVertex {
-  Vec3 p;
-  uint16_t key;
-  uint16_t edge;
-};
-
-struct Polygon {
-  static constexpr int kCapacity = 2 * kMaxHullVertices + 8;
-  ClipVertex v[kCapacity];
-  int n = 0;
-  void push(const ClipVertex& x) {
-    if (n < kCapacity) v[n++] = x;
-  }
-};
-
-/// Sutherland-Hodgman against one plane with an inside slop (as in box-box): a vertex on
-/// the plane stays a vertex under jitter; crossings are moved back onto the true plane.
-void clip_polygon(const Polygon& in, const Vec3& normal, float offset, float slop, int s, Polygon& out) {
-  offset += slop;
-  out.n = 0;
-  if (in.n == 0) return;
-  const ClipVertex* prev = &in.v[in.n - 1];
-  float dprev = glm::dot(normal, prev->p) - offset;
-  for (int i = 0; i < in.n; ++i) {
-    const ClipVertex& cur = in.v[i];
-    const float dcur = glm::dot(normal, cur.p) - offset;
-    if ((dprev <= 0.0f) != (dcur <= 0.0f)) {
-      const Vec3 p = prev->p + (cur.p - prev->p) * (dprev / (dprev - dcur)) - normal * slop;
-      const auto key = uint16_t(128 + 64 * prev->edge + s);
-      out.push(ClipVertex{p, key, dcur <= 0.0f ? prev->edge : uint16_t(64 + s)});
-    }
-    if (dcur <= 0.0f) out.push(cur);
-    prev = &cur;
-    dprev = dcur;
-  }
-}
-
-struct Candidate {
-  Vec3 p;
-  float depth;
-  uint32_t id;
-};
-
-/// First index within 2 % of the largest value above `floor`, or -1 (see box-box).
-int first_near_max(const float* v, int n, float floor) {
-  float best = floor;
-  for (int i = 0; i < n; ++i) best = std::max(best, v[i]);
-  if (!(best > floor)) return -1;
-  const float threshold = best - 0.02f * std::abs(best);
-  for (int i = 0; i < n; ++i) {
-    if (v[i] > floor && v[i] >= threshold) return i;
-  }
-  return -1;
-}
-
-/// Reduces candidates to four by geometry alone (as box-box does): farthest from the
-/// centroid, farthest from that, then the largest areas on either side of that diagonal.
-int reduce_to_four(const Candidate* c, int n, const Vec3& normal, int pick[4]) {
-  float v[Polygon::kCapacity];
-  Vec3 centroid(0.0f);
-  for (int i = 0; i < n; ++i) centroid += c[i].p;
-  centroid *= 1.0f / float(n);
-  for (int i = 0; i < n; ++i) v[i] = np::length_sq(c[i].p - centroid);
-  const int i0 = std::max(first_near_max(v, n, -1.0f), 0);
-  for (int i = 0; i < n; ++i) v[i] = np::length_sq(c[i].p - c[i0].p);
-  const int i1 = first_near_max(v, n, 0.0f);
-  int count = 0;
-  pick[count++] = i0;
-  if (i1 < 0) return count;
-  pick[count++] = i1;
-  const Vec3 diag = c[i1].p - c[i0].p;
-  for (int i = 0; i < n; ++i) v[i] = glm::dot(glm::cross(diag, c[i].p - c[i0].p), normal);
-  const int i2 = first_near_max(v, n, 0.0f);
-  for (int i = 0; i < n; ++i) v[i] = -v[i];
-  const int i3 = first_near_max(v, n, 0.0f);
-  if (i2 >= 0) pick[count++] = i2;
-  if (i3 >= 0) pick[count++] = i3;
-  return count;
-}
+/// Clipping state for a hull face: a face's loop (at most kMaxHullVertices) plus one
+/// vertex per side plane, doubled for rounding. Keys (clip.h) use 64 lanes from base 128:
+/// 0-63 the incident loop position, 128 + 64 * edge + plane a crossing.
+using Polygon = np::ClipPolygon<2 * kMaxHullVertices + 8>;
+using np::ClipVertex;
+using Candidate = np::ClipCandidate;
 
 /// The face of `inc` most anti-parallel to `n_ref` (lowest index on ties).
 int incident_face(const WorldHull& inc, const Vec3& n_ref) {
@@ -287,7 +211,7 @@ void face_contact(const WorldHull& ref, int rf, const WorldHull& inc, bool ref_i
     const Vec3 p1 = ref.v[ref.topo.loops[fr.first + (s + 1) % fr.count]];
     const Vec3 side = np::normalize_or(glm::cross(p1 - p0, n_ref), Vec3(0.0f));
     if (side == Vec3(0.0f)) continue;  // a degenerate rim edge bounds nothing
-    clip_polygon(buf[cur], side, glm::dot(side, p0), slop, s, buf[1 - cur]);
+    np::clip_polygon<64, 128>(buf[cur], side, glm::dot(side, p0), slop, s, buf[1 - cur]);
     cur = 1 - cur;
   }
   const uint32_t base = uint32_t(inf) << 14 | uint32_t(rf) << 21 | (ref_is_b ? 1u << 28 : 0u);
@@ -300,7 +224,7 @@ void face_contact(const WorldHull& ref, int rf, const WorldHull& inc, bool ref_i
   }
   out.normal = ref_is_b ? -n_ref : n_ref;
   int pick[4] = {0, 1, 2, 3};
-  const int count = n > kMaxManifoldPoints ? reduce_to_four(cand, n, n_ref, pick) : n;
+  const int count = n > kMaxManifoldPoints ? np::reduce_to_four<Polygon::kCapacity>(cand, n, n_ref, pick) : n;
   for (int i = 0; i < count; ++i) {
     const Candidate& k = cand[pick[i]];
     add_point(out, k.p + n_ref * (0.5f * k.depth), k.depth, k.id);

@@ -64,10 +64,14 @@ AABB local_bounds(const ShapeGeom& g, float margin) {
 }
 
 // A hull against one triangle, through the polyhedron routine with the triangle as a flat
-// hull; one-sided like the other triangle routines: nothing when the hull's centre is behind
-// the face or the contact would push it through the back. The routine's feature ids (up to
-// 30 bits) are folded into the 7 bits a triangle's local id keeps, so gather() tags them
-// with the triangle index as it does every other pair's.
+// hull (A) and the shape's hull as B; one-sided like the other triangle routines: nothing
+// when the hull's centre is behind the face or the contact would push it through the back.
+// A point that is a vertex of the hull's incident face, clipped against the triangle face
+// (the reference), is a feature of the hull alone: it gets kOwnedByShape and the hull
+// vertex's index, so gather() keeps its id as the hull slides onto the next triangle and
+// its warm start carries over, as a box corner's does. The routine's other ids (up to 30
+// bits, naming triangle features too) are folded into the 7 bits a triangle's local id
+// keeps, and gather() tags them with the triangle index.
 void triangle_hull(const Triangle& t, const ShapeGeom& g, float margin, Manifold& m) {
   np::reset(m);
   if (!g.hull) return;
@@ -80,10 +84,20 @@ void triangle_hull(const Triangle& t, const ShapeGeom& g, float margin, Manifold
     np::reset(m);
     return;
   }
+  constexpr uint32_t kEdgeContact = 1u << 29, kRefIsB = 1u << 28, kLoopKeys = 64u;
+  const ConvexHull& hull = *g.hull;
   for (int i = 0; i < m.count; ++i) {
-    uint32_t id = ((m.points[i].id * 2654435761u) >> 25) & 0x7fu;
-    // Distinct features keep distinct ids: a clash with an earlier point moves on (the same
-    // features give the same ids on every tick, so warm starting still finds them).
+    const uint32_t raw = m.points[i].id;
+    const uint32_t key = raw & 0x3fffu;
+    if (!(raw & (kEdgeContact | kRefIsB)) && key < kLoopKeys) {
+      const uint32_t face = (raw >> 14) & 0x7fu;
+      m.points[i].id = tri::kOwnedByShape | hull.loops[hull.faces[face].first + key];
+      continue;
+    }
+    uint32_t id = ((raw * 2654435761u) >> 25) & 0x7fu;
+    // Distinct features keep distinct ids: a clash with an earlier folded point moves on
+    // (the same features give the same ids on every tick, so warm starting still finds
+    // them). Owned ids have bit 7 set and never clash with these.
     for (int k = 0; k < i; ++k) {
       if (m.points[k].id == id) {
         id = (id + 1) & 0x7fu;
@@ -144,8 +158,8 @@ void merge_candidates(const std::vector<Candidate>& cands, Manifold& out) {
   for (const Candidate& c : cands) {
     const float w = glm::dot(c.normal, n);
     if (w < kMergeCos) continue;
-    // Duplicate ids cannot happen (ids carry the triangle), but the same spot reported by
-    // two triangles sharing an edge is kept once: the first (lower triangle) wins.
+    // A feature of the shape alone (same id) or the same spot reported by two triangles
+    // sharing an edge is kept once: the first (lower triangle) wins.
     bool dup = false;
     for (const ManifoldPoint& q : pts) {
       dup |= q.id == c.p.id || np::length_sq(q.point - c.p.point) < np::kMinPairSpan * np::kMinPairSpan;

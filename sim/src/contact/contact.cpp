@@ -11,13 +11,19 @@ bool ContactSet::contains(uint64_t key) const {
 }
 
 void ContactSet::insert_new(const std::vector<uint64_t>& keys) {
-  if (keys.empty()) return;
-  merge_scratch_.clear();
-  merge_scratch_.reserve(items_.size() + keys.size());
-  size_t i = 0;
+  // A collider that left its fat bounds mostly finds the neighbours it already had: keep
+  // only the pairs not yet known, and rebuild the list only when there are some (a ball
+  // rolling beside a sleeping field would otherwise copy every contact each time).
+  fresh_keys_.clear();
   for (uint64_t k : keys) {
+    if (!contains(k)) fresh_keys_.push_back(k);
+  }
+  if (fresh_keys_.empty()) return;
+  merge_scratch_.clear();
+  merge_scratch_.reserve(items_.size() + fresh_keys_.size());
+  size_t i = 0;
+  for (uint64_t k : fresh_keys_) {
     while (i < items_.size() && items_[i].key < k) merge_scratch_.push_back(items_[i++]);
-    if (i < items_.size() && items_[i].key == k) continue;  // already have it
     Contact c;
     c.key = k;
     c.shape_a = uint32_t(k >> 32);

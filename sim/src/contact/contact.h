@@ -64,6 +64,7 @@ class ContactSet {
  private:
   std::vector<Contact> items_;
   std::vector<Contact> merge_scratch_;
+  std::vector<uint64_t> fresh_keys_;
 };
 
 /// Replaces a contact's points with a fresh manifold, carrying each point's cached

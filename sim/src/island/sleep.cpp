@@ -65,14 +65,14 @@ void wake_islands_touching(WorldImpl& w, uint32_t slot) {
 void wake_touched_islands(WorldImpl& w) {
   // Only an awake dynamic body or a moving kinematic body wakes anything: a world that
   // has neither (everything asleep or still) skips the pass over its contacts.
-  bool any_waker = false;
+  // Likewise a world with no sleeper (everything moving) has nothing to wake.
+  bool any_waker = false, any_sleeper = false;
   for (const Body& b : w.bodies) {
-    if (b.alive && (is_awake_dynamic(b) || is_moving_kinematic(b))) {
-      any_waker = true;
-      break;
-    }
+    if (!b.alive) continue;
+    any_waker |= is_awake_dynamic(b) || is_moving_kinematic(b);
+    any_sleeper |= b.sleeping;
   }
-  if (!any_waker) return;
+  if (!any_waker || !any_sleeper) return;
   for (const Contact& c : w.contacts.items()) {
     if (c.count == 0 || c.sensor) continue;
     const Body& a = w.bodies[c.body_a];
@@ -92,16 +92,17 @@ void wake_touched_islands(WorldImpl& w) {
 
 void update_sleep(WorldImpl& w, float dt) {
   const uint32_t n = uint32_t(w.bodies.size());
-  bool any_awake = false;
+  bool any_ready = false;
   for (Body& b : w.bodies) {
     if (!b.alive || !is_awake_dynamic(b)) continue;
-    any_awake = true;
     bool resting = b.can_sleep && point_speed(b) < kSleepSpeed;
     b.sleep_time = resting ? b.sleep_time + dt : 0.0f;
+    any_ready |= b.sleep_time >= kSleepDelay;
   }
-  // Islands are built from awake bodies only: with none, there is nothing to put to
-  // sleep and no contact needs visiting.
-  if (!any_awake) return;
+  // An island sleeps only when every member has rested kSleepDelay: with no awake body
+  // that has (nothing awake, or everything still moving or only just come to rest),
+  // nothing can fall asleep this tick and no island needs building.
+  if (!any_ready) return;
 
   static thread_local std::vector<uint32_t> parent;
   static thread_local std::vector<uint8_t> held;

@@ -77,7 +77,7 @@ struct ClientEvent {
 struct ClientConfig {
   Mode mode = Mode::Interpolate;
   InterpolationConfig interpolation;
-  PredictionConfig prediction;
+  PredictionConfig prediction;  ///< prediction.rules: the server's rules (default: sandbox)
   ClockConfig clock;
   protocol::ConnectionConfig connection;
   double handshake_resend = 0.1;    ///< s between repeated handshake packets
@@ -101,6 +101,8 @@ struct ClientStats {
   uint64_t inputs_sent = 0;         ///< distinct input ticks produced and sent
   uint64_t inputs_late = 0;         ///< predicted mode: the server applied something else at their tick
   uint64_t inputs_skipped = 0;      ///< ticks the client produced no input for (it fell behind)
+  uint64_t first_input_tick = 0;    ///< the session's first tick an input was produced for (0 = none)
+  uint64_t checkpoint_tick = 0;     ///< predicted mode: tick of the newest checkpoint loaded
   uint64_t batches_sent = 0;
   uint64_t hash_reports_sent = 0;
   uint64_t server_desyncs = 0;      ///< MatchEvent{DesyncDetected} about us

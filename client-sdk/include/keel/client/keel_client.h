@@ -6,7 +6,12 @@
  * code, with a message from keel_client_last_error(). The client owns no threads: call
  * keel_client_update() every frame with the current time in seconds (any monotonic
  * clock; the same clock for every call). A handle must not be used from two threads at
- * once. docs/client-sdk.md has a complete render loop. */
+ * once. docs/client-sdk.md has a complete render loop.
+ *
+ * Predicted mode here steps Keel's built-in sandbox rules (what keel-server runs): rules
+ * are C++ objects, so a server with its own rules is predicted from C++ with
+ * keel::client::ClientConfig::prediction.rules (docs/client-sdk.md, "Your own rules");
+ * interpolation mode works with any rules. */
 #ifndef KEEL_CLIENT_H
 #define KEEL_CLIENT_H
 

@@ -25,6 +25,7 @@
 #include <keel/protocol/input_codec.h>
 #include <keel/protocol/messages.h>
 #include <keel/sim/match.h>
+#include <keel/sim/rules_registry.h>
 
 #include <cstdint>
 #include <deque>
@@ -42,6 +43,10 @@ struct PredictionConfig {
   uint32_t hash_report_interval = 60; ///< report every Nth confirmed tick's hash as a sample
   std::string dump_dir;               ///< where the first desync of a checkpoint is dumped ("" = nowhere)
   std::string dump_note;              ///< free text written into every dump
+  /// Makes the rules both matches step with. They must be the server's rules: the server
+  /// sends its state, not its rules, so other rules show only as confirmed ticks that
+  /// disagree once the two act differently. Unset: sim::SandboxRules, what keel-server runs.
+  sim::RulesFactory rules;
 };
 
 /// The outcome of checking one confirmed tick's hash.

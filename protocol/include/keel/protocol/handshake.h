@@ -38,8 +38,16 @@ struct AcceptedClient {
 /// Server side of the handshake. Time is passed in (unix seconds).
 class ServerHandshake {
  public:
-  /// `server_address` must appear, byte for byte, in a token's address list.
+  /// `server_address` must appear, byte for byte, in a token's address list. An empty
+  /// string accepts no address until accept_address() names one.
   ServerHandshake(const TokenKey& key, std::string server_address);
+
+  /// Also accepts tokens naming `server_address` ("host:port"): a server learns the
+  /// address clients reach it at (Agones) after it started. At most kMaxServerAddresses;
+  /// returns false (and changes nothing) past that or for an empty string.
+  bool accept_address(std::string server_address);
+  const std::vector<std::string>& addresses() const { return addresses_; }
+  static constexpr size_t kMaxServerAddresses = 8;
 
   /// Checks a ConnectionRequest from `from`. On None, `reply` holds the challenge.
   /// Rejections: TooSmall (not padded), VerifierFailed/OutOfRange, VersionMismatch,
@@ -64,7 +72,7 @@ class ServerHandshake {
                             uint64_t expire_time, uint64_t now_unix);
 
   TokenKey key_;
-  std::string address_;
+  std::vector<std::string> addresses_;  // a token must name one of them
   std::array<uint8_t, 32> challenge_key_{};
   uint64_t challenge_sequence_ = 0;
   std::vector<UsedToken> used_;  // bounded by kMaxUsedTokens

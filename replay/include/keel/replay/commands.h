@@ -3,6 +3,8 @@
 // and writes only to the streams it is given. docs/replay.md shows them in use.
 #pragma once
 
+#include <keel/sim/rules_registry.h>
+
 #include <cstdint>
 #include <optional>
 #include <ostream>
@@ -10,11 +12,15 @@
 
 namespace keel::replay::cli {
 
-/// Where a command writes: results to `out`, diagnostics and progress to `err`.
+/// What a command works with: it writes results to `out`, diagnostics and progress to
+/// `err`, and rebuilds a recording's match with rules from `rules`.
 struct Io {
   std::ostream& out;
   std::ostream& err;
   bool progress = false;  ///< draw a progress bar on `err` (keel-replay: when it is a terminal)
+  /// The rules a recording may name; nullptr: Keel's built-in rules. A program with its
+  /// own rules passes a registry holding them (see run_cli).
+  const sim::RulesRegistry* rules = nullptr;
 };
 
 /// Exit codes shared by every command.
@@ -81,5 +87,15 @@ struct ViewArgs {
 };
 /// view: one self-contained HTML page that plays the recording in 3D (docs/replay.md).
 int view(const ViewArgs& args, Io io);
+
+/// The whole keel-replay command line (every subcommand, its flags and exit codes),
+/// rebuilding matches with rules from `rules`. keel-replay passes Keel's built-in rules;
+/// a program with its own rules passes a registry that also holds them:
+///   int main(int argc, char** argv) {
+///     auto rules = keel::sim::RulesRegistry::builtin().add([] { return std::make_unique<MyRules>(); });
+///     return keel::replay::cli::run_cli(argc, argv, rules);
+///   }
+/// A recording that names rules the registry lacks is an error (exit 2) naming them.
+int run_cli(int argc, const char* const* argv, const sim::RulesRegistry& rules);
 
 }  // namespace keel::replay::cli

@@ -6,6 +6,7 @@
 #include <keel/replay/reader.h>
 #include <keel/sim/expected.h>
 #include <keel/sim/match.h>
+#include <keel/sim/rules_registry.h>
 
 #include <cstdint>
 #include <functional>
@@ -15,15 +16,27 @@
 
 namespace keel::replay {
 
-/// The rules a recording names, or an error for rules this build does not know.
-sim::Expected<std::unique_ptr<sim::Rules>> make_rules(const std::string& name);
+/// Keel's built-in rules (sim::RulesRegistry::builtin()), made once: what every replay
+/// function uses when it is given no registry.
+const sim::RulesRegistry& builtin_rules();
 
-/// A match built from a header: its scene (FlatBuffers binary, verified) and its rules.
-/// The match is at tick 0 as the scene describes it.
-sim::Expected<sim::Match> make_match(const Header& header, const std::string& source_name);
+/// The rules a recording names, looked up in `rules` (nullptr: the built-in rules), or
+/// an error for rules the registry does not know. A user's own rules reach the replay
+/// tool through a registry (docs/replay.md, "Recordings of your own rules").
+sim::Expected<std::unique_ptr<sim::Rules>> make_rules(const std::string& name,
+                                                      const sim::RulesRegistry* rules = nullptr);
+
+/// A match built from a header: its scene (FlatBuffers binary, verified) and its rules
+/// (from `rules`; nullptr: the built-in rules). The match is at tick 0 as the scene
+/// describes it.
+sim::Expected<sim::Match> make_match(const Header& header, const std::string& source_name,
+                                     const sim::RulesRegistry* rules = nullptr);
 
 struct ReplayOptions {
   uint32_t threads = 1;  ///< World::set_threads; never changes results
+  /// Where the recording's rules are looked up; nullptr: the built-in rules. Must outlive
+  /// the call that takes these options.
+  const sim::RulesRegistry* rules = nullptr;
 };
 
 /// A match being re-run through a recording.
@@ -78,6 +91,8 @@ struct VerifyOptions {
   std::optional<uint64_t> to;    ///< default: the last usable tick
   /// Called now and then with (ticks done, ticks total); for a progress bar.
   std::function<void(uint64_t, uint64_t)> progress;
+  /// Where the recording's rules are looked up; nullptr: the built-in rules.
+  const sim::RulesRegistry* rules = nullptr;
 };
 
 /// Re-runs ticks [from, to] and compares every tick's hash with the recording's: the

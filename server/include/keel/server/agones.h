@@ -7,8 +7,10 @@
 //   - POST /ready once the server listens, retried until the sidecar answers;
 //   - POST /health every health_interval while the health callback says ticks are on
 //     time (a server that stops ticking stops pinging, and Agones replaces it);
-//   - GET /gameserver every poll_interval until the state is "Allocated"; then the
-//     allocated callback gets the labels and annotations (the match settings);
+//   - GET /gameserver every poll_interval until the state is "Allocated": every answer
+//     goes to the report callback (the address clients reach the server at is known
+//     from the first one), and the allocated one to the allocated callback (its labels
+//     and annotations carry the match settings, read_allocation_settings());
 //   - POST /shutdown when request_shutdown() is called, after the last match ended.
 // docs/operations.md ("Running a fleet") describes the flags and labels.
 #pragma once
@@ -45,10 +47,33 @@ struct AgonesGameServer {
   std::string state;  ///< "Scheduled", "Ready", "Allocated", "Shutdown", ...
   std::map<std::string, std::string> labels;
   std::map<std::string, std::string> annotations;
+  std::string address;                     ///< status.address: the node's address, "" until known
+  std::map<std::string, uint16_t> ports;   ///< status.ports: port name -> host port
 };
 
-/// Parses the sidecar's GameServer JSON (bounded, untrusted).
+/// Parses the sidecar's GameServer JSON (bounded, untrusted). Malformed address and port
+/// entries are left out rather than failing the whole report.
 sim::Expected<AgonesGameServer> parse_agones_gameserver(const std::string& json);
+
+/// The "host:port" clients reach this GameServer at: status.address and the host port of
+/// the port named `port_name` ([v6]:port for an IPv6 address, as connect tokens write it).
+/// An error says what is missing or malformed.
+sim::Expected<std::string> agones_public_address(const AgonesGameServer& gs,
+                                                 const std::string& port_name);
+
+/// Match settings an allocation carries in its annotations (or labels; an annotation wins
+/// over a label of the same key). Each key is optional; a value that does not pass its
+/// check is left unset and described in `refused` (key: why), so the flags' value stays.
+struct AllocationSettings {
+  std::optional<std::string> scene;       ///< keel.dev/scene: a file name, no directory
+  std::optional<uint32_t> max_players;    ///< keel.dev/max-players: 1..the --max-players cap
+  std::optional<uint32_t> tick_rate;      ///< keel.dev/tick-rate: 30, 60 or 120
+  std::map<std::string, std::string> refused;
+};
+inline constexpr const char* kAgonesSceneKey = "keel.dev/scene";
+inline constexpr const char* kAgonesMaxPlayersKey = "keel.dev/max-players";
+inline constexpr const char* kAgonesTickRateKey = "keel.dev/tick-rate";
+AllocationSettings read_allocation_settings(const AgonesGameServer& gs, uint32_t max_players_cap);
 
 /// One HTTP/1.1 exchange with a short deadline (the sidecar is on localhost).
 struct HttpReply {
@@ -63,9 +88,13 @@ class AgonesClient {
  public:
   using HealthFn = std::function<bool()>;
   using AllocatedFn = std::function<void(const AgonesGameServer&)>;
+  using ReportFn = std::function<void(const AgonesGameServer&)>;
   using LogFn = std::function<void(const std::string&)>;
 
-  AgonesClient(AgonesOptions options, HealthFn healthy, AllocatedFn on_allocated, LogFn log);
+  /// `on_report` (optional) sees every GameServer the sidecar reports, before
+  /// `on_allocated` sees the allocated one.
+  AgonesClient(AgonesOptions options, HealthFn healthy, AllocatedFn on_allocated, LogFn log,
+               ReportFn on_report = nullptr);
   ~AgonesClient();
   AgonesClient(const AgonesClient&) = delete;
   AgonesClient& operator=(const AgonesClient&) = delete;
@@ -81,6 +110,7 @@ class AgonesClient {
  private:
   void run();
   void heartbeat_loop();  // Health and polling until stopped or shut down
+  bool poll_gameserver(); // one GET /gameserver; true once Allocated
   void finish();          // Shutdown (when requested), then wakes request_shutdown()
   bool call(const std::string& method, const std::string& path, std::string* body = nullptr);
   bool wait_for(double seconds);  // false when asked to stop
@@ -89,6 +119,7 @@ class AgonesClient {
   HealthFn healthy_;
   AllocatedFn on_allocated_;
   LogFn log_;
+  ReportFn on_report_;
   mutable std::mutex mutex_;
   std::condition_variable wake_;
   bool stop_ = false;

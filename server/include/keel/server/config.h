@@ -16,6 +16,7 @@ struct ServerOptions {
   std::vector<std::string> bind{"127.0.0.1:7777"};  ///< --bind, repeatable: IPv4 or [IPv6]:port
   /// --public-address: the "host:port" connect tokens name for this server, when it is
   /// not the bind address (behind NAT, or bound to 0.0.0.0). One per --bind, in order.
+  /// Under Agones the GameServer's address is accepted as well.
   std::vector<std::string> public_address;
   std::string record_dir = "recordings";  ///< --record
   uint64_t stop_after_ticks = 0;          ///< --stop-after-ticks: 0 = run until signalled
@@ -44,6 +45,9 @@ struct ServerOptions {
   /// --agones: Ready / Health / Allocated / Shutdown with the Agones SDK sidecar
   /// (agones.h); also on whenever AGONES_SDK_HTTP_PORT is set.
   bool agones = false;
+  /// --agones-port: the GameServer port (spec.ports[].name) whose host port, with
+  /// status.address, is what connect tokens name under Agones.
+  std::string agones_port = "game";
 };
 
 /// Outcome of reading a command line: options to run with, or an exit code and the text
@@ -61,5 +65,9 @@ ParsedCommandLine parse_command_line(int argc, const char* const* argv);
 /// Checks values a flag parser cannot: bind addresses parse, development mode binds
 /// loopback only, counts are in range. The message names the flag.
 sim::Status validate(const ServerOptions& options);
+
+/// A bind address tokens cannot name (0.0.0.0 or [::]) needs --public-address, unless
+/// Agones supplies the address (`agones_on`: --agones or AGONES_SDK_HTTP_PORT).
+sim::Status check_token_addresses(const ServerOptions& options, bool agones_on);
 
 }  // namespace keel::server

@@ -73,6 +73,10 @@ class Server {
 
   /// "host:port" of each bound socket (the real port when bound to port 0).
   std::vector<std::string> bound_addresses() const;
+  /// The "host:port" strings a connect token may name to be accepted here: each
+  /// --public-address (else each bound address that is not 0.0.0.0 or [::]), plus the
+  /// GameServer's address and port once Agones reported them.
+  std::vector<std::string> token_addresses() const;
   /// "host:port" of the metrics endpoint ("" when off).
   std::string metrics_address() const;
   ServerCounters counters() const;

@@ -1,16 +1,20 @@
-// keel-hover-server: keel-server with its own rules. Each player drives a hovering ball
-// (no gravity, damped) in its look direction; jump lifts it. Everything else — the
-// command line, sessions, recording, metrics — is keel::server's.
+// HoverRules: the example's own game rules. Each player drives a hovering ball (no
+// gravity, damped) in its look direction; jump lifts it. The server, the replay tool and
+// the bot of this example all build their matches with these rules, so a recording
+// replays to the bit and predicting clients agree with the server.
 //
 // Rules must be deterministic (docs/determinism.md): no libm trigonometry, so the look
 // direction comes from keel::sim::dmath.
-#include <keel/server/server.h>
+#pragma once
+
 #include <keel/sim/det_math.h>
 #include <keel/sim/match.h>
+#include <keel/sim/rules_registry.h>
 
 #include <memory>
+#include <string>
 
-namespace {
+namespace hover {
 
 using namespace keel::sim;
 
@@ -57,8 +61,9 @@ class HoverRules final : public Rules {
   }
 };
 
-}  // namespace
-
-int main(int argc, char** argv) {
-  return keel::server::server_main(argc, argv, [] { return std::make_unique<HoverRules>(); });
+/// Keel's built-in rules plus these: what the example's replay tool knows.
+inline RulesRegistry rules_registry() {
+  return RulesRegistry::builtin().add([] { return std::make_unique<HoverRules>(); });
 }
+
+}  // namespace hover

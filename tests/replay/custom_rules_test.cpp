@@ -1,0 +1,155 @@
+// A recording of a match that ran a user's own rules: the replay library and the
+// keel-replay command line (cli::run_cli) re-run it when given a registry holding those
+// rules, and refuse it clearly (exit 2, naming the rules) when not.
+#include "replay_test_util.h"
+
+#include <keel/replay/commands.h>
+#include <keel/replay/replayer.h>
+#include <keel/sim/rules_registry.h>
+
+#include <gtest/gtest.h>
+
+#include <iostream>
+#include <sstream>
+
+namespace keel::replay::test {
+namespace {
+
+// Rules unlike the sandbox's: each player is a weightless ball pushed along its move
+// vector (no trigonometry needed). Replaying it with the sandbox rules would spawn
+// capsules instead, so only the right rules reproduce the recorded hashes.
+class DriftRules final : public sim::Rules {
+ public:
+  std::string name() const override { return "drift"; }
+  void on_join(sim::Match& match, sim::PlayerSlot& slot) override {
+    sim::BodyDef def;
+    def.id = match.next_body_id();
+    def.motion = sim::MotionType::Dynamic;
+    def.gravity_scale = 0.0f;
+    def.position = sim::Vec3(float(slot.player), 3.0f, 0.0f);
+    sim::ColliderDef ball;
+    ball.shape = sim::ShapeType::Sphere;
+    ball.radius = 0.3f;
+    def.colliders.push_back(ball);
+    slot.character = match.world_for_rules().add_body(def) ? def.id : 0;
+  }
+  void on_leave(sim::Match& match, sim::PlayerSlot& slot) override {
+    sim::World& world = match.world_for_rules();
+    if (slot.character != 0) world.remove_body(world.find_body(slot.character));
+    slot.character = 0;
+  }
+  void apply_input(sim::Match& match, sim::PlayerSlot& slot, const sim::InputFrame& in) override {
+    sim::World& world = match.world_for_rules();
+    sim::BodyId body = world.find_body(slot.character);
+    if (body.valid()) world.set_linear_velocity(body, sim::Vec3(in.move_x, 0.0f, in.move_z) * 3.0f);
+  }
+};
+
+sim::RulesRegistry with_drift() {
+  return sim::RulesRegistry::builtin().add([] { return std::make_unique<DriftRules>(); });
+}
+
+// 90 ticks of the scripted three-player session, stepped with DriftRules.
+void record_drift(const std::string& path) {
+  auto match = sim::Match::create(load_scene("demo.json"), std::make_unique<DriftRules>());
+  ASSERT_TRUE(match) << match.error().message;
+  auto writer = RecordingWriter::create(path, *match, WriterOptions{});
+  ASSERT_TRUE(writer) << writer.error().message;
+  for (uint64_t t = 1; t <= 90; ++t) {
+    const sim::TickInputs in = scripted_inputs(t);
+    match->step(in);
+    ASSERT_TRUE(writer->record(in, *match));
+  }
+  ASSERT_TRUE(writer->finish());
+}
+
+int run(std::vector<std::string> args, const sim::RulesRegistry& rules, std::string& out) {
+  args.insert(args.begin(), "my-replay");
+  std::vector<const char*> argv;
+  for (const std::string& a : args) argv.push_back(a.c_str());
+  std::ostringstream o, e;
+  std::streambuf* old_out = std::cout.rdbuf(o.rdbuf());
+  std::streambuf* old_err = std::cerr.rdbuf(e.rdbuf());
+  int code = cli::run_cli(int(argv.size()), argv.data(), rules);
+  std::cout.rdbuf(old_out);
+  std::cerr.rdbuf(old_err);
+  out = o.str() + e.str();
+  return code;
+}
+
+TEST(RulesRegistry, BuiltinKnowsSandboxAndMakesWhatItNames) {
+  sim::RulesRegistry builtin = sim::RulesRegistry::builtin();
+  EXPECT_EQ(builtin.names(), std::vector<std::string>{"sandbox"});
+  auto sandbox = builtin.make("sandbox");
+  ASSERT_TRUE(sandbox);
+  EXPECT_EQ((*sandbox)->name(), "sandbox");
+  auto unknown = builtin.make("drift");
+  ASSERT_FALSE(unknown);
+  EXPECT_EQ(unknown.error().message, "rules \"drift\" are not known to this program (it knows: sandbox)");
+  EXPECT_EQ(with_drift().names(), (std::vector<std::string>{"drift", "sandbox"}));
+}
+
+TEST(RulesRegistry, AFactoryMakingOtherRulesThanItsNameIsRefused) {
+  sim::RulesRegistry r;
+  r.add("hover", [] { return std::make_unique<DriftRules>(); });
+  auto made = r.make("hover");
+  ASSERT_FALSE(made);
+  EXPECT_EQ(made.error().message, "the factory registered for rules \"hover\" makes rules named \"drift\"");
+  EXPECT_FALSE(sim::RulesRegistry().make("sandbox"));
+}
+
+TEST(CustomRules, VerifyNeedsTheRulesAndThenReproducesEveryTick) {
+  TempDir dir;
+  const std::string rec = dir.path("drift.krec");
+  record_drift(rec);
+  auto r = Recording::open(rec);
+  ASSERT_TRUE(r) << r.error().message;
+  EXPECT_EQ(r->header().rules, "drift");
+
+  VerifyResult builtin = verify(*r, VerifyOptions{});
+  EXPECT_NE(builtin.error.find("the recording's rules \"drift\" are not known to this program (it knows: sandbox)"),
+            std::string::npos)
+      << builtin.error;
+
+  const sim::RulesRegistry rules = with_drift();
+  VerifyOptions options;
+  options.rules = &rules;
+  VerifyResult own = verify(*r, options);
+  EXPECT_TRUE(own.error.empty()) << own.error;
+  EXPECT_FALSE(own.diverged_at);
+  EXPECT_EQ(own.verified, 90u);
+
+  // Seeking past a checkpoint restores DriftRules' players and bodies too.
+  ReplayOptions ro;
+  ro.rules = &rules;
+  auto at = Replay::start(*r, 75, ro);
+  ASSERT_TRUE(at) << at.error().message;
+  EXPECT_EQ(at->match().hash(), at->recorded_hash());
+  EXPECT_EQ(at->match().rules().name(), "drift");
+}
+
+TEST(CustomRules, TheCommandLineRunsWithTheCallersRules) {
+  TempDir dir;
+  const std::string rec = dir.path("drift.krec");
+  record_drift(rec);
+  std::string out;
+  EXPECT_EQ(run({"info", rec}, replay::builtin_rules(), out), cli::kOk) << out;
+  EXPECT_NE(out.find("rules: drift (not known to this program"), std::string::npos) << out;
+  EXPECT_EQ(run({"info", rec}, with_drift(), out), cli::kOk) << out;
+  EXPECT_NE(out.find("rules: drift\n"), std::string::npos) << out;
+  // What stock keel-replay does with it: a clear refusal, exit 2.
+  EXPECT_EQ(run({"verify", rec}, replay::builtin_rules(), out), cli::kError) << out;
+  EXPECT_NE(out.find("rules \"drift\" are not known to this program (it knows: sandbox)"), std::string::npos) << out;
+  // A user's replay tool: the same command line, their rules registered.
+  const sim::RulesRegistry rules = with_drift();
+  EXPECT_EQ(run({"verify", rec}, rules, out), cli::kOk) << out;
+  EXPECT_NE(out.find("verified 90 ticks"), std::string::npos) << out;
+  EXPECT_EQ(run({"dump", rec, "--tick", "40"}, rules, out), cli::kOk) << out;
+  EXPECT_NE(out.find("\"tick\""), std::string::npos) << out;
+  EXPECT_EQ(out.find("does not match"), std::string::npos) << out;
+  EXPECT_EQ(run({"diff", rec, rec}, rules, out), cli::kOk) << out;
+  EXPECT_EQ(run({"verify", rec, "--threads", "0"}, rules, out), cli::kError) << out;  // flags checked as before
+}
+
+}  // namespace
+}  // namespace keel::replay::test
