@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
 # The main job: builds Keel, starts keel-server hosting scenes/demo.json on loopback, and
 # connects four headless keel-bots — predicting clients that step the same match and check
-# every confirmed tick's hash against the server's. The server shows a live line (tick,
-# players, kbit/s, hash). After KEEL_DEMO_SECONDS (default 60; 0 = until Ctrl-C), or on
-# Ctrl-C, everything stops cleanly and the script prints how to verify the recording the
-# server made.
+# every confirmed tick's hash against the server's. The server logs to demo-output/server.log
+# and keeps a live line on the terminal (tick, players, kbit/s, hash; on a terminal only —
+# elsewhere the log gets a status line every 10 s). After KEEL_DEMO_SECONDS (default 60;
+# 0 = until Ctrl-C), or on Ctrl-C, everything stops cleanly — the server tells the bots it
+# is shutting down and they exit, writing their summary — and the script prints how to
+# verify the recording the server made.
 #
 # Settings (environment): KEEL_DEMO_SECONDS, KEEL_DEMO_PORT (7777), KEEL_DEMO_METRICS_PORT
 # (9100), KEEL_DEMO_BOTS (4), KEEL_DEMO_DIR (demo-output), KEEL_BUILD_DIR (build).
@@ -20,13 +22,14 @@ RUN_SECONDS=${KEEL_DEMO_SECONDS:-60}
 REC_DIR="$OUT/recordings"
 mkdir -p "$REC_DIR"
 
+# Log lines go to the file, so stderr (the terminal) is left to the live status line.
 server_args=(--scene scenes/demo.json --bind "127.0.0.1:$PORT" --record "$REC_DIR"
-             --metrics "127.0.0.1:$METRICS_PORT" --status-interval 1)
+             --metrics "127.0.0.1:$METRICS_PORT" --status-interval 1 --log-file "$OUT/server.log")
 bot_seconds=86400
 if [ "$RUN_SECONDS" != 0 ]; then
   # The start-up match steps 60 ticks a second; the server stops itself after that many.
   server_args+=(--stop-after-ticks $((RUN_SECONDS * 60)))
-  bot_seconds=$((RUN_SECONDS + 5))
+  bot_seconds=$((RUN_SECONDS + 5))  # a margin only: the bots end when the server does
 fi
 
 echo "keel demo: keel-server on 127.0.0.1:$PORT, $BOTS keel-bots predicting, metrics on" \
@@ -37,7 +40,8 @@ else
   echo "keel demo: runs until Ctrl-C"
 fi
 
-"$BIN/keel-server" "${server_args[@]}" 2> >(tee "$OUT/server.log" >&2) &
+: > "$OUT/server.log"  # --log-file appends
+"$BIN/keel-server" "${server_args[@]}" &
 server=$!
 bots=""
 stop() {
@@ -61,7 +65,14 @@ status=0
 wait "$server" || status=$?
 # SIGINT may interrupt the first wait; the server is still finishing its recording.
 while kill -0 "$server" 2>/dev/null; do wait "$server" || status=$?; done
-kill -INT "$bots" 2>/dev/null || true
+# The server told the bots it stopped, so they are exiting already (give them a second);
+# SIGTERM (which keel-bot handles like SIGINT: stop, write the summary, exit 0) covers a
+# server that died untold.
+for _ in $(seq 1 10); do
+  kill -0 "$bots" 2>/dev/null || break
+  sleep 0.1
+done
+kill -TERM "$bots" 2>/dev/null || true
 wait "$bots" 2>/dev/null || true
 
 recordings=$(ls -t "$REC_DIR"/*.krec 2>/dev/null | head -n 5)

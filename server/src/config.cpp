@@ -49,6 +49,10 @@ void add_flags(CLI::App& app, ServerOptions& o) {
       ->default_val("info")->check(CLI::IsMember({"debug", "info", "warn", "error"}));
   app.add_option("--status-interval", o.status_interval, "seconds between status lines (0 = none)")
       ->default_val(1.0)->check(CLI::Range(0.0, 3600.0));
+  app.add_option("--log-file", o.log_file,
+                 "append log lines to FILE instead of stderr (stderr keeps the live status line)");
+  app.add_flag("--live-status", o.live_status,
+               "redraw the status line in place on stderr even when it is not a terminal");
   app.add_flag("--agones", o.agones,
                "talk to the Agones SDK sidecar (also on when AGONES_SDK_HTTP_PORT is set)");
   app.add_option("--agones-port", o.agones_port,

@@ -76,7 +76,7 @@ void Logger::log(LogLevel level, const std::string& event, const nlohmann::json&
   }
   line += '\n';
   std::lock_guard<std::mutex> lock(mutex_);
-  if (status_shown_) {
+  if (status_shown_ && status_out_ == out_) {
     std::fputs("\r\033[K", out_);  // the log line replaces the status line; the next status redraws it
     status_shown_ = false;
   }
@@ -88,13 +88,13 @@ void Logger::raw(const std::string& text) {
   std::lock_guard<std::mutex> lock(mutex_);
   std::fputs(text.c_str(), out_);
   std::fflush(out_);
-  status_shown_ = false;
+  if (status_out_ == out_) status_shown_ = false;
 }
 
 void Logger::status(const std::string& text) {
   std::lock_guard<std::mutex> lock(mutex_);
-  std::fputs(("\r\033[K" + text).c_str(), out_);
-  std::fflush(out_);
+  std::fputs(("\r\033[K" + text).c_str(), status_out_);
+  std::fflush(status_out_);
   status_shown_ = true;
 }
 

@@ -57,6 +57,7 @@ MatchHost::MatchHost(uint64_t id, sim::Match match, const MatchSettings& setting
       persistent_(persistent),
       tick_rate_(scene_.settings.tick_rate),
       origin_ns_(now.ns),
+      first_tick_(match_.tick()),
       snapshot_every_(std::max<uint32_t>(1, scene_.settings.tick_rate /
                                                 std::max<uint32_t>(1, services_.options.snapshot_rate))),
       empty_since_ns_(now.ns) {
@@ -66,7 +67,14 @@ MatchHost::MatchHost(uint64_t id, sim::Match match, const MatchSettings& setting
   now_s_ = now.s();
 }
 
-MatchHost::~MatchHost() { services_.metrics.matches.fetch_sub(1); }
+MatchHost::~MatchHost() { leave_running_count(); }
+
+// keel_matches counts matches still running: a match leaves it when it is shut down, even
+// while something (the server's start-up match handle) still holds it.
+void MatchHost::leave_running_count() {
+  if (counted_running_) services_.metrics.matches.fetch_sub(1);
+  counted_running_ = false;
+}
 
 sim::Status MatchHost::open_recording() {
   namespace fs = std::filesystem;
@@ -106,13 +114,17 @@ void MatchHost::admit(Admission a) {
   admissions_.push_back(std::move(a));
 }
 
-int64_t MatchHost::next_due_ns() const {
-  uint64_t k = scheduled_.load();
+int64_t MatchHost::next_due_ns() const { return due_ns(scheduled_.load()); }
+
+int64_t MatchHost::due_ns(uint64_t k) const {
   // Integer arithmetic: tick k's due time never drifts, however long the match runs.
-  return origin_ns_ + static_cast<int64_t>(k * 1'000'000'000ull / tick_rate_);
+  // Rounded up, to the first nanosecond at which step_due counts tick k as due
+  // (elapsed x rate >= k): a wake-up at the rounded-down time would find nothing to step.
+  return origin_ns_ + static_cast<int64_t>((k * 1'000'000'000ull + tick_rate_ - 1) / tick_rate_);
 }
 
 bool MatchHost::ended(Now now) const {
+  if (over()) return true;
   if (persistent_ || session_count_.load() != 0) return false;
   return now.ns - empty_since_ns_ > static_cast<int64_t>(services_.options.empty_match_grace * 1e9);
 }
@@ -140,7 +152,7 @@ void MatchHost::run(Now now) {
 
 void MatchHost::step_due(Now now) {
   const uint64_t period_ns = 1'000'000'000ull / tick_rate_;
-  if (now.ns < origin_ns_) return;
+  if (now.ns < origin_ns_ || over()) return;
   uint64_t due_count = static_cast<uint64_t>(now.ns - origin_ns_) * tick_rate_ / 1'000'000'000ull + 1;
   uint64_t k = scheduled_.load();
   if (due_count <= k) return;
@@ -154,20 +166,46 @@ void MatchHost::step_due(Now now) {
     services_.log.warn("tick_backlog_dropped", {{"match", id_}, {"tick", match_.tick()},
                                                 {"dropped", dropped}, {"behind", behind}});
     k += dropped;
+    dropped_ += dropped;
     behind = max_catch_up;
   }
   const uint64_t stop_at = persistent_ ? services_.options.stop_after_ticks : 0;
   for (uint64_t i = 0; i < behind; ++i, ++k) {
     // --stop-after-ticks N: the start-up match ends at exactly tick N, whatever the timing.
     if (stop_at != 0 && match_.tick() >= stop_at) break;
-    int64_t due_ns = origin_ns_ + static_cast<int64_t>(k * 1'000'000'000ull / tick_rate_);
-    if (now.ns - due_ns > static_cast<int64_t>(period_ns)) services_.metrics.ticks_late.fetch_add(1);
+    if (now.ns - due_ns(k) > static_cast<int64_t>(period_ns)) services_.metrics.ticks_late.fetch_add(1);
     auto t0 = std::chrono::steady_clock::now();
     step_one();
     auto t1 = std::chrono::steady_clock::now();
     services_.metrics.observe_tick_ms(std::chrono::duration<double, std::milli>(t1 - t0).count());
+    if (check_over()) break;
   }
   scheduled_.store(k);
+  if (!over() && (stop_at == 0 || match_.tick() < stop_at)) measure_schedule(now);
+}
+
+bool MatchHost::check_over() {
+  std::optional<std::string> reason = match_.rules().match_over(match_);
+  if (!reason) return false;
+  // Untrusted length: a custom rule set's reason goes into log lines, so it is bounded.
+  over_reason_ = reason->substr(0, 200);
+  over_.store(true);
+  services_.log.info("match_over", {{"match", id_}, {"tick", match_.tick()}, {"reason", over_reason_}});
+  return true;
+}
+
+// The server's own figure for the clock: how far the ticks the match has stepped or
+// dropped are from elapsed x rate, read at the time this run stepped with. Dropped ticks
+// count as scheduled (the documented rule after a stall); ticks are counted from the
+// match itself, not from the schedule's bookkeeping, so a step lost or doubled shows.
+void MatchHost::measure_schedule(Now now) {
+  double elapsed_ticks = static_cast<double>(now.ns - origin_ns_) * 1e-9 * tick_rate_;
+  double handled = static_cast<double>(match_.tick() - first_tick_ + dropped_);
+  services_.metrics.observe_schedule_error(handled - elapsed_ticks);
+}
+
+kp::fb::DenyReason MatchHost::end_reason() const {
+  return over() ? kp::fb::DenyReason::MatchOver : kp::fb::DenyReason::Unknown;
 }
 
 sim::TickInputs MatchHost::build_inputs() {
@@ -336,7 +374,9 @@ void MatchHost::flush_connections(Now now) {
 void MatchHost::shutdown(Now now, kp::fb::DenyReason reason) {
   now_s_ = now.s();
   for (Session& s : sessions_) {
-    if (s.state != SessionState::Closed) close(s, "server_stopping", reason);
+    if (s.state != SessionState::Closed) {
+      close(s, reason == kp::fb::DenyReason::MatchOver ? "match_over" : "server_stopping", reason);
+    }
   }
   remove_closed();
   if (writer_) {
@@ -345,10 +385,12 @@ void MatchHost::shutdown(Now now, kp::fb::DenyReason reason) {
       services_.log.error("recording_finish_failed", {{"match", id_}, {"path", recording_path_},
                                                       {"error", st.error().message}});
     }
-    services_.log.info("match_ended", {{"match", id_}, {"ticks", match_.tick()},
-                                       {"recording", recording_path_}});
+    nlohmann::json fields = {{"match", id_}, {"ticks", match_.tick()}, {"recording", recording_path_}};
+    if (over()) fields["over"] = over_reason_;
+    services_.log.info("match_ended", fields);
     writer_.reset();
   }
+  leave_running_count();
 }
 
 }  // namespace keel::server

@@ -81,7 +81,7 @@ class MatchHost : public std::enable_shared_from_this<MatchHost> {
   /// Sessions open or admitted (for the players-per-match limit).
   uint32_t session_count() const { return session_count_.load(); }
   uint32_t max_players() const { return max_players_; }
-  bool due(Now now) const { return now.ns >= next_due_ns(); }
+  bool due(Now now) const { return !over() && now.ns >= next_due_ns(); }
   /// Starts the tick schedule at `now` (before the first run; creation may precede the
   /// tick thread's start by a while, which must not count as a stall).
   void start_clock(Now now) {
@@ -89,8 +89,12 @@ class MatchHost : public std::enable_shared_from_this<MatchHost> {
     empty_since_ns_ = now.ns;
   }
   int64_t next_due_ns() const;
-  /// Non-persistent, empty for longer than the grace period.
+  /// When tick k (counted from the origin) is due.
+  int64_t due_ns(uint64_t k) const;
+  /// Over by its rules, or non-persistent and empty for longer than the grace period.
   bool ended(Now now) const;
+  /// The rules said the match is over (Rules::match_over); it steps no more.
+  bool over() const { return over_.load(); }
   std::atomic<bool> running{false};
 
   // --- the match's task ---
@@ -98,6 +102,9 @@ class MatchHost : public std::enable_shared_from_this<MatchHost> {
   void run(Now now);
   /// After the last run: every client gets Disconnect{reason}; the recording is finished.
   void shutdown(Now now, protocol::fb::DenyReason reason);
+  /// What clients are told when the match ends on its own: MatchOver when its rules ended
+  /// it, else (an empty match past its grace period) Unknown.
+  protocol::fb::DenyReason end_reason() const;
 
   // --- anyone (status line, tests) ---
   uint64_t id() const { return id_; }
@@ -111,6 +118,7 @@ class MatchHost : public std::enable_shared_from_this<MatchHost> {
   MatchHost(uint64_t id, sim::Match match, const MatchSettings& settings, HostServices services,
             Now now, bool persistent);
   sim::Status open_recording();
+  void leave_running_count();
 
   // Sessions (match_sessions.cpp).
   void take_admissions(std::vector<Admission>& admissions, Now now);
@@ -131,6 +139,8 @@ class MatchHost : public std::enable_shared_from_this<MatchHost> {
   // Ticks and streams (match_host.cpp).
   void step_due(Now now);
   void step_one();
+  bool check_over();
+  void measure_schedule(Now now);
   sim::TickInputs build_inputs();
   void remember(uint64_t tick, uint64_t hash, const sim::TickInputs& inputs);
   void send_snapshots();
@@ -157,6 +167,11 @@ class MatchHost : public std::enable_shared_from_this<MatchHost> {
   // Schedule: tick k (counted from origin) is due at origin + k / rate.
   int64_t origin_ns_;
   std::atomic<uint64_t> scheduled_{0};  // ticks stepped or skipped since origin
+  uint64_t first_tick_;                 // the match's tick at origin
+  uint64_t dropped_ = 0;                // ticks skipped since origin
+  std::atomic<bool> over_{false};
+  bool counted_running_ = true;  // in keel_matches until shut down
+  std::string over_reason_;             // Rules::match_over's reason, once over
   uint32_t snapshot_every_;
   uint64_t last_snapshot_tick_ = 0;
 

@@ -1,5 +1,7 @@
 #include "metrics.h"
 
+#include <algorithm>
+#include <cmath>
 #include <cstdio>
 
 namespace keel::server {
@@ -44,6 +46,16 @@ void Metrics::observe_tick_ms(double ms) {
   tick_sum_ns_.fetch_add(static_cast<uint64_t>(ms * 1e6), std::memory_order_relaxed);
 }
 
+void Metrics::observe_schedule_error(double error_ticks) {
+  uint64_t micro = static_cast<uint64_t>(std::min(std::fabs(error_ticks), 1e12) * 1e6 + 0.5);
+  uint64_t seen = schedule_error_micro_.load(std::memory_order_relaxed);
+  // Several match tasks may report at once: keep the maximum without a lock.
+  while (micro > seen && !schedule_error_micro_.compare_exchange_weak(seen, micro, std::memory_order_relaxed)) {
+  }
+}
+
+double Metrics::schedule_error_ticks() const { return schedule_error_micro_.load() * 1e-6; }
+
 ServerCounters Metrics::snapshot() const {
   ServerCounters c;
   c.packets_in = packets_in.load();
@@ -55,6 +67,7 @@ ServerCounters Metrics::snapshot() const {
   c.ticks = ticks.load();
   c.ticks_late = ticks_late.load();
   c.ticks_dropped = ticks_dropped.load();
+  c.tick_schedule_error = schedule_error_ticks();
   c.desyncs = desyncs.load();
   c.hash_checks = hash_checks.load();
   c.inputs_missing = inputs_missing.load();
@@ -103,6 +116,10 @@ std::string Metrics::prometheus_text() const {
                   static_cast<unsigned long long>(n));
     out += buf;
   }
+  out += "# HELP keel_tick_schedule_error_ticks Largest |ticks stepped + dropped - elapsed x rate| of any "
+         "match, read each time it steps.\n# TYPE keel_tick_schedule_error_ticks gauge\n";
+  std::snprintf(buf, sizeof buf, "keel_tick_schedule_error_ticks %.6f\n", c.tick_schedule_error);
+  out += buf;
   out += "# HELP keel_tick_duration_seconds Time to run one match tick (inputs, step, record, send).\n"
          "# TYPE keel_tick_duration_seconds histogram\n";
   uint64_t cumulative = 0;

@@ -42,6 +42,10 @@ class Metrics {
   /// Adds every count of `after - before` (a connection's counters around a receive).
   void drops_delta(const protocol::DropCounters& before, const protocol::DropCounters& after);
   void observe_tick_ms(double ms);
+  /// One reading of a match's schedule error (ticks stepped + dropped - elapsed x rate);
+  /// keeps the largest magnitude seen by any match.
+  void observe_schedule_error(double error_ticks);
+  double schedule_error_ticks() const;
 
   ServerCounters snapshot() const;
   std::string prometheus_text() const;
@@ -52,6 +56,7 @@ class Metrics {
   std::array<std::atomic<uint64_t>, kTickBucketsMs.size() + 1> tick_buckets_{};
   std::atomic<uint64_t> tick_count_{0};
   std::atomic<uint64_t> tick_sum_ns_{0};
+  std::atomic<uint64_t> schedule_error_micro_{0};  // max |error|, in millionths of a tick
 };
 
 }  // namespace keel::server

@@ -25,7 +25,9 @@
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <thread>
 
@@ -108,8 +110,13 @@ struct Server::Impl {
   void take_allocated_settings();
   void watch_allocation(Now now);
 
-  Impl(const ServerOptions& o, LogLevel level)
-      : options(o), log(level, o.log_json) {}
+  // log_file: the opened --log-file (owned), or null for stderr.
+  Impl(const ServerOptions& o, LogLevel level, std::FILE* file)
+      : options(o), log(level, o.log_json, file ? file : stderr, stderr), log_file(file) {}
+  ~Impl() {
+    if (log_file) std::fclose(log_file);
+  }
+  std::FILE* log_file;
 
   Now now() const {
     return Now{std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - epoch).count()};
@@ -131,14 +138,15 @@ struct Server::Impl {
   void end_finished_matches(Now now);
   void wait_idle();
   void shutdown();
-  void status_line(Now now, bool final_line);
+  void status_line(Now now);
   void print_recordings();
   void wake_tick() { wake.notify_all(); }
 
   // Status line bookkeeping (tick thread).
-  int64_t last_status_ns = 0;
+  int64_t last_status_ns = 0, last_status_logged_ns = 0;
   uint64_t last_status_bytes_out = 0, last_status_bytes_in = 0;
-  bool tty = false;
+  bool tty = false;  // the status line is redrawn in place on stderr
+  std::string status_text(Now now_t);
 };
 
 // --- sockets -------------------------------------------------------------------------------
@@ -451,6 +459,11 @@ void Server::Impl::admit(Admission& a, Now now) {
     matches[a.client.match_id] = host;
     recordings.push_back(host->recording_path());
   }
+  if (host->over()) {
+    // Ended by its rules and about to be finalised: nothing left to join.
+    deny(a, fb::DenyReason::MatchOver, "the match is over");
+    return;
+  }
   if (host->session_count() >= host->max_players()) {
     deny(a, fb::DenyReason::ServerFull, "--max-players reached in this match");
     return;
@@ -505,7 +518,7 @@ void Server::Impl::end_finished_matches(Now now) {
       }
     }
   }
-  for (auto& host : ended) host->shutdown(now, fb::DenyReason::Unknown);
+  for (auto& host : ended) host->shutdown(now, host->end_reason());
 }
 
 void Server::Impl::tick_loop() {
@@ -522,12 +535,14 @@ void Server::Impl::tick_loop() {
     admit_pending(t);
     end_finished_matches(t);
     schedule(t);
-    if (options.stop_after_ticks > 0 && primary && primary->tick() >= options.stop_after_ticks) {
-      log.info("stop_after_ticks", {{"ticks", primary->tick()}});
+    // A start-up match its rules ended will never reach N ticks: stop then too.
+    if (options.stop_after_ticks > 0 && primary &&
+        (primary->tick() >= options.stop_after_ticks || primary->over())) {
+      log.info("stop_after_ticks", {{"ticks", primary->tick()}, {"match_over", primary->over()}});
       stop_requested.store(true);
       break;
     }
-    status_line(t, false);
+    status_line(t);
     int64_t next = t.ns + 2'000'000;  // at most 2 ms between looks (admissions, finished tasks)
     {
       std::lock_guard<std::mutex> lock(matches_mutex);
@@ -563,7 +578,6 @@ void Server::Impl::shutdown() {
   }
   uint64_t final_tick = primary ? primary->tick() : 0;
   for (auto& host : all) host->shutdown(t, fb::DenyReason::ServerShuttingDown);
-  status_line(t, true);
   log.info("server_stopped", {{"ticks", final_tick}, {"matches", all.size()}});
   print_recordings();
   {
@@ -585,11 +599,25 @@ void Server::Impl::shutdown() {
   done.notify_all();
 }
 
-void Server::Impl::status_line(Now now_t, bool final_line) {
+void Server::Impl::status_line(Now now_t) {
   if (options.status_interval <= 0 || !primary) return;
-  int64_t interval = static_cast<int64_t>(options.status_interval * 1e9);
-  if (!tty) interval *= 10;  // a log file gets a status line every ten intervals
-  if (!final_line && now_t.ns - last_status_ns < interval) return;
+  const int64_t interval = static_cast<int64_t>(options.status_interval * 1e9);
+  // A log gets a status line every ten intervals; a live line is redrawn every interval
+  // (and, when the log goes to its own file, the log still gets its every-ten line).
+  const bool draw = tty && now_t.ns - last_status_ns >= interval;
+  const bool write = (!tty || !options.log_file.empty()) && now_t.ns - last_status_logged_ns >= 10 * interval;
+  if (!draw && !write) return;
+  std::string text = status_text(now_t);
+  if (draw) log.status("keel-server: " + text);
+  if (write) {
+    last_status_logged_ns = now_t.ns;
+    log.info("status", {{"line", text}});
+  }
+}
+
+// tick, players, matches, kbit/s out and in since the previous line, and the start-up
+// match's last state hash.
+std::string Server::Impl::status_text(Now now_t) {
   double dt = std::max(1e-9, (now_t.ns - last_status_ns) * 1e-9);
   uint64_t out = metrics.bytes_out.load(), in = metrics.bytes_in.load();
   double kbps_out = (out - last_status_bytes_out) * 8.0 / 1000.0 / dt;
@@ -597,15 +625,13 @@ void Server::Impl::status_line(Now now_t, bool final_line) {
   last_status_ns = now_t.ns;
   last_status_bytes_out = out;
   last_status_bytes_in = in;
-  if (final_line) return;
   char buf[256];
   std::snprintf(buf, sizeof buf, "tick %llu  players %llu  matches %llu  out %.0f kbit/s  in %.0f kbit/s  hash %s",
                 static_cast<unsigned long long>(primary->tick()),
                 static_cast<unsigned long long>(metrics.players.load()),
                 static_cast<unsigned long long>(metrics.matches.load()), kbps_out, kbps_in,
                 replay::hex_hash(primary->last_hash()).c_str());
-  if (tty) log.status(std::string("keel-server: ") + buf);
-  else log.info("status", {{"line", buf}});
+  return buf;
 }
 
 void Server::Impl::print_recordings() {
@@ -638,7 +664,12 @@ sim::Expected<std::unique_ptr<Server>> Server::create(const ServerOptions& optio
   if (!st) return st.error();
   LogLevel level = LogLevel::Info;
   parse_log_level(options.log_level, level);
-  auto impl = std::make_unique<Impl>(options, level);
+  std::FILE* log_file = nullptr;
+  if (!options.log_file.empty()) {
+    log_file = std::fopen(options.log_file.c_str(), "a");
+    if (!log_file) return sim::Error{"--log-file " + options.log_file + ": " + std::strerror(errno)};
+  }
+  auto impl = std::make_unique<Impl>(options, level, log_file);
   impl->rules = std::move(rules);
   auto agones_env = AgonesOptions::from_environment();
   if (!agones_env) return agones_env.error();
@@ -658,7 +689,9 @@ sim::Expected<std::unique_ptr<Server>> Server::create(const ServerOptions& optio
     if (!key) return sim::Error{"--token-key: " + key.error().message};
     impl->token_key = *key;
   }
-  impl->tty = isatty(STDERR_FILENO) != 0 && !options.log_json;
+  // In place on a terminal, unless JSON log lines share it (they would be torn up).
+  const bool logs_on_stderr = options.log_file.empty();
+  impl->tty = options.live_status || (isatty(STDERR_FILENO) != 0 && !(options.log_json && logs_on_stderr));
   return std::unique_ptr<Server>(new Server(std::move(impl)));
 }
 

@@ -1,6 +1,7 @@
 #include "bot.h"
 
 #include <keel/client/client.h>
+#include <keel/protocol/messages.h>
 #include <keel/protocol/token.h>
 
 #include <algorithm>
@@ -56,7 +57,37 @@ struct Bot {
   client::ConditionedTransport* link = nullptr;
   bool perturbed = false;
   uint64_t perturbed_tick = 0;
+  bool played = false;
+  std::optional<protocol::fb::DenyReason> server_closed;  // the server's Disconnect reason
 };
+
+// Playing and Closed events, for the end of the run and the summary.
+void note_events(Bot& b) {
+  for (const client::ClientEvent& e : b.client->take_events()) {
+    if (e.kind == client::ClientEvent::Kind::Playing) b.played = true;
+    if (e.kind == client::ClientEvent::Kind::Closed &&
+        e.a == static_cast<uint64_t>(client::CloseReason::ServerDisconnected)) {
+      b.server_closed = static_cast<protocol::fb::DenyReason>(e.b);
+    }
+  }
+}
+
+// A bot the server disconnected never reconnects (only a time-out does that).
+bool all_closed_by_server(const std::vector<std::unique_ptr<Bot>>& bots) {
+  for (const auto& b : bots) {
+    if (!b->server_closed || b->client->state() != client::State::Disconnected) return false;
+  }
+  return !bots.empty();
+}
+
+// Playing at the end, or played until the server ended the session normally (it shut
+// down, or the match was over): the bot did all a bot can.
+bool counts_as_connected(const Bot& b) {
+  if (b.client->state() == client::State::Playing) return true;
+  using protocol::fb::DenyReason;
+  return b.played && b.server_closed &&
+         (*b.server_closed == DenyReason::ServerShuttingDown || *b.server_closed == DenyReason::MatchOver);
+}
 
 protocol::TokenKey load_key(const std::string& path) {
   if (path.empty()) return protocol::development_token_key();
@@ -142,6 +173,7 @@ nlohmann::json bot_json(const Bot& b, double seconds) {
   j["rtt_ms"] = b.client->clock().rtt() * 1000.0;
   j["input_lead_ticks"] = b.client->clock().lead_ticks();
   j["dump"] = p.last_dump_path;
+  if (b.server_closed) j["server_disconnect"] = protocol::fb::EnumNameDenyReason(*b.server_closed);
   // Ticks, for checking the counts above against the server's recording.
   j["checkpoint_tick"] = s.checkpoint_tick;
   j["confirmed_tick"] = b.client->predictor() ? b.client->predictor()->confirmed_tick() : 0;
@@ -200,10 +232,19 @@ nlohmann::json run_bots(const BotOptions& o) {
   const auto period = std::chrono::duration<double>(1.0 / o.update_hz);
   auto next = Clock::now();
   double last_progress = 0;
+  std::string stopped = "seconds";
   for (double now = elapsed(); now < o.seconds; now = elapsed()) {
+    if (o.stop && o.stop->load()) {
+      stopped = "signal";
+      break;
+    }
+    if (all_closed_by_server(bots)) {
+      stopped = "server";
+      break;
+    }
     for (auto& b : bots) {
       b->client->update(now);
-      b->client->take_events();
+      note_events(*b);
       if (b->index == 0 && o.perturb_at && !b->perturbed && now >= *o.perturb_at) {
         if (const client::Predictor* p = b->client->predictor()) {
           uint64_t tick = p->confirmed_tick();
@@ -227,8 +268,9 @@ nlohmann::json run_bots(const BotOptions& o) {
   }
   double seconds = std::max(elapsed(), 1e-3);
   uint32_t connected = 0;
-  for (auto& b : bots) connected += b->client->state() == client::State::Playing;
+  for (auto& b : bots) connected += counts_as_connected(*b);
   nlohmann::json summary = summarise(bots, connected, seconds);
+  summary["stopped"] = stopped;
   for (auto& b : bots) b->client->disconnect(elapsed());
   return summary;
 }

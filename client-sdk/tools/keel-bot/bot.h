@@ -3,6 +3,7 @@
 
 #include <keel/client/link_conditioner.h>
 
+#include <atomic>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -33,9 +34,13 @@ struct BotOptions {
   std::optional<double> outage_at;    ///< s: every bot's link goes dead ...
   double outage_seconds = 3;          ///< ... for this long
   bool quiet = false;
+  /// When set and true (a signal handler sets it), the run ends early with a summary.
+  const std::atomic<bool>* stop = nullptr;
 };
 
-/// Runs the bots for options.seconds and returns the summary (see docs/client-sdk.md).
+/// Runs the bots for options.seconds — or until options.stop, or until the server has
+/// closed every bot (it shut down, or the match is over: nothing would follow) — and
+/// returns the summary (see docs/client-sdk.md).
 /// Throws std::runtime_error on a setup error (bad address, key file).
 nlohmann::json run_bots(const BotOptions& options);
 

@@ -5,8 +5,30 @@
 
 #include <CLI/CLI.hpp>
 
+#include <signal.h>
+
+#include <atomic>
 #include <fstream>
 #include <iostream>
+
+namespace {
+
+std::atomic<bool> g_stop{false};  // lock-free, so a signal handler may set it
+
+void on_signal(int) { g_stop.store(true); }
+
+// SIGINT and SIGTERM end the run early with a summary and exit 0. Installed explicitly:
+// a shell starts background jobs with SIGINT ignored, which would leave Ctrl-C in a demo
+// script without effect on the bots.
+void handle_stop_signals() {
+  struct sigaction sa {};
+  sa.sa_handler = on_signal;
+  sigemptyset(&sa.sa_mask);
+  sigaction(SIGINT, &sa, nullptr);
+  sigaction(SIGTERM, &sa, nullptr);
+}
+
+}  // namespace
 
 int main(int argc, char** argv) {
   keel::bot::BotOptions o;
@@ -48,6 +70,8 @@ int main(int argc, char** argv) {
                                 : keel::bot::InputKind::RandomWalk;
   if (perturb_at >= 0) o.perturb_at = perturb_at;
   if (outage_at >= 0) o.outage_at = outage_at;
+  o.stop = &g_stop;
+  handle_stop_signals();
   try {
     nlohmann::json result = keel::bot::run_bots(o);
     std::string text = result.dump(2);
@@ -61,6 +85,8 @@ int main(int argc, char** argv) {
         return 1;
       }
     }
+    // Stopped by a signal: the summary says how far the bots got; the stop was asked for.
+    if (result["stopped"] == "signal") return 0;
     return result["connected"].get<uint32_t>() == o.bots ? 0 : 2;
   } catch (const std::exception& e) {
     std::cerr << "keel-bot: " << e.what() << "\n";

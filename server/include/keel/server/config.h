@@ -36,6 +36,12 @@ struct ServerOptions {
   bool log_json = false;                  ///< --log-json
   std::string log_level = "info";         ///< --log-level debug|info|warn|error
   double status_interval = 1.0;           ///< --status-interval s between status lines; 0 = off
+  /// --log-file: log lines are appended here instead of stderr, which then shows only the
+  /// live status line (when it is a terminal, or with --live-status).
+  std::string log_file;
+  /// --live-status: redraw the status line in place on stderr even when stderr is not a
+  /// terminal (a demo script, a terminal multiplexer's pipe).
+  bool live_status = false;
   /// --agones: Ready / Health / Allocated / Shutdown with the Agones SDK sidecar
   /// (agones.h); also on whenever AGONES_SDK_HTTP_PORT is set.
   bool agones = false;

@@ -37,6 +37,9 @@ struct ServerCounters {
   uint64_t ticks = 0;    ///< stepped, all matches
   uint64_t ticks_late = 0;
   uint64_t ticks_dropped = 0;  ///< backlog dropped after a stall
+  /// Largest |ticks stepped + dropped - elapsed x rate| any match has had when it stepped
+  /// (keel_tick_schedule_error_ticks): the server's own, exact measure of its clock.
+  double tick_schedule_error = 0;
   uint64_t desyncs = 0;
   uint64_t hash_checks = 0;    ///< hash reports that matched
   uint64_t inputs_missing = 0; ///< player-ticks stepped with the repeat-last rule

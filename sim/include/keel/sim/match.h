@@ -10,6 +10,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -91,6 +92,15 @@ class Rules {
   virtual void on_leave(Match& match, PlayerSlot& slot) = 0;
   /// Applies one (sanitized) input frame to a player's character, before the world steps.
   virtual void apply_input(Match& match, PlayerSlot& slot, const InputFrame& frame) = 0;
+  /// The end condition, asked after every step: a reason (for logs and clients' tools)
+  /// once the match is over, nullopt while it goes on. It must be a function of the
+  /// match's state alone, so a replay or a predicting client reaches the same verdict at
+  /// the same tick. keel-server ends the match the tick it first says so: it tells the
+  /// clients and finishes the recording. The default never ends a match (sandbox).
+  virtual std::optional<std::string> match_over(const Match& match) const {
+    (void)match;
+    return std::nullopt;
+  }
 };
 
 /// The sandbox rules keel-server ships: each player drives a capsule character through
