@@ -17,6 +17,7 @@
 #include "solver/solver.h"
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 
 namespace keel::sim {
@@ -151,7 +152,20 @@ void update_broadphase(WorldImpl& w, std::vector<uint64_t>& pairs) {
     s.fat = fatten(s.aabb);
     w.broadphase.move(s.proxy, i, s.fat, false);
   }
-  w.broadphase.collect_pairs(w.shapes, w.bodies, w.executor, pairs);
+  // The known pairs as one dense sorted array (contacts are kept in key order): the
+  // queries binary-search it many times, and a contact is far larger than its key. A
+  // tick on which no collider left its bounds (a resting world) queries nothing.
+  static thread_local std::vector<uint64_t> known_storage;
+  std::vector<uint64_t>& known = known_storage;
+  known.clear();
+  if (w.broadphase.has_moved()) {
+    const auto& items = w.contacts.items();
+    known.resize(items.size());
+    w.executor.parallel_for(items.size(), 1024, [&](size_t begin, size_t end) {
+      for (size_t i = begin; i < end; ++i) known[i] = items[i].key;
+    });
+  }
+  w.broadphase.collect_pairs(w.shapes, w.bodies, known, w.executor, pairs);
   w.contacts.insert_new(pairs);
 }
 
@@ -188,11 +202,19 @@ void update_contacts(WorldImpl& w, std::vector<ShapeGeom>& geoms, std::vector<ui
   for (const Body& b : w.bodies) any_moves |= b.alive && b.can_move();
   // With no body able to move (a world entirely asleep), no contact is recomputed.
   if (any_moves) {
-    for (const Contact& c : items) {
-      const Shape& sa = w.shapes[c.shape_a];
-      const Shape& sb = w.shapes[c.shape_b];
-      if (w.bodies[sa.body].can_move() || w.bodies[sb.body].can_move()) needed[c.shape_a] = needed[c.shape_b] = 1;
-    }
+    // On the workers: every contact marks both its colliders, and two contacts may mark
+    // the same one, so the marks are relaxed atomic stores of the same value (the set of
+    // marked colliders does not depend on who stored first).
+    w.executor.parallel_for(items.size(), 256, [&](size_t begin, size_t end) {
+      for (size_t i = begin; i < end; ++i) {
+        const Contact& c = items[i];
+        const Shape& sa = w.shapes[c.shape_a];
+        const Shape& sb = w.shapes[c.shape_b];
+        if (!w.bodies[sa.body].can_move() && !w.bodies[sb.body].can_move()) continue;
+        std::atomic_ref<uint8_t>(needed[c.shape_a]).store(1, std::memory_order_relaxed);
+        std::atomic_ref<uint8_t>(needed[c.shape_b]).store(1, std::memory_order_relaxed);
+      }
+    });
     // Hulls are placed in world space once per collider here, not once per pair.
     static thread_local std::vector<WorldHull> hulls_storage;
     static thread_local std::vector<int32_t> hull_slot_storage;

@@ -103,8 +103,8 @@ void BroadPhase::forget_moved(uint32_t shape) {
   moved_.erase(std::remove(moved_.begin(), moved_.end(), shape), moved_.end());
 }
 
-void BroadPhase::collect_pairs(const std::vector<Shape>& shapes, const std::vector<Body>& bodies, Executor& executor,
-                               std::vector<uint64_t>& out) {
+void BroadPhase::collect_pairs(const std::vector<Shape>& shapes, const std::vector<Body>& bodies,
+                               std::span<const uint64_t> known, Executor& executor, std::vector<uint64_t>& out) {
   out.clear();
   constexpr size_t kChunk = 64;  // moved colliders per query chunk
   const size_t chunks = (moved_.size() + kChunk - 1) / kChunk;
@@ -122,7 +122,9 @@ void BroadPhase::collect_pairs(const std::vector<Shape>& shapes, const std::vect
         auto visit = [&](uint32_t other) {
           if (other == s) return;
           const Shape& o = shapes[other];
-          if (should_collide(shape, body, o, bodies[o.body])) found.push_back(pair_key(s, other));
+          if (!should_collide(shape, body, o, bodies[o.body])) return;
+          const uint64_t key = pair_key(s, other);
+          if (!std::binary_search(known.begin(), known.end(), key)) found.push_back(key);
         };
         movable_tree_.query(shape.fat, visit);
         if (!shape.is_static) static_tree_.query(shape.fat, visit);

@@ -10,6 +10,7 @@
 #include "broadphase/dynamic_tree.h"
 
 #include <cstdint>
+#include <span>
 #include <vector>
 
 namespace keel::sim {
@@ -49,9 +50,15 @@ class BroadPhase {
   /// collider whose fat bounds overlap it and that should_collide accepts. Clears the
   /// moved set. The queries run on the executor's threads (they only read the trees),
   /// each chunk of moved colliders into its own list; the lists are joined and sorted, so
-  /// the result is the same whoever ran which chunk.
-  void collect_pairs(const std::vector<Shape>& shapes, const std::vector<Body>& bodies, Executor& executor,
-                     std::vector<uint64_t>& out);
+  /// the result is the same whoever ran which chunk. Pairs in `known` (sorted pair keys:
+  /// the contacts there already are) are left out there, on the workers: a collider that
+  /// left its fat bounds mostly finds the neighbours it had, and skipping them keeps the
+  /// serial sort and merge small.
+  void collect_pairs(const std::vector<Shape>& shapes, const std::vector<Body>& bodies,
+                     std::span<const uint64_t> known, Executor& executor, std::vector<uint64_t>& out);
+
+  /// Whether any collider was added or left its fat bounds since the last collect_pairs.
+  bool has_moved() const { return !moved_.empty(); }
 
   /// The trees, for scene queries (read only).
   const DynamicTree& static_tree() const { return static_tree_; }

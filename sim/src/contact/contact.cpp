@@ -11,9 +11,10 @@ bool ContactSet::contains(uint64_t key) const {
 }
 
 void ContactSet::insert_new(const std::vector<uint64_t>& keys) {
-  // A collider that left its fat bounds mostly finds the neighbours it already had: keep
-  // only the pairs not yet known, and rebuild the list only when there are some (a ball
-  // rolling beside a sleeping field would otherwise copy every contact each time).
+  // Keep only the pairs not yet known, and rebuild the list only when there are some (a
+  // ball rolling beside a sleeping field would otherwise copy every contact each time it
+  // re-finds the ground). The broadphase already leaves known pairs out on its workers;
+  // this keeps the set right for any caller.
   fresh_keys_.clear();
   for (uint64_t k : keys) {
     if (!contains(k)) fresh_keys_.push_back(k);
