@@ -331,6 +331,8 @@ class ContactSolver {
     std::vector<BatchGroup> groups;
     std::vector<uint64_t> color_used;
     std::vector<uint32_t> color_of;  // per contact: colour, or kColorCount for overflow
+    std::vector<uint8_t> next_color;    // per solver body: one past its highest colour so far
+    std::vector<uint32_t> held_later;   // contacts with an immovable side, coloured second
     std::vector<uint32_t> order;
     std::vector<uint32_t> batch_first;  // per batch: its first manifold's place in `order`
     std::vector<uint8_t> batch_count;   // per batch: how many manifolds (1 to 4)
@@ -386,8 +388,13 @@ void ContactSolver::gather_bodies() {
 }
 
 // Greedy colouring in pair-key order: each manifold takes the first colour in which
-// neither of its dynamic bodies is used yet. Fills s_.order with contact indices
-// ordered by colour (overflow last) and returns where each colour ends.
+// neither of its dynamic bodies is used yet. Contacts with a side that cannot move (the
+// ground, a kinematic or sleeping body) are coloured after all the others, each in the
+// first free colour above every colour its dynamic body already has: within a pass a body
+// is pushed by what moves first and held by the ground last, so a box landing on another
+// that rests on the floor cannot drive it into the floor for a substep (which the floor's
+// spring would then return as a bounce). Fills s_.order with contact indices ordered by
+// colour (overflow last) and returns where each colour ends.
 void ContactSolver::color_contacts(std::vector<uint32_t>& order, std::vector<uint32_t>& color_end) {
   const auto& contacts = world_.contacts.items();
   const size_t words = (bodies_.size() + 63) / 64;
@@ -395,18 +402,20 @@ void ContactSolver::color_contacts(std::vector<uint32_t>& order, std::vector<uin
   used.assign(size_t(kColorCount) * words, 0);
   std::vector<uint32_t>& color_of = s_.color_of;
   color_of.assign(contacts.size(), kNoContact);
+  std::vector<uint8_t>& next_color = s_.next_color;
+  next_color.assign(bodies_.size(), 0);
+  std::vector<uint32_t>& held_later = s_.held_later;
+  held_later.clear();
   uint32_t per_color[kColorCount + 1] = {};
   auto dynamic = [&](uint32_t sb) { return sb != 0 && bodies_[sb].inv_mass > 0.0f; };
   auto taken = [&](int c, uint32_t sb) { return (used[c * words + sb / 64] >> (sb % 64)) & 1u; };
-  auto take = [&](int c, uint32_t sb) { used[c * words + sb / 64] |= uint64_t(1) << (sb % 64); };
-  for (uint32_t ci = 0; ci < contacts.size(); ++ci) {
-    const Contact& k = contacts[ci];
-    if (k.count == 0 || k.sensor) continue;
-    uint32_t a = solver_index_[k.body_a], b = solver_index_[k.body_b];
-    if (a == 0 && b == 0) continue;  // nothing here can move (e.g. both asleep)
-    bool da = dynamic(a), db = dynamic(b);
+  auto take = [&](int c, uint32_t sb) {
+    used[c * words + sb / 64] |= uint64_t(1) << (sb % 64);
+    next_color[sb] = uint8_t(std::max<int>(next_color[sb], c + 1));
+  };
+  auto assign = [&](uint32_t ci, uint32_t a, uint32_t b, bool da, bool db, int from) {
     int color = kColorCount;  // overflow
-    for (int c = 0; c < kColorCount; ++c) {
+    for (int c = from; c < kColorCount; ++c) {
       if ((da && taken(c, a)) || (db && taken(c, b))) continue;
       color = c;
       break;
@@ -417,6 +426,25 @@ void ContactSolver::color_contacts(std::vector<uint32_t>& order, std::vector<uin
     }
     color_of[ci] = uint32_t(color);
     ++per_color[color];
+  };
+  for (uint32_t ci = 0; ci < contacts.size(); ++ci) {
+    const Contact& k = contacts[ci];
+    if (k.count == 0 || k.sensor) continue;
+    uint32_t a = solver_index_[k.body_a], b = solver_index_[k.body_b];
+    if (a == 0 && b == 0) continue;  // nothing here can move (e.g. both asleep)
+    bool da = dynamic(a), db = dynamic(b);
+    if (da && db) {
+      assign(ci, a, b, true, true, 0);
+    } else {
+      held_later.push_back(ci);
+    }
+  }
+  for (uint32_t ci : held_later) {
+    const Contact& k = contacts[ci];
+    uint32_t a = solver_index_[k.body_a], b = solver_index_[k.body_b];
+    bool da = dynamic(a), db = dynamic(b);
+    // (Neither dynamic: a kinematic body against the ground; it takes no colour slot.)
+    assign(ci, a, b, da, db, da ? next_color[a] : db ? next_color[b] : 0);
   }
   // Counting sort by colour keeps pair-key order within each colour.
   color_end.assign(kColorCount + 1, 0);
