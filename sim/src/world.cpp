@@ -176,13 +176,18 @@ void refresh_contact(WorldImpl& w, Contact& c, const ShapeGeom& ga, const ShapeG
   const Shape& sb = w.shapes[c.shape_b];
   c.body_a = sa.body;
   c.body_b = sb.body;
+  Manifold m;  // stays empty when even the tight bounds are apart: no narrowphase needed
+  if (!overlaps(sa.aabb, sb.aabb)) {
+    // Most pairs of a busy world (neighbours within the fattened bounds): an empty pair
+    // stays empty without touching the rest of the contact. Its material fields are read
+    // only while it has points, and are set whenever it gets them.
+    if (c.count != 0) update_manifold(c, m, Vec3(0.0f), Vec3(0.0f), flatten_friction);
+    return;
+  }
   c.sensor = sa.is_trigger || sb.is_trigger;
   c.friction = combine_friction(sa.friction, sb.friction);
   c.restitution = combine_restitution(sa.restitution, sb.restitution);
-  Manifold m;  // stays empty when even the tight bounds are apart: no narrowphase needed
-  if (overlaps(sa.aabb, sb.aabb)) {
-    collide(ga, gb, kSpeculativeDistance + ccd_margin(w.bodies[sa.body], w.bodies[sb.body]), m);
-  }
+  collide(ga, gb, kSpeculativeDistance + ccd_margin(w.bodies[sa.body], w.bodies[sb.body]), m);
   update_manifold(c, m, w.bodies[sa.body].center, w.bodies[sb.body].center, flatten_friction);
 }
 
@@ -275,6 +280,29 @@ void refresh_woken_contacts(WorldImpl& w, std::vector<uint8_t>& flags) {
   w.contacts.remove_flagged(flags);
 }
 
+// Fills w.touching_contacts. Fixed chunks, each found on any worker into its own list
+// and joined in chunk order: the list is the same whoever found what.
+void collect_touching_contacts(WorldImpl& w) {
+  constexpr size_t kChunk = 1024;
+  const auto& items = w.contacts.items();
+  const size_t chunks = (items.size() + kChunk - 1) / kChunk;
+  static thread_local std::vector<std::vector<uint32_t>> found_storage;
+  std::vector<std::vector<uint32_t>>& found = found_storage;
+  if (found.size() < chunks) found.resize(chunks);
+  w.executor.parallel_for(chunks, 1, [&](size_t begin, size_t end) {
+    for (size_t k = begin; k < end; ++k) {
+      std::vector<uint32_t>& out = found[k];
+      out.clear();
+      const size_t last = std::min(items.size(), (k + 1) * kChunk);
+      for (size_t i = k * kChunk; i < last; ++i) {
+        if (items[i].count != 0) out.push_back(uint32_t(i));
+      }
+    }
+  });
+  w.touching_contacts.clear();
+  for (size_t k = 0; k < chunks; ++k) w.touching_contacts.insert(w.touching_contacts.end(), found[k].begin(), found[k].end());
+}
+
 }  // namespace
 
 void WorldImpl::refresh_contact_from_poses(Contact& c, bool flatten_friction) {
@@ -317,12 +345,14 @@ void WorldImpl::step() {
     update_characters(*this, 1.0f / float(settings.tick_rate));
     wake_touched_islands(*this);
     refresh_woken_contacts(*this, dead);
+    collect_touching_contacts(*this);
     touching = update_contact_events(*this);
   } else if (last_step_still) {
     // The contacts, poses and velocities are those the last events were built from.
     repeat_contact_events(*this);
     touching = last_touching;
   } else {
+    collect_touching_contacts(*this);
     touching = update_contact_events(*this);
   }
   last_step_still = still;

@@ -146,6 +146,10 @@ struct WorldImpl {
   bool edited = true;
   bool last_step_still = false;
   uint32_t last_touching = 0;
+  // Derived, never state: the contacts that have points, in key order, as the events,
+  // the solver and the islands see them this tick. Most pairs of a busy world are
+  // neighbours within the fattened bounds and have none; those stages walk this list.
+  std::vector<uint32_t> touching_contacts;
 
   mutable std::vector<uint8_t> scratch;  // reused by hash()
   // Scene queries: how far movable colliders poke out of their fat bounds (derived cache,

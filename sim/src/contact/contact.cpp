@@ -54,9 +54,17 @@ void ContactSet::remove_flagged(const std::vector<uint8_t>& dead) {
 
 void update_manifold(Contact& c, const Manifold& m, const Vec3& center_a, const Vec3& center_b,
                      bool flatten_friction) {
-  ContactPoint old[kMaxManifoldPoints];
-  int old_count = c.count;
-  for (int i = 0; i < old_count; ++i) old[i] = c.points[i];
+  // Only what carries over (plain arrays, no default initialisation: most pairs of a busy
+  // world have no points, and this runs for each of them every tick).
+  const int old_count = c.count;
+  uint32_t old_id[kMaxManifoldPoints];
+  float old_normal[kMaxManifoldPoints];
+  float old_friction[kMaxManifoldPoints][3];
+  for (int i = 0; i < old_count; ++i) {
+    old_id[i] = c.points[i].id;
+    old_normal[i] = c.points[i].normal_impulse;
+    for (int k = 0; k < 3; ++k) old_friction[i][k] = c.points[i].friction_impulse[k];
+  }
 
   c.normal = m.normal;
   c.count = m.count;
@@ -70,10 +78,10 @@ void update_manifold(Contact& c, const Manifold& m, const Vec3& center_a, const 
     p.depth = mp.depth;
     p.id = mp.id;
     for (int j = 0; j < old_count; ++j) {
-      if (old[j].id != mp.id) continue;
-      p.normal_impulse = old[j].normal_impulse;
+      if (old_id[j] != mp.id) continue;
+      p.normal_impulse = old_normal[j];
       // Keep only the part of last tick's friction that lies in today's contact plane.
-      Vec3 f = old[j].friction_impulse;
+      Vec3 f(old_friction[j][0], old_friction[j][1], old_friction[j][2]);
       p.friction_impulse = flatten_friction ? f - glm::dot(f, m.normal) * m.normal : f;
       break;
     }

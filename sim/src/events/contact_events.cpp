@@ -54,8 +54,10 @@ ContactEvent make_event(const WorldImpl& w, ContactEvent::Kind kind, const Touch
 void update_trigger_events(WorldImpl& w) {
   static thread_local std::vector<uint64_t> now;
   now.clear();
-  for (const Contact& c : w.contacts.items()) {
-    if (!c.sensor || c.count == 0) continue;
+  const auto& contacts = w.contacts.items();
+  for (uint32_t ci : w.touching_contacts) {
+    const Contact& c = contacts[ci];
+    if (!c.sensor) continue;
     const Shape& sa = w.shapes[c.shape_a];
     const Shape& sb = w.shapes[c.shape_b];
     const Body& a = w.bodies[c.body_a];
@@ -91,14 +93,15 @@ uint32_t update_contact_events(WorldImpl& w) {
     b.supported = false;
     b.support_normal = b.block_normal = Vec3(0.0f, 1.0f, 0.0f);
   }
-  static thread_local std::vector<Touch> now;
+  // (A thread_local named inside the workers' lambda below would be each worker's own:
+  // bind this thread's here.)
+  static thread_local std::vector<Touch> now_storage;
+  std::vector<Touch>& now = now_storage;
   now.clear();
   const auto& contacts = w.contacts.items();
-  uint32_t touching = 0;
-  for (uint32_t i = 0; i < contacts.size(); ++i) {
+  const uint32_t touching = uint32_t(w.touching_contacts.size());
+  for (uint32_t i : w.touching_contacts) {
     const Contact& c = contacts[i];
-    if (c.count == 0) continue;
-    ++touching;
     if (c.sensor) continue;
     Body& a = w.bodies[c.body_a];
     Body& b = w.bodies[c.body_b];
@@ -114,26 +117,41 @@ uint32_t update_contact_events(WorldImpl& w) {
   now.erase(std::unique(now.begin(), now.end(), [](const Touch& x, const Touch& y) { return x.key == y.key; }),
             now.end());
 
+  // Which event each pair gets is a merge of two sorted lists (cheap, here); what a
+  // Began or Stayed event carries is read from its contact and bodies on the workers.
   w.events.clear();
+  static thread_local std::vector<uint32_t> touch_of_storage;
+  std::vector<uint32_t>& touch_of = touch_of_storage;  // per event: its place in `now`, or none
+  touch_of.clear();
+  constexpr uint32_t kNoTouch = ~0u;
   const std::vector<uint64_t>& before = w.touching_pairs;
+  auto add = [&](ContactEvent::Kind kind, uint64_t key, uint32_t touch) {
+    ContactEvent e;
+    e.kind = kind;
+    e.body_a = uint32_t(key >> 32);
+    e.body_b = uint32_t(key);
+    w.events.push_back(e);
+    touch_of.push_back(touch);
+  };
   size_t i = 0, j = 0;
   while (i < now.size() || j < before.size()) {
     if (j == before.size() || (i < now.size() && now[i].key < before[j])) {
-      w.events.push_back(make_event(w, ContactEvent::Kind::Began, now[i]));
+      add(ContactEvent::Kind::Began, now[i].key, uint32_t(i));
       ++i;
     } else if (i == now.size() || before[j] < now[i].key) {
-      ContactEvent e;
-      e.kind = ContactEvent::Kind::Ended;
-      e.body_a = uint32_t(before[j] >> 32);
-      e.body_b = uint32_t(before[j]);
-      w.events.push_back(e);
+      add(ContactEvent::Kind::Ended, before[j], kNoTouch);
       ++j;
     } else {
-      w.events.push_back(make_event(w, ContactEvent::Kind::Stayed, now[i]));
+      add(ContactEvent::Kind::Stayed, now[i].key, uint32_t(i));
       ++i;
       ++j;
     }
   }
+  w.executor.parallel_for(w.events.size(), 256, [&](size_t begin, size_t end) {
+    for (size_t e = begin; e < end; ++e) {
+      if (touch_of[e] != kNoTouch) w.events[e] = make_event(w, w.events[e].kind, now[touch_of[e]]);
+    }
+  });
   w.touching_pairs.clear();
   for (const Touch& t : now) w.touching_pairs.push_back(t.key);
   update_trigger_events(w);

@@ -73,6 +73,7 @@ void wake_touched_islands(WorldImpl& w) {
     any_sleeper |= b.sleeping;
   }
   if (!any_waker || !any_sleeper) return;
+  // (Before the touching list of this tick exists: the woken contacts are refreshed next.)
   for (const Contact& c : w.contacts.items()) {
     if (c.count == 0 || c.sensor) continue;
     const Body& a = w.bodies[c.body_a];
@@ -110,8 +111,10 @@ void update_sleep(WorldImpl& w, float dt) {
   parent.resize(n);
   for (uint32_t i = 0; i < n; ++i) parent[i] = i;
   held.assign(n, 0);
-  for (const Contact& c : w.contacts.items()) {
-    if (c.count == 0 || c.sensor) continue;
+  const auto& contacts = w.contacts.items();
+  for (uint32_t ci : w.touching_contacts) {
+    const Contact& c = contacts[ci];
+    if (c.sensor) continue;
     const Body& a = w.bodies[c.body_a];
     const Body& b = w.bodies[c.body_b];
     bool da = is_awake_dynamic(a), db = is_awake_dynamic(b);
@@ -123,8 +126,9 @@ void update_sleep(WorldImpl& w, float dt) {
     if (is_awake_dynamic(w.bodies[j.body_a]) && is_awake_dynamic(w.bodies[j.body_b])) unite(parent, j.body_a, j.body_b);
   }
   // Held: a member touches something outside the island that stays put on its own.
-  for (const Contact& c : w.contacts.items()) {
-    if (c.count == 0 || c.sensor) continue;
+  for (uint32_t ci : w.touching_contacts) {
+    const Contact& c = contacts[ci];
+    if (c.sensor) continue;
     const Body& a = w.bodies[c.body_a];
     const Body& b = w.bodies[c.body_b];
     if (is_awake_dynamic(a) && !is_awake_dynamic(b)) held[find(parent, c.body_a)] = 1;

@@ -332,7 +332,7 @@ class ContactSolver {
     std::vector<uint64_t> color_used;
     std::vector<uint32_t> color_of;  // per contact: colour, or kColorCount for overflow
     std::vector<uint8_t> next_color;    // per solver body: one past its highest colour so far
-    std::vector<uint32_t> held_later;   // contacts with an immovable side, coloured second
+    std::vector<uint32_t> held_later;   // places in touching_contacts with an immovable side, coloured second
     std::vector<uint32_t> order;
     std::vector<uint32_t> batch_first;  // per batch: its first manifold's place in `order`
     std::vector<uint8_t> batch_count;   // per batch: how many manifolds (1 to 4)
@@ -357,24 +357,28 @@ class ContactSolver {
 
 void ContactSolver::gather_bodies() {
   const auto& bodies = world_.bodies;
+  // Which bodies take part, in slot order (cheap, here); their solver state is built on
+  // the workers, each body writing only its own entry.
   solver_index_.assign(bodies.size(), 0);
-  bodies_.clear();
-  motion_.clear();
   body_slot_.clear();
-  bodies_.emplace_back();  // the static stand-in
-  motion_.emplace_back();
-  body_slot_.push_back(kNullIndex);
-  Vec3 gravity = world_.settings.gravity;
+  body_slot_.push_back(kNullIndex);  // index 0: the static stand-in
   for (uint32_t i = 0; i < bodies.size(); ++i) {
     const Body& b = bodies[i];
     if (!b.alive || b.motion == MotionType::Static || b.sleeping) continue;
-    solver_index_[i] = uint32_t(bodies_.size());
+    solver_index_[i] = uint32_t(body_slot_.size());
     body_slot_.push_back(i);
-    SolverBody sb;
-    sb.v = b.linear_velocity;
-    sb.w = b.angular_velocity;
-    BodyMotion m;
-    if (b.motion == MotionType::Dynamic) {
+  }
+  bodies_.assign(body_slot_.size(), SolverBody{});
+  motion_.assign(body_slot_.size(), BodyMotion{});
+  const Vec3 gravity = world_.settings.gravity;
+  world_.executor.parallel_for(body_slot_.size() - 1, 256, [&](size_t begin, size_t end) {
+    for (size_t k = begin + 1; k < end + 1; ++k) {
+      const Body& b = bodies[body_slot_[k]];
+      SolverBody& sb = bodies_[k];
+      BodyMotion& m = motion_[k];
+      sb.v = b.linear_velocity;
+      sb.w = b.angular_velocity;
+      if (b.motion != MotionType::Dynamic) continue;
       sb.inv_mass = b.inv_mass;
       Mat3 r = glm::mat3_cast(b.origin.rotation);
       sb.inv_inertia = r * b.inv_inertia_local * glm::transpose(r);
@@ -382,9 +386,7 @@ void ContactSolver::gather_bodies() {
       m.linear_factor = 1.0f / (1.0f + h_ * b.linear_damping);
       m.angular_factor = b.freeze_rotation ? 0.0f : 1.0f / (1.0f + h_ * b.angular_damping);
     }
-    bodies_.push_back(sb);
-    motion_.push_back(m);
-  }
+  });
 }
 
 // Greedy colouring in pair-key order: each manifold takes the first colour in which
@@ -400,8 +402,9 @@ void ContactSolver::color_contacts(std::vector<uint32_t>& order, std::vector<uin
   const size_t words = (bodies_.size() + 63) / 64;
   std::vector<uint64_t>& used = s_.color_used;
   used.assign(size_t(kColorCount) * words, 0);
-  std::vector<uint32_t>& color_of = s_.color_of;
-  color_of.assign(contacts.size(), kNoContact);
+  const std::vector<uint32_t>& touching = world_.touching_contacts;
+  std::vector<uint32_t>& color_of = s_.color_of;  // per place in `touching`
+  color_of.assign(touching.size(), kNoContact);
   std::vector<uint8_t>& next_color = s_.next_color;
   next_color.assign(bodies_.size(), 0);
   std::vector<uint32_t>& held_later = s_.held_later;
@@ -413,7 +416,7 @@ void ContactSolver::color_contacts(std::vector<uint32_t>& order, std::vector<uin
     used[c * words + sb / 64] |= uint64_t(1) << (sb % 64);
     next_color[sb] = uint8_t(std::max<int>(next_color[sb], c + 1));
   };
-  auto assign = [&](uint32_t ci, uint32_t a, uint32_t b, bool da, bool db, int from) {
+  auto assign = [&](uint32_t t, uint32_t a, uint32_t b, bool da, bool db, int from) {
     int color = kColorCount;  // overflow
     for (int c = from; c < kColorCount; ++c) {
       if ((da && taken(c, a)) || (db && taken(c, b))) continue;
@@ -424,27 +427,27 @@ void ContactSolver::color_contacts(std::vector<uint32_t>& order, std::vector<uin
       if (da) take(color, a);
       if (db) take(color, b);
     }
-    color_of[ci] = uint32_t(color);
+    color_of[t] = uint32_t(color);
     ++per_color[color];
   };
-  for (uint32_t ci = 0; ci < contacts.size(); ++ci) {
-    const Contact& k = contacts[ci];
-    if (k.count == 0 || k.sensor) continue;
+  for (uint32_t t = 0; t < touching.size(); ++t) {
+    const Contact& k = contacts[touching[t]];
+    if (k.sensor) continue;
     uint32_t a = solver_index_[k.body_a], b = solver_index_[k.body_b];
     if (a == 0 && b == 0) continue;  // nothing here can move (e.g. both asleep)
     bool da = dynamic(a), db = dynamic(b);
     if (da && db) {
-      assign(ci, a, b, true, true, 0);
+      assign(t, a, b, true, true, 0);
     } else {
-      held_later.push_back(ci);
+      held_later.push_back(t);
     }
   }
-  for (uint32_t ci : held_later) {
-    const Contact& k = contacts[ci];
+  for (uint32_t t : held_later) {
+    const Contact& k = contacts[touching[t]];
     uint32_t a = solver_index_[k.body_a], b = solver_index_[k.body_b];
     bool da = dynamic(a), db = dynamic(b);
     // (Neither dynamic: a kinematic body against the ground; it takes no colour slot.)
-    assign(ci, a, b, da, db, da ? next_color[a] : db ? next_color[b] : 0);
+    assign(t, a, b, da, db, da ? next_color[a] : db ? next_color[b] : 0);
   }
   // Counting sort by colour keeps pair-key order within each colour.
   color_end.assign(kColorCount + 1, 0);
@@ -456,8 +459,8 @@ void ContactSolver::color_contacts(std::vector<uint32_t>& order, std::vector<uin
     color_end[c] = total;
   }
   order.resize(total);
-  for (uint32_t ci = 0; ci < contacts.size(); ++ci) {
-    if (color_of[ci] != kNoContact) order[start[color_of[ci]]++] = ci;
+  for (uint32_t t = 0; t < touching.size(); ++t) {
+    if (color_of[t] != kNoContact) order[start[color_of[t]]++] = touching[t];
   }
 }
 
