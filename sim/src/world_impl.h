@@ -133,6 +133,7 @@ struct WorldImpl {
   StepProfile profile;
   std::vector<ContactEvent> events;      // of the last step
   std::vector<uint64_t> touching_pairs;  // body pairs (user ids) touching last tick: state
+  std::vector<uint8_t> touching_held;    // per touching pair: neither body could move (derived)
   std::vector<TriggerEvent> trigger_events;  // of the last step
   std::vector<uint64_t> sensed_pairs;        // (trigger id, other id) overlapping last tick: state
   CharacterSet characters;                   // character controller components: state

@@ -12,6 +12,7 @@ namespace {
 struct Touch {
   uint64_t key;     // lower user id << 32 | higher user id
   uint32_t contact;  // the first contact (in pair-key order) of this body pair
+  bool held;         // neither body can move: the contact and velocities are as last tick
 };
 
 Vec3 point_velocity(const Body& b, const Vec3& p) {
@@ -108,7 +109,7 @@ uint32_t update_contact_events(WorldImpl& w) {
     reduce_normals(a, -c.normal);
     reduce_normals(b, c.normal);
     uint32_t lo = std::min(a.id, b.id), hi = std::max(a.id, b.id);
-    now.push_back(Touch{uint64_t(lo) << 32 | hi, i});
+    now.push_back(Touch{uint64_t(lo) << 32 | hi, i, !a.can_move() && !b.can_move()});
   }
   // Unique keys per body pair, first contact kept: a stable sort keeps pair-key order
   // among a pair's contacts, so "first" is decided by IDs.
@@ -119,41 +120,74 @@ uint32_t update_contact_events(WorldImpl& w) {
 
   // Which event each pair gets is a merge of two sorted lists (cheap, here); what a
   // Began or Stayed event carries is read from its contact and bodies on the workers.
-  w.events.clear();
-  static thread_local std::vector<uint32_t> touch_of_storage;
+  // A pair that was held last tick and still is (neither body could move, so neither its
+  // manifold nor the velocities changed) carries exactly what its last event carried:
+  // that is copied, so a large sleeping field beside one moving body does not rebuild
+  // an event per resting pair. (Held on both ticks, not only this one: the tick an island
+  // falls asleep its contacts are refreshed after that tick's events were built.)
+  static thread_local std::vector<ContactEvent> next_storage;
+  static thread_local std::vector<uint32_t> touch_of_storage, reuse_of_storage;
+  std::vector<ContactEvent>& next = next_storage;
   std::vector<uint32_t>& touch_of = touch_of_storage;  // per event: its place in `now`, or none
+  std::vector<uint32_t>& reuse_of = reuse_of_storage;  // per event: last tick's event to copy, or none
+  next.clear();
   touch_of.clear();
-  constexpr uint32_t kNoTouch = ~0u;
+  reuse_of.clear();
+  constexpr uint32_t kNone = ~0u;
   const std::vector<uint64_t>& before = w.touching_pairs;
-  auto add = [&](ContactEvent::Kind kind, uint64_t key, uint32_t touch) {
+  const std::vector<ContactEvent>& last = w.events;  // last tick's; its non-Ended ones follow `before`
+  const bool held_known = w.touching_held.size() == before.size();
+  size_t last_at = 0;  // the next of last tick's events not yet passed
+  auto last_event_of = [&](uint64_t key) -> uint32_t {
+    while (last_at < last.size() && last[last_at].kind == ContactEvent::Kind::Ended) ++last_at;
+    if (last_at == last.size()) return kNone;
+    const ContactEvent& e = last[last_at];
+    if ((uint64_t(e.body_a) << 32 | e.body_b) != key) return kNone;  // (after a restore: none kept)
+    return uint32_t(last_at++);
+  };
+  auto add = [&](ContactEvent::Kind kind, uint64_t key, uint32_t touch, uint32_t reuse) {
     ContactEvent e;
     e.kind = kind;
     e.body_a = uint32_t(key >> 32);
     e.body_b = uint32_t(key);
-    w.events.push_back(e);
+    next.push_back(e);
     touch_of.push_back(touch);
+    reuse_of.push_back(reuse);
   };
   size_t i = 0, j = 0;
   while (i < now.size() || j < before.size()) {
     if (j == before.size() || (i < now.size() && now[i].key < before[j])) {
-      add(ContactEvent::Kind::Began, now[i].key, uint32_t(i));
+      add(ContactEvent::Kind::Began, now[i].key, uint32_t(i), kNone);
       ++i;
     } else if (i == now.size() || before[j] < now[i].key) {
-      add(ContactEvent::Kind::Ended, before[j], kNoTouch);
+      last_event_of(before[j]);
+      add(ContactEvent::Kind::Ended, before[j], kNone, kNone);
       ++j;
     } else {
-      add(ContactEvent::Kind::Stayed, now[i].key, uint32_t(i));
+      uint32_t from = last_event_of(before[j]);
+      bool reuse = from != kNone && held_known && w.touching_held[j] && now[i].held;
+      add(ContactEvent::Kind::Stayed, now[i].key, uint32_t(i), reuse ? from : kNone);
       ++i;
       ++j;
     }
   }
-  w.executor.parallel_for(w.events.size(), 256, [&](size_t begin, size_t end) {
+  w.executor.parallel_for(next.size(), 256, [&](size_t begin, size_t end) {
     for (size_t e = begin; e < end; ++e) {
-      if (touch_of[e] != kNoTouch) w.events[e] = make_event(w, w.events[e].kind, now[touch_of[e]]);
+      if (reuse_of[e] != kNone) {
+        next[e] = last[reuse_of[e]];
+        next[e].kind = ContactEvent::Kind::Stayed;
+      } else if (touch_of[e] != kNone) {
+        next[e] = make_event(w, next[e].kind, now[touch_of[e]]);
+      }
     }
   });
+  w.events.swap(next);
   w.touching_pairs.clear();
-  for (const Touch& t : now) w.touching_pairs.push_back(t.key);
+  w.touching_held.clear();
+  for (const Touch& t : now) {
+    w.touching_pairs.push_back(t.key);
+    w.touching_held.push_back(t.held ? 1 : 0);
+  }
   update_trigger_events(w);
   return touching;
 }
