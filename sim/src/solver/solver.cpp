@@ -330,7 +330,7 @@ class ContactSolver {
     std::vector<WideConstraint> batches;
     std::vector<BatchGroup> groups;
     std::vector<uint64_t> color_used;
-    std::vector<uint32_t> color_of;  // per contact: colour, or kColorCount for overflow
+    std::vector<uint32_t> color_of;  // per place in touching_contacts: colour, or kColorCount for overflow
     std::vector<uint8_t> next_color;    // per solver body: one past its highest colour so far
     std::vector<uint32_t> held_later;   // places in touching_contacts with an immovable side, coloured second
     std::vector<uint32_t> order;
@@ -390,8 +390,8 @@ void ContactSolver::gather_bodies() {
 }
 
 // Greedy colouring in pair-key order: each manifold takes the first colour in which
-// neither of its dynamic bodies is used yet. Contacts with a side that cannot move (the
-// ground, a kinematic or sleeping body) are coloured after all the others, each in the
+// neither of its dynamic bodies is used yet. Contacts with a side the solve cannot move
+// (the ground, a kinematic or sleeping body) are coloured after all the others, each in the
 // first free colour above every colour its dynamic body already has: within a pass a body
 // is pushed by what moves first and held by the ground last, so a box landing on another
 // that rests on the floor cannot drive it into the floor for a substep (which the floor's
