@@ -320,6 +320,7 @@ class ContactSolver {
   Softness static_soft_;
   JointPass* joints_ = nullptr;
   bool has_joints_ = false;
+  bool any_bounce_ = false;  // some manifold in the solve has restitution > 0
   // Working arrays live on beyond one tick (per thread) so a step allocates nothing
   // once the world has reached its size.
   struct Scratch {
@@ -435,6 +436,7 @@ void ContactSolver::color_contacts(std::vector<uint32_t>& order, std::vector<uin
     if (k.sensor) continue;
     uint32_t a = solver_index_[k.body_a], b = solver_index_[k.body_b];
     if (a == 0 && b == 0) continue;  // nothing here can move (e.g. both asleep)
+    any_bounce_ |= k.restitution > 0.0f;
     bool da = dynamic(a), db = dynamic(b);
     if (da && db) {
       assign(t, a, b, true, true, 0);
@@ -518,7 +520,9 @@ void ContactSolver::plan_stages() {
     joint_stage(kJointRelax);
     plan_groups(kRelax);
   }
-  plan_groups(kRestitution);
+  // (With no restitution anywhere the bounce pass changes nothing: its stages, and the
+  // hand-offs between them, are left out.)
+  if (any_bounce_) plan_groups(kRestitution);
   plan_.add(kStore, 0, 0, batch_count, kBatchBlock);
   plan_.add(kWriteBack, 0, 1, body_count, kBodyBlock);
 }
