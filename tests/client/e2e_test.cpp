@@ -202,22 +202,31 @@ class EndToEnd : public ::testing::Test {
     EXPECT_EQ(rc, 0) << out;
     return nlohmann::json::parse(read_text(summary), nullptr, false);
   }
+  // A client over real UDP on loopback that walks (testing::walk) as `user`, its clock
+  // reading `now`; it has asked to connect when this returns.
+  std::unique_ptr<Client> connect_walker(uint64_t user, double now) {
+    std::string error;
+    auto transport = open_udp_transport(server_->address(), error);
+    EXPECT_TRUE(transport) << error;
+    auto token = mint_token_for(protocol::development_token_key(), user, 0, server_->address());
+    EXPECT_TRUE(token);
+    if (!transport || !token) return nullptr;
+    ClientConfig cfg;
+    cfg.input_source = [](uint64_t tick) { return protocol::dequantize_input(testing::walk(1, tick, 23)); };
+    auto c = std::make_unique<Client>(std::move(transport), cfg);
+    c->connect(*token, now);
+    return c;
+  }
   fs::path dir_;
   std::unique_ptr<ServerProcess> server_;
 };
 
 TEST_F(EndToEnd, InterpolationRendersTheRecordedStateWithinQuantisation) {
-  std::string error;
-  auto transport = open_udp_transport(server_->address(), error);
-  ASSERT_TRUE(transport) << error;
-  ClientConfig cfg;
-  cfg.input_source = [](uint64_t tick) { return protocol::dequantize_input(testing::walk(1, tick, 23)); };
-  Client c(std::move(transport), cfg);
-  auto token = mint_token_for(protocol::development_token_key(), 501, 0, server_->address());
-  ASSERT_TRUE(token);
   const auto start = Clock::now();
   auto now = [&] { return std::chrono::duration<double>(Clock::now() - start).count(); };
-  c.connect(*token, now());
+  std::unique_ptr<Client> client = connect_walker(501, now());
+  ASSERT_TRUE(client);
+  Client& c = *client;
   while (now() < 3.0) {
     c.update(now());
     std::this_thread::sleep_for(std::chrono::milliseconds(2));
@@ -260,14 +269,6 @@ TEST_F(EndToEnd, InterpolationRendersTheRecordedStateWithinQuantisation) {
 //   |pose(tau) - server(tau)| <= 1/1024 m + |chord(tau) - server(tau)| (+ float rounding),
 // and rotations likewise within the quantisation angle plus the chord's angle.
 TEST_F(EndToEnd, InterpolatedPosesBetweenSnapshotsFollowTheRecordedMotion) {
-  std::string error;
-  auto transport = open_udp_transport(server_->address(), error);
-  ASSERT_TRUE(transport) << error;
-  ClientConfig cfg;
-  cfg.input_source = [](uint64_t tick) { return protocol::dequantize_input(testing::walk(1, tick, 23)); };
-  Client c(std::move(transport), cfg);
-  auto token = mint_token_for(protocol::development_token_key(), 502, 0, server_->address());
-  ASSERT_TRUE(token);
   const auto start = Clock::now();
   auto now = [&] { return std::chrono::duration<double>(Clock::now() - start).count(); };
   struct Sample {
@@ -277,7 +278,9 @@ TEST_F(EndToEnd, InterpolatedPosesBetweenSnapshotsFollowTheRecordedMotion) {
     BodyPose pose;
   };
   std::vector<Sample> samples;
-  c.connect(*token, now());
+  std::unique_ptr<Client> client = connect_walker(502, now());
+  ASSERT_TRUE(client);
+  Client& c = *client;
   double next_sample = 1.0;  // past the first snapshots, so the delay has settled
   while (now() < 3.0) {
     double t = now();

@@ -1,6 +1,7 @@
 // Prediction and rollback against a server-side Match stepped with hand-made frames:
 // what the predictor computes must be what the server computed, bit for bit.
 #include "test_util.h"
+#include "../common/ball_rules.h"
 
 #include <keel/client/prediction.h>
 #include <keel/replay/desync_dump.h>
@@ -204,37 +205,14 @@ TEST(Prediction, LocalInputTheServerDidNotApplyIsCountedLate) {
   EXPECT_EQ(p->stats().hash_mismatches, 0u);
 }
 
-// A game's own rules: each player is a weightless ball pushed along its move vector.
-class FloatRules final : public sim::Rules {
- public:
-  std::string name() const override { return "float"; }
-  void on_join(sim::Match& match, sim::PlayerSlot& slot) override {
-    sim::BodyDef def;
-    def.id = match.next_body_id();
-    def.motion = sim::MotionType::Dynamic;
-    def.gravity_scale = 0.0f;
-    def.position = sim::Vec3(float(slot.player) * 2.0f, 3.0f, 0.0f);
-    sim::ColliderDef ball;
-    ball.shape = sim::ShapeType::Sphere;
-    ball.radius = 0.3f;
-    def.colliders.push_back(ball);
-    slot.character = match.world_for_rules().add_body(def) ? def.id : 0;
-  }
-  void on_leave(sim::Match& match, sim::PlayerSlot& slot) override {
-    sim::World& world = match.world_for_rules();
-    if (slot.character != 0) world.remove_body(world.find_body(slot.character));
-  }
-  void apply_input(sim::Match& match, sim::PlayerSlot& slot, const sim::InputFrame& in) override {
-    sim::World& world = match.world_for_rules();
-    sim::BodyId body = world.find_body(slot.character);
-    if (body.valid()) world.set_linear_velocity(body, sim::Vec3(in.move_x, in.look_yaw * 0.1f, in.move_z) * 3.0f);
-  }
-};
+// A game's own rules: each player is a weightless ball pushed along its move vector (and
+// lifted by its look yaw).
+std::unique_ptr<sim::Rules> float_rules() { return std::make_unique<test_support::BallRules>("float", 2.0f, 0.1f); }
 
 TEST(Prediction, StepsTheServersOwnRulesWhenGivenThem) {
   PredictionConfig own;
-  own.rules = [] { return std::make_unique<FloatRules>(); };
-  Server s(demo_scene(), std::make_unique<FloatRules>());
+  own.rules = [] { return float_rules(); };
+  Server s(demo_scene(), float_rules());
   auto p = predictor_for(s, own);
   EXPECT_EQ(p->confirmed().rules().name(), "float");
   EXPECT_EQ(p->predicted().rules().name(), "float");
@@ -247,8 +225,8 @@ TEST(Prediction, StepsTheServersOwnRulesWhenGivenThem) {
 
   // The default rules (the sandbox) leave the balls alone: the hashes agree while the
   // balls keep the velocity they had at the checkpoint, and disagree from the first
-  // tick a walk input changes (a new leg every 20 ticks) and FloatRules turns a ball.
-  Server other(demo_scene(), std::make_unique<FloatRules>());
+  // tick a walk input changes (a new leg every 20 ticks) and the float rules turn a ball.
+  Server other(demo_scene(), float_rules());
   const uint64_t start = other.match.tick();
   auto sandbox = predictor_for(other);
   std::vector<HashCheck> wrong;

@@ -2,6 +2,7 @@
 // keel-replay command line (cli::run_cli) re-run it when given a registry holding those
 // rules, and refuse it clearly (exit 2, naming the rules) when not.
 #include "replay_test_util.h"
+#include "../common/ball_rules.h"
 
 #include <keel/replay/commands.h>
 #include <keel/replay/replayer.h>
@@ -18,40 +19,15 @@ namespace {
 // Rules unlike the sandbox's: each player is a weightless ball pushed along its move
 // vector (no trigonometry needed). Replaying it with the sandbox rules would spawn
 // capsules instead, so only the right rules reproduce the recorded hashes.
-class DriftRules final : public sim::Rules {
- public:
-  std::string name() const override { return "drift"; }
-  void on_join(sim::Match& match, sim::PlayerSlot& slot) override {
-    sim::BodyDef def;
-    def.id = match.next_body_id();
-    def.motion = sim::MotionType::Dynamic;
-    def.gravity_scale = 0.0f;
-    def.position = sim::Vec3(float(slot.player), 3.0f, 0.0f);
-    sim::ColliderDef ball;
-    ball.shape = sim::ShapeType::Sphere;
-    ball.radius = 0.3f;
-    def.colliders.push_back(ball);
-    slot.character = match.world_for_rules().add_body(def) ? def.id : 0;
-  }
-  void on_leave(sim::Match& match, sim::PlayerSlot& slot) override {
-    sim::World& world = match.world_for_rules();
-    if (slot.character != 0) world.remove_body(world.find_body(slot.character));
-    slot.character = 0;
-  }
-  void apply_input(sim::Match& match, sim::PlayerSlot& slot, const sim::InputFrame& in) override {
-    sim::World& world = match.world_for_rules();
-    sim::BodyId body = world.find_body(slot.character);
-    if (body.valid()) world.set_linear_velocity(body, sim::Vec3(in.move_x, 0.0f, in.move_z) * 3.0f);
-  }
-};
+std::unique_ptr<sim::Rules> drift_rules() { return std::make_unique<test_support::BallRules>("drift", 1.0f, 0.0f); }
 
 sim::RulesRegistry with_drift() {
-  return sim::RulesRegistry::builtin().add([] { return std::make_unique<DriftRules>(); });
+  return sim::RulesRegistry::builtin().add([] { return drift_rules(); });
 }
 
-// 90 ticks of the scripted three-player session, stepped with DriftRules.
+// 90 ticks of the scripted three-player session, stepped with the drift rules.
 void record_drift(const std::string& path) {
-  auto match = sim::Match::create(load_scene("demo.json"), std::make_unique<DriftRules>());
+  auto match = sim::Match::create(load_scene("demo.json"), drift_rules());
   ASSERT_TRUE(match) << match.error().message;
   auto writer = RecordingWriter::create(path, *match, WriterOptions{});
   ASSERT_TRUE(writer) << writer.error().message;
@@ -91,7 +67,7 @@ TEST(RulesRegistry, BuiltinKnowsSandboxAndMakesWhatItNames) {
 
 TEST(RulesRegistry, AFactoryMakingOtherRulesThanItsNameIsRefused) {
   sim::RulesRegistry r;
-  r.add("hover", [] { return std::make_unique<DriftRules>(); });
+  r.add("hover", [] { return drift_rules(); });
   auto made = r.make("hover");
   ASSERT_FALSE(made);
   EXPECT_EQ(made.error().message, "the factory registered for rules \"hover\" makes rules named \"drift\"");
@@ -119,7 +95,7 @@ TEST(CustomRules, VerifyNeedsTheRulesAndThenReproducesEveryTick) {
   EXPECT_FALSE(own.diverged_at);
   EXPECT_EQ(own.verified, 90u);
 
-  // Seeking past a checkpoint restores DriftRules' players and bodies too.
+  // Seeking past a checkpoint restores the drift rules' players and bodies too.
   ReplayOptions ro;
   ro.rules = &rules;
   auto at = Replay::start(*r, 75, ro);

@@ -1,0 +1,50 @@
+// A game's own rules, as a test writes them: each player is a weightless ball pushed
+// along its move vector. Tests register it under their own name (so a recording or a
+// predicting client must be given these rules, not the built-in ones, to reproduce the
+// server) and vary where the balls start and whether the look yaw lifts them.
+#pragma once
+
+#include <keel/sim/match.h>
+
+#include <string>
+
+namespace keel::test_support {
+
+class BallRules final : public sim::Rules {
+ public:
+  /// `spacing`: metres between players' starting x; `yaw_lift`: vertical push per unit of
+  /// look yaw (0: the balls stay in their plane).
+  BallRules(std::string name, float spacing, float yaw_lift)
+      : name_(std::move(name)), spacing_(spacing), yaw_lift_(yaw_lift) {}
+
+  std::string name() const override { return name_; }
+  void on_join(sim::Match& match, sim::PlayerSlot& slot) override {
+    sim::BodyDef def;
+    def.id = match.next_body_id();
+    def.motion = sim::MotionType::Dynamic;
+    def.gravity_scale = 0.0f;
+    def.position = sim::Vec3(float(slot.player) * spacing_, 3.0f, 0.0f);
+    sim::ColliderDef ball;
+    ball.shape = sim::ShapeType::Sphere;
+    ball.radius = 0.3f;
+    def.colliders.push_back(ball);
+    slot.character = match.world_for_rules().add_body(def) ? def.id : 0;
+  }
+  void on_leave(sim::Match& match, sim::PlayerSlot& slot) override {
+    sim::World& world = match.world_for_rules();
+    if (slot.character != 0) world.remove_body(world.find_body(slot.character));
+    slot.character = 0;
+  }
+  void apply_input(sim::Match& match, sim::PlayerSlot& slot, const sim::InputFrame& in) override {
+    sim::World& world = match.world_for_rules();
+    sim::BodyId body = world.find_body(slot.character);
+    if (body.valid()) world.set_linear_velocity(body, sim::Vec3(in.move_x, in.look_yaw * yaw_lift_, in.move_z) * 3.0f);
+  }
+
+ private:
+  std::string name_;
+  float spacing_;
+  float yaw_lift_;
+};
+
+}  // namespace keel::test_support
