@@ -207,8 +207,8 @@ void refresh_contact(WorldImpl& w, Contact& c, const ShapeGeom& ga, const ShapeG
 // Recomputes every contact's manifold from the current poses; drops contacts whose fat
 // bounds no longer overlap. A contact neither of whose bodies can move this tick (asleep,
 // static, a still kinematic body) keeps its manifold and impulses and is flagged in
-// `held` for refresh_woken_contacts.
-void update_contacts(WorldImpl& w, std::vector<ShapeGeom>& geoms, std::vector<uint8_t>& flags) {
+// `held` for refresh_woken_contacts. `any_moves`: some body can move (the step knows).
+void update_contacts(WorldImpl& w, bool any_moves, std::vector<ShapeGeom>& geoms, std::vector<uint8_t>& flags) {
   auto& items = w.contacts.items();
   // World-space shape data only for colliders in contacts that will be recomputed: a
   // resting, sleeping world then pays nothing per collider here.
@@ -216,8 +216,6 @@ void update_contacts(WorldImpl& w, std::vector<ShapeGeom>& geoms, std::vector<ui
   std::vector<uint8_t>& needed = needed_storage;  // the workers below read this thread's
   geoms.resize(w.shapes.size());
   needed.assign(w.shapes.size(), 0);
-  bool any_moves = false;
-  for (const Body& b : w.bodies) any_moves |= b.alive && b.can_move();
   // With no body able to move (a world entirely asleep), no contact is recomputed.
   if (any_moves) {
     // On the workers: every contact marks both its colliders, and two contacts may mark
@@ -350,11 +348,12 @@ void WorldImpl::step() {
   // nothing, so a world asleep skips them and pays per body, not per contact.
   // A world with characters is never still: a sleeping character wakes itself when its
   // input or its script asks it to move, which only its tick stage can see.
-  const bool still = !edited && characters.items.empty() && !any_body_can_move(*this);
+  const bool any_moves = any_body_can_move(*this);
+  const bool still = !edited && characters.items.empty() && !any_moves;
   edited = false;
   uint32_t touching = 0;
   if (!still) {
-    update_contacts(*this, geoms, dead);
+    update_contacts(*this, any_moves, geoms, dead);
     update_characters(*this, 1.0f / float(settings.tick_rate));
     wake_touched_islands(*this);
     refresh_woken_contacts(*this, dead);
