@@ -139,6 +139,7 @@ struct WorldImpl {
   CharacterSet characters;                   // character controller components: state
   JointSet joints;                           // joints: state
   bool joint_warm_start = true;              // tests only: off measures what warm starting buys
+  bool solve_in_parts = true;                // tests only: off solves everything as one team
   Executor executor;  // worker threads; never part of the state
   // Derived, never state. `edited`: the API added, removed, moved or pushed a body since
   // the last step (a new or restored world counts as edited). `last_step_still`: the last
