@@ -2,6 +2,7 @@
 
 #include "joint/joint.h"
 #include "parallel/stage_plan.h"
+#include "solver/batch_layout.h"
 #include "solver/contact_batches.h"
 #include "solver/solve_parts.h"
 #include "world_impl.h"
@@ -273,11 +274,16 @@ class ContactSolver {
     world_.profile.solve_parts = 0;
     world_.profile.team_bodies = 0;
     if (body_slot_.size() == 1) return;  // nothing awake can move: no contact to solve
-    build_batches();
-    const SolveParts& parts = s_.parts;
-    world_.profile.solve_parts = parts.parts;
-    world_.profile.team_bodies = parts.body_end[parts.parts] - (parts.parts == 0 ? 1 : parts.body_end[parts.parts - 1]);
-    fill_bodies();
+    split_into_parts();
+    renumber_bodies();
+    size_arrays();
+    // The team's colours are its stages, so it is laid out here; each part lays itself
+    // out on whichever thread runs it.
+    const uint32_t team = s_.parts.parts;
+    groups_.clear();
+    lay_out_part(s_.layout, team, part_body_begin(team), uint32_t(body_slot_.size()), &groups_);
+    world_.profile.solve_parts = team;
+    world_.profile.team_bodies = uint32_t(body_slot_.size()) - part_body_begin(team);
     plan_stages();
     JointPass joints{world_, bodies_, solver_index_, s_.joint_work, h_, world_.joint_warm_start};
     joints_ = &joints;
@@ -296,20 +302,21 @@ class ContactSolver {
 
  private:
   // What a stage does; blocks of one stage never write the same body or contact.
-  enum Kind : uint32_t { kPart, kPack, kIntegrateVelocities, kWarmStart, kSolve, kIntegratePositions, kRelax,
+  enum Kind : uint32_t { kPart, kFill, kPack, kIntegrateVelocities, kWarmStart, kSolve, kIntegratePositions, kRelax,
                          kRestitution, kStore, kWriteBack, kJointPrepare, kJointWarmStart, kJointSolve,
                          kJointRelax };
 
   void select_bodies();
-  void fill_bodies();
-  void build_batches();
   void split_into_parts();
   void renumber_bodies();
+  void size_arrays();
+  uint32_t part_body_begin(uint32_t part) const;
+  void fill_bodies(uint32_t begin, uint32_t end);
   void plan_stages();
   void plan_groups(Kind kind);
   void run_block(const StagePlan::Stage& st, uint32_t begin, uint32_t end);
   void run_part(uint32_t part);
-  void color_contacts();
+  void pack_batches(uint32_t begin, uint32_t end);
   void pack_batch(const uint32_t* contacts, int count, WideConstraint& out);
   void pack_point(const Contact* const (&lanes)[kLanes], int j, const WideSides& sides, const WideBodies& va,
                   const WideBodies& vb, WideConstraint& w);
@@ -338,26 +345,16 @@ class ContactSolver {
   struct Scratch {
     std::vector<uint32_t> solver_index;  // per body slot; 0 = the static stand-in
     std::vector<uint32_t> body_slot;     // per solver body (index 0 unused)
-    std::vector<uint8_t> movable;        // per solver body: dynamic with mass (contacts move it)
     std::vector<SolverBody> bodies;
     std::vector<BodyMotion> motion;
     std::vector<WideConstraint> batches;
-    std::vector<BatchGroup> groups;
-    std::vector<uint64_t> color_used;
-    std::vector<uint32_t> color_of;  // per place in touching_contacts: colour, or kColorCount for overflow
-    std::vector<uint8_t> next_color;    // per solver body: one past its highest colour so far
-    std::vector<uint32_t> held_later;   // places in touching_contacts with an immovable side, coloured second
-    std::vector<uint32_t> order;
-    std::vector<uint32_t> batch_first;  // per batch: its first manifold's place in `order`
-    std::vector<uint8_t> batch_count;   // per batch: how many manifolds (1 to 4)
+    std::vector<BatchGroup> groups;     // the team's colours, one stage each
+    BatchLayout layout;                 // manifolds, colours and batches, part by part
     std::vector<JointWork> joint_work;  // joints with a side that can move, in slot order
-    std::vector<SolveLink> contact_links;  // per coloured manifold, in touching order
     std::vector<SolveLink> joint_links;
     SolveParts parts;
-    std::vector<uint32_t> key_begin;       // per (part, colour): where its manifolds start in `order`
-    std::vector<uint32_t> key_cursor;
-    std::vector<uint32_t> part_batch_end;  // per part solved alone: one past its last batch
     std::vector<uint32_t> scratch_slots;
+    std::vector<uint8_t> scratch_flags;
   };
   static StagePlan& plan() {
     static thread_local StagePlan p;
@@ -376,118 +373,40 @@ class ContactSolver {
   std::vector<BatchGroup>& groups_ = s_.groups;
 };
 
-// Which bodies take part, in slot order (cheap, serial); their state is filled in by
-// fill_bodies once the split into parts has fixed where each one goes.
+// Which bodies take part, in slot order (cheap, serial); their state is filled in once
+// the split into parts has fixed where each one goes.
 void ContactSolver::select_bodies() {
   const auto& bodies = world_.bodies;
   solver_index_.assign(bodies.size(), 0);
   body_slot_.clear();
   body_slot_.push_back(kNullIndex);  // index 0: the static stand-in
-  s_.movable.assign(1, 0);
+  std::vector<uint8_t>& movable = s_.layout.movable;
+  movable.assign(1, 0);
   for (uint32_t i = 0; i < bodies.size(); ++i) {
     const Body& b = bodies[i];
     if (!b.alive || b.motion == MotionType::Static || b.sleeping) continue;
     solver_index_[i] = uint32_t(body_slot_.size());
     body_slot_.push_back(i);
-    s_.movable.push_back(b.motion == MotionType::Dynamic && b.inv_mass > 0.0f ? 1 : 0);
+    movable.push_back(b.motion == MotionType::Dynamic && b.inv_mass > 0.0f ? 1 : 0);
   }
 }
 
-// Solver state of every selected body, on the workers (each body writes only its own entry).
-void ContactSolver::fill_bodies() {
-  const auto& bodies = world_.bodies;
-  bodies_.assign(body_slot_.size(), SolverBody{});
-  motion_.assign(body_slot_.size(), BodyMotion{});
-  const Vec3 gravity = world_.settings.gravity;
-  world_.executor.parallel_for(body_slot_.size() - 1, 256, [&](size_t begin, size_t end) {
-    for (size_t k = begin + 1; k < end + 1; ++k) {
-      const Body& b = bodies[body_slot_[k]];
-      SolverBody& sb = bodies_[k];
-      BodyMotion& m = motion_[k];
-      sb.v = b.linear_velocity;
-      sb.w = b.angular_velocity;
-      if (b.motion != MotionType::Dynamic) continue;
-      sb.inv_mass = b.inv_mass;
-      Mat3 r = glm::mat3_cast(b.origin.rotation);
-      sb.inv_inertia = r * b.inv_inertia_local * glm::transpose(r);
-      m.gravity_dv = (h_ * b.gravity_scale) * gravity;
-      m.linear_factor = 1.0f / (1.0f + h_ * b.linear_damping);
-      m.angular_factor = b.freeze_rotation ? 0.0f : 1.0f / (1.0f + h_ * b.angular_damping);
-    }
-  });
-}
-
-// Greedy colouring in pair-key order: each manifold takes the first colour in which
-// neither of its dynamic bodies is used yet. Contacts with a side the solve cannot move
-// (the ground, a kinematic or sleeping body) are coloured after all the others, each in the
-// first free colour above every colour its dynamic body already has: within a pass a body
-// is pushed by what moves first and held by the ground last, so a box landing on another
-// that rests on the floor cannot drive it into the floor for a substep (which the floor's
-// spring would then return as a bounce). Fills s_.color_of, per place in the touching list.
-void ContactSolver::color_contacts() {
-  const auto& contacts = world_.contacts.items();
-  const size_t words = (body_slot_.size() + 63) / 64;
-  std::vector<uint64_t>& used = s_.color_used;
-  used.assign(size_t(kColorCount) * words, 0);
-  const std::vector<uint32_t>& touching = world_.touching_contacts;
-  std::vector<uint32_t>& color_of = s_.color_of;  // per place in `touching`
-  color_of.assign(touching.size(), kNoContact);
-  std::vector<uint8_t>& next_color = s_.next_color;
-  next_color.assign(body_slot_.size(), 0);
-  std::vector<uint32_t>& held_later = s_.held_later;
-  held_later.clear();
-  auto dynamic = [&](uint32_t sb) { return s_.movable[sb] != 0; };
-  auto taken = [&](int c, uint32_t sb) { return (used[c * words + sb / 64] >> (sb % 64)) & 1u; };
-  auto take = [&](int c, uint32_t sb) {
-    used[c * words + sb / 64] |= uint64_t(1) << (sb % 64);
-    next_color[sb] = uint8_t(std::max<int>(next_color[sb], c + 1));
-  };
-  auto assign = [&](uint32_t t, uint32_t a, uint32_t b, bool da, bool db, int from) {
-    int color = kColorCount;  // overflow
-    for (int c = from; c < kColorCount; ++c) {
-      if ((da && taken(c, a)) || (db && taken(c, b))) continue;
-      color = c;
-      break;
-    }
-    if (color < kColorCount) {
-      if (da) take(color, a);
-      if (db) take(color, b);
-    }
-    color_of[t] = uint32_t(color);
-  };
-  for (uint32_t t = 0; t < touching.size(); ++t) {
-    const Contact& k = contacts[touching[t]];
-    if (k.sensor) continue;
-    uint32_t a = solver_index_[k.body_a], b = solver_index_[k.body_b];
-    if (a == 0 && b == 0) continue;  // nothing here can move (e.g. both asleep)
-    any_bounce_ |= k.restitution > 0.0f;
-    bool da = dynamic(a), db = dynamic(b);
-    if (da && db) {
-      assign(t, a, b, true, true, 0);
-    } else {
-      held_later.push_back(t);
-    }
-  }
-  for (uint32_t t : held_later) {
-    const Contact& k = contacts[touching[t]];
-    uint32_t a = solver_index_[k.body_a], b = solver_index_[k.body_b];
-    bool da = dynamic(a), db = dynamic(b);
-    // (Neither dynamic: a kinematic body against the ground; it takes no colour slot.)
-    assign(t, a, b, da, db, da ? next_color[a] : db ? next_color[b] : 0);
-  }
-}
-
-// The two sides of every manifold to solve (in touching order) and of every joint, split
-// into parts that no constraint crosses.
+// Every manifold the solve takes (a touching, non-sensor contact with a side that can
+// move), in pair-key order, and every joint with a side that can move, split into parts
+// that no constraint crosses.
 void ContactSolver::split_into_parts() {
   const auto& contacts = world_.contacts.items();
-  const std::vector<uint32_t>& touching = world_.touching_contacts;
-  std::vector<SolveLink>& links = s_.contact_links;
-  links.clear();
-  for (uint32_t t = 0; t < touching.size(); ++t) {
-    if (s_.color_of[t] == kNoContact) continue;
-    const Contact& k = contacts[touching[t]];
-    links.push_back({solver_index_[k.body_a], solver_index_[k.body_b]});
+  BatchLayout& layout = s_.layout;
+  layout.links.clear();
+  layout.link_contact.clear();
+  for (uint32_t ci : world_.touching_contacts) {
+    const Contact& k = contacts[ci];
+    if (k.sensor) continue;
+    const SolveLink link{solver_index_[k.body_a], solver_index_[k.body_b]};
+    if (link.a == 0 && link.b == 0) continue;  // nothing here can move (e.g. both asleep)
+    any_bounce_ |= k.restitution > 0.0f;
+    layout.links.push_back(link);
+    layout.link_contact.push_back(ci);
   }
   std::vector<SolveLink>& joint_links = s_.joint_links;
   joint_links.clear();
@@ -496,79 +415,68 @@ void ContactSolver::split_into_parts() {
     SolveLink l{solver_index_[j.body_a], j.body_b == kNullIndex ? 0 : solver_index_[j.body_b]};
     if (l.a != 0 || l.b != 0) joint_links.push_back(l);
   }
+  const uint32_t body_count = uint32_t(body_slot_.size());
   if (world_.solve_in_parts) {
-    split_solve(uint32_t(body_slot_.size()), links, joint_links, s_.parts);
+    split_solve(body_count, layout.links, joint_links, s_.parts);
   } else {
-    solve_as_one_team(uint32_t(body_slot_.size()), s_.parts);
+    solve_as_one_team(body_count, s_.parts);
   }
-}
-
-// Colours the manifolds, splits the solve into parts and lays batches out part by part
-// (the team's last), colour by colour within a part (overflow last), in pair-key order
-// within a colour. Records which manifolds each batch packs; the packing itself is a
-// stage (it can run on any thread). Then renumbers the bodies part by part.
-void ContactSolver::build_batches() {
-  color_contacts();
-  split_into_parts();
-  const SolveParts& parts = s_.parts;
-  const std::vector<uint32_t>& touching = world_.touching_contacts;
-  const std::vector<SolveLink>& links = s_.contact_links;
-  // Stable counting sort of the manifolds by (part, colour).
-  constexpr uint32_t kSlots = kColorCount + 1;  // the colours, then overflow
-  std::vector<uint32_t>& key_begin = s_.key_begin;
-  key_begin.assign((parts.parts + 1) * kSlots + 1, 0);
-  auto key_of = [&](uint32_t link, uint32_t t) {
-    const SolveLink& l = links[link];
-    return parts.part_of[l.a != 0 ? l.a : l.b] * kSlots + s_.color_of[t];
-  };
-  for (uint32_t t = 0, link = 0; t < touching.size(); ++t) {
-    if (s_.color_of[t] != kNoContact) ++key_begin[key_of(link++, t) + 1];
-  }
-  for (size_t k = 1; k < key_begin.size(); ++k) key_begin[k] += key_begin[k - 1];
-  std::vector<uint32_t>& order = s_.order;
-  order.resize(links.size());
-  std::vector<uint32_t>& cursor = s_.key_cursor;
-  cursor.assign(key_begin.begin(), key_begin.end() - 1);
-  for (uint32_t t = 0, link = 0; t < touching.size(); ++t) {
-    if (s_.color_of[t] != kNoContact) order[cursor[key_of(link++, t)]++] = touching[t];
-  }
-
-  s_.batch_first.clear();
-  s_.batch_count.clear();
-  s_.part_batch_end.clear();
-  groups_.clear();
-  for (uint32_t p = 0; p <= parts.parts; ++p) {
-    const bool team = p == parts.parts;
-    for (uint32_t c = 0; c < kSlots; ++c) {
-      const uint32_t begin = key_begin[p * kSlots + c], end = key_begin[p * kSlots + c + 1];
-      const bool overflow = c == kColorCount;
-      BatchGroup g{uint32_t(s_.batch_first.size()), 0, overflow};
-      // A colour packs four manifolds a batch; overflow manifolds share bodies, so each
-      // gets a batch of its own.
-      const uint32_t per_batch = overflow ? 1 : kLanes;
-      for (uint32_t i = begin; i < end; i += per_batch) {
-        s_.batch_first.push_back(i);
-        s_.batch_count.push_back(uint8_t(std::min<uint32_t>(per_batch, end - i)));
-      }
-      g.end = uint32_t(s_.batch_first.size());
-      if (team && g.end > g.begin) groups_.push_back(g);  // the team's colours, one stage each
-    }
-    if (!team) s_.part_batch_end.push_back(uint32_t(s_.batch_first.size()));
-  }
-  batches_.resize(s_.batch_first.size());
-  team_batch_begin_ = s_.part_batch_end.empty() ? 0 : s_.part_batch_end.back();
-  renumber_bodies();
+  bucket_by_part(s_.parts, layout);
 }
 
 // Lays the solver bodies out part by part (the team's last), so a part's bodies are one
-// run of indices.
+// run of indices, and renames them wherever the solve refers to them.
 void ContactSolver::renumber_bodies() {
   const std::vector<uint32_t>& to = s_.parts.new_index;
+  BatchLayout& layout = s_.layout;
   std::vector<uint32_t>& old_slots = s_.scratch_slots;
   old_slots.assign(body_slot_.begin(), body_slot_.end());
+  std::vector<uint8_t>& movable = s_.scratch_flags;
+  movable.assign(layout.movable.begin(), layout.movable.end());
   for (uint32_t i = 1; i < old_slots.size(); ++i) {
     body_slot_[to[i]] = old_slots[i];
     solver_index_[old_slots[i]] = to[i];
+    layout.movable[to[i]] = movable[i];
+  }
+  for (SolveLink& k : layout.links) k = SolveLink{to[k.a], to[k.b]};
+}
+
+// Sizes the per-body and per-batch arrays; each part (and the team) fills its own share.
+void ContactSolver::size_arrays() {
+  const size_t n = body_slot_.size();
+  bodies_.resize(n);
+  motion_.resize(n);
+  bodies_[0] = SolverBody{};  // the stand-in: no mass, no motion
+  motion_[0] = BodyMotion{};
+  s_.layout.color_bits.resize(n);
+  s_.layout.next_color.resize(n);
+  batches_.resize(s_.layout.links.size());
+}
+
+uint32_t ContactSolver::part_body_begin(uint32_t part) const {
+  return part == 0 ? 1 : s_.parts.body_end[part - 1];
+}
+
+// Solver state of bodies [begin, end), each written whole from its world body.
+void ContactSolver::fill_bodies(uint32_t begin, uint32_t end) {
+  const auto& bodies = world_.bodies;
+  const Vec3 gravity = world_.settings.gravity;
+  for (uint32_t k = begin; k < end; ++k) {
+    const Body& b = bodies[body_slot_[k]];
+    SolverBody sb;
+    BodyMotion m;
+    sb.v = b.linear_velocity;
+    sb.w = b.angular_velocity;
+    if (b.motion == MotionType::Dynamic) {
+      sb.inv_mass = b.inv_mass;
+      Mat3 r = glm::mat3_cast(b.origin.rotation);
+      sb.inv_inertia = r * b.inv_inertia_local * glm::transpose(r);
+      m.gravity_dv = (h_ * b.gravity_scale) * gravity;
+      m.linear_factor = 1.0f / (1.0f + h_ * b.linear_damping);
+      m.angular_factor = b.freeze_rotation ? 0.0f : 1.0f / (1.0f + h_ * b.angular_damping);
+    }
+    bodies_[k] = sb;
+    motion_[k] = m;
   }
 }
 
@@ -577,38 +485,39 @@ void ContactSolver::renumber_bodies() {
 void ContactSolver::plan_stages() {
   constexpr uint32_t kBodyBlock = 128;
   constexpr uint32_t kBatchBlock = 8;
-  const uint32_t batch_count = uint32_t(batches_.size());
-  const uint32_t body_count = uint32_t(bodies_.size());
   const SolveParts& parts = s_.parts;
-  const uint32_t team_body_begin = parts.parts == 0 ? 1 : parts.body_end[parts.parts - 1];
-  const uint32_t team_batch_begin = team_batch_begin_;
+  const BatchLayout& layout = s_.layout;
+  const uint32_t team = parts.parts;
+  const uint32_t body_begin = part_body_begin(team), body_end = uint32_t(body_slot_.size());
+  const uint32_t batch_begin = layout.part_begin[team], batch_end = layout.batch_end[team];
   plan_.clear();
   // The parts first, a block each: independent of each other and of the team.
   plan_.add(kPart, 0, 0, parts.parts, 1);
-  // The team: every stage of its own, the members sharing each.
-  // Joints are solved serially (one block, joint-slot order) before the contacts of each
-  // pass, so contacts have the last word and the order never depends on threads.
+  // The team: every stage of its own, the members sharing each. Joints are solved
+  // serially (one block, joint-slot order) before the contacts of each pass, so contacts
+  // have the last word and the order never depends on threads.
+  plan_.add(kFill, 0, body_begin, body_end, kBodyBlock);
   has_joints_ = !world_.joints.empty();
   auto joint_stage = [&](Kind kind) {
     if (has_joints_) plan_.add(kind, 0, 0, 1, 1);
   };
   joint_stage(kJointPrepare);
-  plan_.add(kPack, 0, team_batch_begin, batch_count, kBatchBlock);
+  plan_.add(kPack, 0, batch_begin, batch_end, kBatchBlock);
   for (uint32_t i = 0; i < substeps_; ++i) {
-    plan_.add(kIntegrateVelocities, 0, team_body_begin, body_count, kBodyBlock);
+    plan_.add(kIntegrateVelocities, 0, body_begin, body_end, kBodyBlock);
     joint_stage(kJointWarmStart);
     plan_groups(kWarmStart);
     joint_stage(kJointSolve);
     plan_groups(kSolve);
-    plan_.add(kIntegratePositions, 0, team_body_begin, body_count, kBodyBlock);
+    plan_.add(kIntegratePositions, 0, body_begin, body_end, kBodyBlock);
     joint_stage(kJointRelax);
     plan_groups(kRelax);
   }
   // (With no restitution anywhere the bounce pass changes nothing: its stages, and the
   // hand-offs between them, are left out.)
   if (any_bounce_) plan_groups(kRestitution);
-  plan_.add(kStore, 0, team_batch_begin, batch_count, kBatchBlock);
-  plan_.add(kWriteBack, 0, team_body_begin, body_count, kBodyBlock);
+  plan_.add(kStore, 0, batch_begin, batch_end, kBatchBlock);
+  plan_.add(kWriteBack, 0, body_begin, body_end, kBodyBlock);
 }
 
 void ContactSolver::plan_groups(Kind kind) {
@@ -616,14 +525,18 @@ void ContactSolver::plan_groups(Kind kind) {
   for (const BatchGroup& g : groups_) plan_.add(kind, 0, g.begin, g.end, g.serial ? g.end - g.begin : kBatchBlock);
 }
 
+void ContactSolver::pack_batches(uint32_t begin, uint32_t end) {
+  const BatchLayout& l = s_.layout;
+  for (uint32_t b = begin; b < end; ++b) pack_batch(&l.order[l.batch_first[b]], l.batch_count[b], batches_[b]);
+}
+
 void ContactSolver::run_block(const StagePlan::Stage& st, uint32_t begin, uint32_t end) {
   switch (st.kind) {
     case kPart:
       for (uint32_t p = begin; p < end; ++p) run_part(p);
       break;
-    case kPack:
-      for (uint32_t b = begin; b < end; ++b) pack_batch(&s_.order[s_.batch_first[b]], s_.batch_count[b], batches_[b]);
-      break;
+    case kFill: fill_bodies(begin, end); break;
+    case kPack: pack_batches(begin, end); break;
     case kIntegrateVelocities: integrate_velocities(begin, end); break;
     case kWarmStart:
       for (uint32_t b = begin; b < end; ++b) warm_start(batches_[b]);
@@ -647,27 +560,28 @@ void ContactSolver::run_block(const StagePlan::Stage& st, uint32_t begin, uint32
   }
 }
 
-// A whole part on this thread: the team's stages, in the team's order, over the part's
-// bodies and batches. Its batches lie colour by colour (overflow last), so walking them
-// in order solves the colours in the team's sequence.
+// A whole part on this thread, from its bodies' state and colours to writing them back:
+// the team's stages, in the team's order, over the part's bodies and batches. Its
+// batches lie colour by colour (overflow last), so walking them in order solves the
+// colours in the team's sequence.
 void ContactSolver::run_part(uint32_t part) {
-  const std::vector<uint32_t>& body_end = s_.parts.body_end;
-  const uint32_t body_begin = part == 0 ? 1 : body_end[part - 1];
-  const uint32_t first = part == 0 ? 0 : s_.part_batch_end[part - 1];
-  const uint32_t last = s_.part_batch_end[part];
-  for (uint32_t b = first; b < last; ++b) pack_batch(&s_.order[s_.batch_first[b]], s_.batch_count[b], batches_[b]);
+  const uint32_t body_begin = part_body_begin(part), body_end = s_.parts.body_end[part];
+  fill_bodies(body_begin, body_end);
+  lay_out_part(s_.layout, part, body_begin, body_end, nullptr);
+  const uint32_t first = s_.layout.part_begin[part], last = s_.layout.batch_end[part];
+  pack_batches(first, last);
   for (uint32_t i = 0; i < substeps_; ++i) {
-    integrate_velocities(body_begin, body_end[part]);
+    integrate_velocities(body_begin, body_end);
     for (uint32_t b = first; b < last; ++b) warm_start(batches_[b]);
     for (uint32_t b = first; b < last; ++b) solve(batches_[b], true);
-    integrate_positions(body_begin, body_end[part]);
+    integrate_positions(body_begin, body_end);
     for (uint32_t b = first; b < last; ++b) solve(batches_[b], false);
   }
   if (any_bounce_) {
     for (uint32_t b = first; b < last; ++b) apply_restitution(batches_[b]);
   }
   store_impulses(first, last);
-  write_back(body_begin, body_end[part]);
+  write_back(body_begin, body_end);
 }
 
 void ContactSolver::pack_batch(const uint32_t* ids, int count, WideConstraint& w) {
