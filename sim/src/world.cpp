@@ -179,16 +179,16 @@ void update_broadphase(WorldImpl& w, std::vector<uint64_t>& pairs) {
     });
   }
   w.broadphase.collect_pairs(w.shapes, w.bodies, known, w.executor, pairs);
-  w.contacts.insert_new(pairs);
+  w.contacts.insert_new(pairs, w.executor);
 }
 
 // Recomputes one contact's manifold from the two colliders placed in world space,
-// carrying impulses over by feature id.
-void refresh_contact(WorldImpl& w, Contact& c, const ShapeGeom& ga, const ShapeGeom& gb, bool flatten_friction) {
+// carrying impulses over by feature id. A null side is placed here (a collider whose
+// body cannot move this tick is not placed for every pair it is in, only for those that
+// get this far).
+void refresh_contact(WorldImpl& w, Contact& c, const ShapeGeom* ga, const ShapeGeom* gb, bool flatten_friction) {
   const Shape& sa = w.shapes[c.shape_a];
   const Shape& sb = w.shapes[c.shape_b];
-  c.body_a = sa.body;
-  c.body_b = sb.body;
   Manifold m;  // stays empty when even the tight bounds are apart: no narrowphase needed
   if (!overlaps(sa.aabb, sb.aabb)) {
     // Most pairs of a busy world (neighbours within the fattened bounds): an empty pair
@@ -197,11 +197,15 @@ void refresh_contact(WorldImpl& w, Contact& c, const ShapeGeom& ga, const ShapeG
     if (c.count != 0) update_manifold(c, m, Vec3(0.0f), Vec3(0.0f), flatten_friction);
     return;
   }
+  const Body& ba = w.bodies[sa.body];
+  const Body& bb = w.bodies[sb.body];
+  const ShapeGeom placed_a = ga ? ShapeGeom{} : placed_geom(sa, ba);
+  const ShapeGeom placed_b = gb ? ShapeGeom{} : placed_geom(sb, bb);
   c.sensor = sa.is_trigger || sb.is_trigger;
   c.friction = combine_friction(sa.friction, sb.friction);
   c.restitution = combine_restitution(sa.restitution, sb.restitution);
-  collide(ga, gb, kSpeculativeDistance + ccd_margin(w.bodies[sa.body], w.bodies[sb.body]), m);
-  update_manifold(c, m, w.bodies[sa.body].center, w.bodies[sb.body].center, flatten_friction);
+  collide(ga ? *ga : placed_a, gb ? *gb : placed_b, kSpeculativeDistance + ccd_margin(ba, bb), m);
+  update_manifold(c, m, ba.center, bb.center, flatten_friction);
 }
 
 // Recomputes every contact's manifold from the current poses; drops contacts whose fat
@@ -210,28 +214,15 @@ void refresh_contact(WorldImpl& w, Contact& c, const ShapeGeom& ga, const ShapeG
 // `held` for refresh_woken_contacts. `any_moves`: some body can move (the step knows).
 void update_contacts(WorldImpl& w, bool any_moves, std::vector<ShapeGeom>& geoms, std::vector<uint8_t>& flags) {
   auto& items = w.contacts.items();
-  // World-space shape data only for colliders in contacts that will be recomputed: a
-  // resting, sleeping world then pays nothing per collider here.
-  static thread_local std::vector<uint8_t> needed_storage;
-  std::vector<uint8_t>& needed = needed_storage;  // the workers below read this thread's
+  // Per collider, whether its body can move this tick: one dense byte the contact pass
+  // reads twice per pair, instead of a collider and a body each. Those colliders are
+  // placed in world space here, once each (hulls too), not once per pair.
+  static thread_local std::vector<uint8_t> moves_storage;
+  std::vector<uint8_t>& moves = moves_storage;  // the workers below read this thread's
   geoms.resize(w.shapes.size());
-  needed.assign(w.shapes.size(), 0);
+  moves.assign(w.shapes.size(), 0);
   // With no body able to move (a world entirely asleep), no contact is recomputed.
   if (any_moves) {
-    // On the workers: every contact marks both its colliders, and two contacts may mark
-    // the same one, so the marks are relaxed atomic stores of the same value (the set of
-    // marked colliders does not depend on who stored first).
-    w.executor.parallel_for(items.size(), 256, [&](size_t begin, size_t end) {
-      for (size_t i = begin; i < end; ++i) {
-        const Contact& c = items[i];
-        const Shape& sa = w.shapes[c.shape_a];
-        const Shape& sb = w.shapes[c.shape_b];
-        if (!w.bodies[sa.body].can_move() && !w.bodies[sb.body].can_move()) continue;
-        std::atomic_ref<uint8_t>(needed[c.shape_a]).store(1, std::memory_order_relaxed);
-        std::atomic_ref<uint8_t>(needed[c.shape_b]).store(1, std::memory_order_relaxed);
-      }
-    });
-    // Hulls are placed in world space once per collider here, not once per pair.
     static thread_local std::vector<WorldHull> hulls_storage;
     static thread_local std::vector<int32_t> hull_slot_storage;
     std::vector<WorldHull>& hulls = hulls_storage;
@@ -239,13 +230,18 @@ void update_contacts(WorldImpl& w, bool any_moves, std::vector<ShapeGeom>& geoms
     hull_slot.assign(w.shapes.size(), -1);
     size_t hull_count = 0;
     for (size_t i = 0; i < w.shapes.size(); ++i) {
-      if (needed[i] && w.shapes[i].type == ShapeType::Hull && w.shapes[i].hull) hull_slot[i] = int32_t(hull_count++);
+      const Shape& s = w.shapes[i];
+      if (s.alive && s.type == ShapeType::Hull && s.hull && w.bodies[s.body].can_move()) {
+        hull_slot[i] = int32_t(hull_count++);
+      }
     }
     if (hulls.size() < hull_count) hulls.resize(hull_count);
     w.executor.parallel_for(w.shapes.size(), 256, [&](size_t begin, size_t end) {
       for (size_t i = begin; i < end; ++i) {
-        if (!needed[i]) continue;
-        geoms[i] = placed_geom(w.shapes[i], w.bodies[w.shapes[i].body]);
+        const Shape& s = w.shapes[i];
+        if (!s.alive || !w.bodies[s.body].can_move()) continue;
+        moves[i] = 1;
+        geoms[i] = placed_geom(s, w.bodies[s.body]);
         if (hull_slot[i] < 0) continue;
         WorldHull& h = hulls[size_t(hull_slot[i])];
         place_hull(*geoms[i].hull, geoms[i].position, geoms[i].rotation, h);
@@ -266,13 +262,16 @@ void update_contacts(WorldImpl& w, bool any_moves, std::vector<ShapeGeom>& geoms
         c.count = 0;  // touches nothing any more: wakes no one before it is removed
         continue;
       }
-      c.body_a = sa.body;
-      c.body_b = sb.body;
-      if (!w.bodies[sa.body].can_move() && !w.bodies[sb.body].can_move()) {
+      // (A collider never changes body: written once, for a new contact, so the pass
+      // does not dirty every contact's cache line.)
+      if (c.body_a != sa.body) c.body_a = sa.body;
+      if (c.body_b != sb.body) c.body_b = sb.body;
+      const bool ma = moves[c.shape_a] != 0, mb = moves[c.shape_b] != 0;
+      if (!ma && !mb) {
         flags[i] = kContactHeld;
         continue;
       }
-      refresh_contact(w, c, geoms[c.shape_a], geoms[c.shape_b], true);
+      refresh_contact(w, c, ma ? &geoms[c.shape_a] : nullptr, mb ? &geoms[c.shape_b] : nullptr, true);
     }
   });
 }
@@ -288,7 +287,7 @@ void refresh_woken_contacts(WorldImpl& w, std::vector<uint8_t>& flags) {
     if (w.bodies[c.body_a].can_move() || w.bodies[c.body_b].can_move()) w.refresh_contact_from_poses(c);
   }
   for (uint8_t& f : flags) f = f == kContactDead ? 1 : 0;
-  w.contacts.remove_flagged(flags);
+  w.contacts.remove_flagged(flags, w.executor);
 }
 
 // Fills w.touching_contacts. Fixed chunks, each found on any worker into its own list
@@ -319,7 +318,9 @@ void collect_touching_contacts(WorldImpl& w) {
 void WorldImpl::refresh_contact_from_poses(Contact& c, bool flatten_friction) {
   const Shape& sa = shapes[c.shape_a];
   const Shape& sb = shapes[c.shape_b];
-  refresh_contact(*this, c, placed_geom(sa, bodies[sa.body]), placed_geom(sb, bodies[sb.body]), flatten_friction);
+  if (c.body_a != sa.body) c.body_a = sa.body;
+  if (c.body_b != sb.body) c.body_b = sb.body;
+  refresh_contact(*this, c, nullptr, nullptr, flatten_friction);
 }
 
 namespace {

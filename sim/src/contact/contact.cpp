@@ -1,5 +1,7 @@
 #include "contact/contact.h"
 
+#include "parallel/executor.h"
+
 #include <algorithm>
 
 namespace keel::sim {
@@ -10,7 +12,7 @@ bool ContactSet::contains(uint64_t key) const {
   return it != items_.end() && it->key == key;
 }
 
-void ContactSet::insert_new(const std::vector<uint64_t>& keys) {
+void ContactSet::insert_new(const std::vector<uint64_t>& keys, Executor& executor) {
   // Keep only the pairs not yet known, and rebuild the list only when there are some (a
   // ball rolling beside a sleeping field would otherwise copy every contact each time it
   // re-finds the ground). The broadphase already leaves known pairs out on its workers;
@@ -20,18 +22,31 @@ void ContactSet::insert_new(const std::vector<uint64_t>& keys) {
     if (!contains(k)) fresh_keys_.push_back(k);
   }
   if (fresh_keys_.empty()) return;
-  merge_scratch_.clear();
-  merge_scratch_.reserve(items_.size() + fresh_keys_.size());
-  size_t i = 0;
-  for (uint64_t k : fresh_keys_) {
-    while (i < items_.size() && items_[i].key < k) merge_scratch_.push_back(items_[i++]);
-    Contact c;
-    c.key = k;
-    c.shape_a = uint32_t(k >> 32);
-    c.shape_b = uint32_t(k & 0xffffffffu);
-    merge_scratch_.push_back(c);
+  // Fresh key j goes before the first old contact with a larger key, so old contact i
+  // moves up by the number of fresh keys placed at or before it. Each chunk of old
+  // contacts finds its first shift by binary search and copies on any worker.
+  const size_t fresh = fresh_keys_.size();
+  fresh_at_.resize(fresh);
+  for (size_t j = 0; j < fresh; ++j) {
+    fresh_at_[j] = size_t(std::lower_bound(items_.begin(), items_.end(), fresh_keys_[j],
+                                           [](const Contact& c, uint64_t k) { return c.key < k; }) -
+                          items_.begin());
   }
-  while (i < items_.size()) merge_scratch_.push_back(items_[i++]);
+  merge_scratch_.resize(items_.size() + fresh);
+  executor.parallel_for(items_.size(), kCopyChunk, [&](size_t begin, size_t end) {
+    size_t j = size_t(std::upper_bound(fresh_at_.begin(), fresh_at_.end(), begin) - fresh_at_.begin());
+    for (size_t i = begin; i < end; ++i) {
+      while (j < fresh && fresh_at_[j] <= i) ++j;
+      merge_scratch_[i + j] = items_[i];
+    }
+  });
+  for (size_t j = 0; j < fresh; ++j) {
+    Contact c;
+    c.key = fresh_keys_[j];
+    c.shape_a = uint32_t(c.key >> 32);
+    c.shape_b = uint32_t(c.key & 0xffffffffu);
+    merge_scratch_[fresh_at_[j] + j] = c;
+  }
   items_.swap(merge_scratch_);
 }
 
@@ -41,15 +56,35 @@ void ContactSet::remove_shape(uint32_t shape) {
                items_.end());
 }
 
-void ContactSet::remove_flagged(const std::vector<uint8_t>& dead) {
-  // Most ticks remove nothing: find the first dead contact before copying any (a resting
-  // world would otherwise copy every contact onto itself each tick).
-  size_t w = 0;
-  while (w < items_.size() && !dead[w]) ++w;
-  for (size_t r = w; r < items_.size(); ++r) {
-    if (!dead[r]) items_[w++] = items_[r];
-  }
-  items_.resize(w);
+void ContactSet::remove_flagged(const std::vector<uint8_t>& dead, Executor& executor) {
+  // Most ticks remove nothing: look for a dead contact before copying any (a resting
+  // world would otherwise copy every contact each tick).
+  if (std::none_of(dead.begin(), dead.end(), [](uint8_t d) { return d != 0; })) return;
+  // Fixed chunks: each counts its survivors, then copies them to where the counts before
+  // it say, on any worker.
+  const size_t n = items_.size();
+  const size_t chunks = (n + kCopyChunk - 1) / kCopyChunk;
+  kept_before_.assign(chunks + 1, 0);
+  executor.parallel_for(chunks, 1, [&](size_t first, size_t last) {
+    for (size_t k = first; k < last; ++k) {
+      const size_t end = std::min(n, (k + 1) * kCopyChunk);
+      size_t kept = 0;
+      for (size_t i = k * kCopyChunk; i < end; ++i) kept += dead[i] ? 0 : 1;
+      kept_before_[k + 1] = kept;
+    }
+  });
+  for (size_t k = 0; k < chunks; ++k) kept_before_[k + 1] += kept_before_[k];
+  merge_scratch_.resize(kept_before_[chunks]);
+  executor.parallel_for(chunks, 1, [&](size_t first, size_t last) {
+    for (size_t k = first; k < last; ++k) {
+      const size_t end = std::min(n, (k + 1) * kCopyChunk);
+      size_t out = kept_before_[k];
+      for (size_t i = k * kCopyChunk; i < end; ++i) {
+        if (!dead[i]) merge_scratch_[out++] = items_[i];
+      }
+    }
+  });
+  items_.swap(merge_scratch_);
 }
 
 void update_manifold(Contact& c, const Manifold& m, const Vec3& center_a, const Vec3& center_b,

@@ -14,6 +14,8 @@
 
 namespace keel::sim {
 
+class Executor;
+
 struct ContactPoint {
   Vec3 anchor_a{0.0f};  // contact point relative to A's centre of mass (world axes)
   Vec3 anchor_b{0.0f};  // relative to B's centre of mass
@@ -53,18 +55,24 @@ class ContactSet {
   const std::vector<Contact>& items() const { return items_; }
 
   bool contains(uint64_t key) const;
-  /// Adds contacts for sorted, unique keys not yet present, keeping key order.
-  void insert_new(const std::vector<uint64_t>& sorted_keys);
+  /// Adds contacts for sorted, unique keys not yet present, keeping key order. The
+  /// contacts are copied in chunks on the executor's workers (a busy world holds
+  /// thousands of pairs, and gains some every tick while things fall).
+  void insert_new(const std::vector<uint64_t>& sorted_keys, Executor& executor);
   /// Removes every contact touching a collider slot.
   void remove_shape(uint32_t shape);
-  /// Removes contacts flagged by `dead` (same length as items()).
-  void remove_flagged(const std::vector<uint8_t>& dead);
+  /// Removes contacts flagged in `dead` (same length as items()), copying the others
+  /// in chunks on the executor's workers.
+  void remove_flagged(const std::vector<uint8_t>& dead, Executor& executor);
   void clear() { items_.clear(); }
 
  private:
+  static constexpr size_t kCopyChunk = 2048;  // contacts per copying block
   std::vector<Contact> items_;
   std::vector<Contact> merge_scratch_;
   std::vector<uint64_t> fresh_keys_;
+  std::vector<size_t> fresh_at_;     // per fresh key: the old contact it goes before
+  std::vector<size_t> kept_before_;  // per chunk: survivors in the chunks before it
 };
 
 /// Replaces a contact's points with a fresh manifold, carrying each point's cached

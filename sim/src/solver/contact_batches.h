@@ -12,7 +12,11 @@
 #include "math/float4.h"
 #include "solver/solver.h"
 
+#include <algorithm>
+#include <cstddef>
 #include <cstdint>
+#include <memory>
+#include <type_traits>
 #include <vector>
 
 namespace keel::sim {
@@ -62,6 +66,27 @@ struct WideConstraint {
 };
 
 inline constexpr uint32_t kNoContact = 0xffffffffu;
+
+static_assert(std::is_trivially_default_constructible_v<WideConstraint>, "batch storage is left uninitialised");
+
+/// One tick's batches. Sized to an upper bound (each part owns a region as long as its
+/// manifold count, and fills about a quarter of it), left uninitialised, and not copied
+/// when it grows (batches are rebuilt every tick): memory no batch is written to is
+/// never touched, so the bound costs address space, not page faults.
+class BatchBuffer {
+ public:
+  void reserve_for(size_t count) {
+    if (count <= capacity_) return;
+    capacity_ = std::max({count, 2 * capacity_, size_t(256)});
+    data_.reset(new WideConstraint[capacity_]);
+  }
+  WideConstraint& operator[](size_t i) { return data_[i]; }
+  const WideConstraint& operator[](size_t i) const { return data_[i]; }
+
+ private:
+  std::unique_ptr<WideConstraint[]> data_;
+  size_t capacity_ = 0;
+};
 
 /// A run of batches that may be solved in any order (or in parallel): one colour.
 /// The overflow group's batches must run one after another.

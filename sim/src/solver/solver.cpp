@@ -347,7 +347,7 @@ class ContactSolver {
     std::vector<uint32_t> body_slot;     // per solver body (index 0 unused)
     std::vector<SolverBody> bodies;
     std::vector<BodyMotion> motion;
-    std::vector<WideConstraint> batches;
+    BatchBuffer batches;
     std::vector<BatchGroup> groups;     // the team's colours, one stage each
     BatchLayout layout;                 // manifolds, colours and batches, part by part
     std::vector<JointWork> joint_work;  // joints with a side that can move, in slot order
@@ -369,7 +369,7 @@ class ContactSolver {
   std::vector<uint32_t>& body_slot_ = s_.body_slot;
   std::vector<SolverBody>& bodies_ = s_.bodies;
   std::vector<BodyMotion>& motion_ = s_.motion;
-  std::vector<WideConstraint>& batches_ = s_.batches;
+  BatchBuffer& batches_ = s_.batches;
   std::vector<BatchGroup>& groups_ = s_.groups;
 };
 
@@ -450,7 +450,7 @@ void ContactSolver::size_arrays() {
   motion_[0] = BodyMotion{};
   s_.layout.color_bits.resize(n);
   s_.layout.next_color.resize(n);
-  batches_.resize(s_.layout.links.size());
+  batches_.reserve_for(s_.layout.links.size());
 }
 
 uint32_t ContactSolver::part_body_begin(uint32_t part) const {
