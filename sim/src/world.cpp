@@ -132,8 +132,10 @@ double ms_since(Clock::time_point t0) {
   return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
 }
 
-constexpr uint8_t kContactDead = 1;
-constexpr uint8_t kContactHeld = 2;
+// What the contact pass found for each contact (bits of one byte per contact).
+constexpr uint8_t kContactDead = 1;      // its fat bounds parted: removed this tick
+constexpr uint8_t kContactHeld = 2;      // neither body can move: manifold kept as it is
+constexpr uint8_t kContactTouching = 4;  // it has points after the pass
 
 // Refits the fat bounds of every collider on a body that can move and queues the
 // colliders that left them; then turns the queued colliders' overlaps into contacts.
@@ -268,10 +270,11 @@ void update_contacts(WorldImpl& w, bool any_moves, std::vector<ShapeGeom>& geoms
       if (c.body_b != sb.body) c.body_b = sb.body;
       const bool ma = moves[c.shape_a] != 0, mb = moves[c.shape_b] != 0;
       if (!ma && !mb) {
-        flags[i] = kContactHeld;
+        flags[i] = kContactHeld | (c.count != 0 ? kContactTouching : 0);
         continue;
       }
       refresh_contact(w, c, ma ? &geoms[c.shape_a] : nullptr, mb ? &geoms[c.shape_b] : nullptr, true);
+      flags[i] = c.count != 0 ? kContactTouching : 0;
     }
   });
 }
@@ -282,35 +285,53 @@ void update_contacts(WorldImpl& w, bool any_moves, std::vector<ShapeGeom>& geoms
 void refresh_woken_contacts(WorldImpl& w, std::vector<uint8_t>& flags) {
   auto& items = w.contacts.items();
   for (size_t i = 0; i < items.size(); ++i) {
-    if (flags[i] != kContactHeld) continue;
+    if (!(flags[i] & kContactHeld)) continue;
     Contact& c = items[i];
-    if (w.bodies[c.body_a].can_move() || w.bodies[c.body_b].can_move()) w.refresh_contact_from_poses(c);
+    if (!w.bodies[c.body_a].can_move() && !w.bodies[c.body_b].can_move()) continue;
+    w.refresh_contact_from_poses(c);
+    flags[i] = kContactHeld | (c.count != 0 ? kContactTouching : 0);
   }
-  for (uint8_t& f : flags) f = f == kContactDead ? 1 : 0;
-  w.contacts.remove_flagged(flags, w.executor);
 }
 
-// Fills w.touching_contacts. Fixed chunks, each found on any worker into its own list
-// and joined in chunk order: the list is the same whoever found what.
-void collect_touching_contacts(WorldImpl& w) {
+// Fills w.touching_contacts, as indices into the contacts once the dead ones are gone:
+// from the pass's flags when given (no contact is read), else from the contacts. Fixed
+// chunks, each found on any worker into its own list and joined in chunk order, so the
+// list is the same whoever found what.
+void collect_touching_contacts(WorldImpl& w, const std::vector<uint8_t>* flags) {
   constexpr size_t kChunk = 1024;
   const auto& items = w.contacts.items();
-  const size_t chunks = (items.size() + kChunk - 1) / kChunk;
+  const size_t count = flags ? flags->size() : items.size();
+  const size_t chunks = (count + kChunk - 1) / kChunk;
   static thread_local std::vector<std::vector<uint32_t>> found_storage;
+  static thread_local std::vector<uint32_t> dead_storage;
   std::vector<std::vector<uint32_t>>& found = found_storage;
+  std::vector<uint32_t>& dead = dead_storage;  // per chunk: dead contacts in it
   if (found.size() < chunks) found.resize(chunks);
+  dead.assign(chunks, 0);
   w.executor.parallel_for(chunks, 1, [&](size_t begin, size_t end) {
     for (size_t k = begin; k < end; ++k) {
       std::vector<uint32_t>& out = found[k];
       out.clear();
-      const size_t last = std::min(items.size(), (k + 1) * kChunk);
+      const size_t last = std::min(count, (k + 1) * kChunk);
+      uint32_t gone = 0;  // dead contacts so far in this chunk
       for (size_t i = k * kChunk; i < last; ++i) {
-        if (items[i].count != 0) out.push_back(uint32_t(i));
+        if (!flags) {
+          if (items[i].count != 0) out.push_back(uint32_t(i));
+        } else if ((*flags)[i] & kContactDead) {
+          ++gone;
+        } else if ((*flags)[i] & kContactTouching) {
+          out.push_back(uint32_t(i) - gone);  // shifted by the chunk's dead; the earlier chunks' below
+        }
       }
+      dead[k] = gone;
     }
   });
   w.touching_contacts.clear();
-  for (size_t k = 0; k < chunks; ++k) w.touching_contacts.insert(w.touching_contacts.end(), found[k].begin(), found[k].end());
+  uint32_t dead_before = 0;
+  for (size_t k = 0; k < chunks; ++k) {
+    for (uint32_t i : found[k]) w.touching_contacts.push_back(i - dead_before);
+    dead_before += dead[k];
+  }
 }
 
 }  // namespace
@@ -358,14 +379,15 @@ void WorldImpl::step() {
     update_characters(*this, 1.0f / float(settings.tick_rate));
     wake_touched_islands(*this);
     refresh_woken_contacts(*this, dead);
-    collect_touching_contacts(*this);
+    collect_touching_contacts(*this, &dead);
+    contacts.remove_flagged(dead, executor);
     touching = update_contact_events(*this);
   } else if (last_step_still) {
     // The contacts, poses and velocities are those the last events were built from.
     repeat_contact_events(*this);
     touching = last_touching;
   } else {
-    collect_touching_contacts(*this);
+    collect_touching_contacts(*this, nullptr);
     touching = update_contact_events(*this);
   }
   last_step_still = still;

@@ -56,10 +56,11 @@ void ContactSet::remove_shape(uint32_t shape) {
                items_.end());
 }
 
-void ContactSet::remove_flagged(const std::vector<uint8_t>& dead, Executor& executor) {
+void ContactSet::remove_flagged(const std::vector<uint8_t>& flags, Executor& executor) {
+  auto dead = [&](size_t i) { return (flags[i] & 1u) != 0; };
   // Most ticks remove nothing: look for a dead contact before copying any (a resting
   // world would otherwise copy every contact each tick).
-  if (std::none_of(dead.begin(), dead.end(), [](uint8_t d) { return d != 0; })) return;
+  if (std::none_of(flags.begin(), flags.end(), [](uint8_t f) { return (f & 1u) != 0; })) return;
   // Fixed chunks: each counts its survivors, then copies them to where the counts before
   // it say, on any worker.
   const size_t n = items_.size();
@@ -69,7 +70,7 @@ void ContactSet::remove_flagged(const std::vector<uint8_t>& dead, Executor& exec
     for (size_t k = first; k < last; ++k) {
       const size_t end = std::min(n, (k + 1) * kCopyChunk);
       size_t kept = 0;
-      for (size_t i = k * kCopyChunk; i < end; ++i) kept += dead[i] ? 0 : 1;
+      for (size_t i = k * kCopyChunk; i < end; ++i) kept += dead(i) ? 0 : 1;
       kept_before_[k + 1] = kept;
     }
   });
@@ -80,7 +81,7 @@ void ContactSet::remove_flagged(const std::vector<uint8_t>& dead, Executor& exec
       const size_t end = std::min(n, (k + 1) * kCopyChunk);
       size_t out = kept_before_[k];
       for (size_t i = k * kCopyChunk; i < end; ++i) {
-        if (!dead[i]) merge_scratch_[out++] = items_[i];
+        if (!dead(i)) merge_scratch_[out++] = items_[i];
       }
     }
   });

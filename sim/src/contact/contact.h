@@ -61,9 +61,9 @@ class ContactSet {
   void insert_new(const std::vector<uint64_t>& sorted_keys, Executor& executor);
   /// Removes every contact touching a collider slot.
   void remove_shape(uint32_t shape);
-  /// Removes contacts flagged in `dead` (same length as items()), copying the others
-  /// in chunks on the executor's workers.
-  void remove_flagged(const std::vector<uint8_t>& dead, Executor& executor);
+  /// Removes the contacts whose byte in `flags` (same length as items()) has bit 0 set,
+  /// copying the others in chunks on the executor's workers.
+  void remove_flagged(const std::vector<uint8_t>& flags, Executor& executor);
   void clear() { items_.clear(); }
 
  private:
