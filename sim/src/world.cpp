@@ -167,20 +167,10 @@ void update_broadphase(WorldImpl& w, std::vector<uint64_t>& pairs) {
     s.fat = fatten(s.aabb, w.bodies[s.body].ccd_sweep);
     w.broadphase.move(s.proxy, i, s.fat, false);
   }
-  // The known pairs as one dense sorted array (contacts are kept in key order): the
-  // queries binary-search it many times, and a contact is far larger than its key. A
-  // tick on which no collider left its bounds (a resting world) queries nothing.
-  static thread_local std::vector<uint64_t> known_storage;
-  std::vector<uint64_t>& known = known_storage;
-  known.clear();
-  if (w.broadphase.has_moved()) {
-    const auto& items = w.contacts.items();
-    known.resize(items.size());
-    w.executor.parallel_for(items.size(), 1024, [&](size_t begin, size_t end) {
-      for (size_t i = begin; i < end; ++i) known[i] = items[i].key;
-    });
-  }
-  w.broadphase.collect_pairs(w.shapes, w.bodies, known, w.executor, pairs);
+  // The known pairs, as the dense sorted key array the contact set keeps: the queries
+  // binary-search it many times. A tick on which no collider left its bounds (a resting
+  // world) queries nothing.
+  w.broadphase.collect_pairs(w.shapes, w.bodies, w.contacts.keys(), w.executor, pairs);
   w.contacts.insert_new(pairs, w.executor);
 }
 

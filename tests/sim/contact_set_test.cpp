@@ -1,6 +1,6 @@
 // The contact set keeps its contacts in pair-key order while pairs come and go, copying
-// them in chunks on worker threads: checked against a plain sorted list, across chunk
-// boundaries, on one and on four threads.
+// them in chunks on worker threads, and keeps a key array beside them: checked against a
+// plain sorted list, across chunk boundaries, on one and on four threads.
 #include "contact/contact.h"
 #include "parallel/executor.h"
 
@@ -15,9 +15,11 @@ namespace {
 
 uint64_t key(uint32_t a, uint32_t b) { return uint64_t(a) << 32 | b; }
 
-std::vector<uint64_t> keys_of(const ContactSet& set) {
+// The contacts' keys, checked against the key array the set keeps beside them.
+std::vector<uint64_t> keys_of(ContactSet& set) {
   std::vector<uint64_t> out;
   for (const Contact& c : set.items()) out.push_back(c.key);
+  EXPECT_EQ(set.keys(), out) << "the kept key array";
   return out;
 }
 
@@ -75,6 +77,11 @@ TEST(ContactSet, InsertAndRemoveKeepKeyOrderAndEveryContactOnAnyThreadCount) {
     set.remove_flagged(dead, executor);
     ASSERT_EQ(keys_of(set), survivors) << threads << " threads";
     expect_marks_follow_keys(set);
+
+    // Bits other than bit 0 do not remove.
+    std::vector<uint8_t> other_bits(set.items().size(), 6);
+    set.remove_flagged(other_bits, executor);
+    ASSERT_EQ(keys_of(set), survivors) << threads << " threads";
 
     // Nothing flagged: nothing changes.
     set.remove_flagged(std::vector<uint8_t>(set.items().size(), 0), executor);

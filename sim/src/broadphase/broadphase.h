@@ -57,9 +57,6 @@ class BroadPhase {
   void collect_pairs(const std::vector<Shape>& shapes, const std::vector<Body>& bodies,
                      std::span<const uint64_t> known, Executor& executor, std::vector<uint64_t>& out);
 
-  /// Whether any collider was added or left its fat bounds since the last collect_pairs.
-  bool has_moved() const { return !moved_.empty(); }
-
   /// The trees, for scene queries (read only).
   const DynamicTree& static_tree() const { return static_tree_; }
   const DynamicTree& movable_tree() const { return movable_tree_; }

@@ -33,11 +33,13 @@ void ContactSet::insert_new(const std::vector<uint64_t>& keys, Executor& executo
                           items_.begin());
   }
   merge_scratch_.resize(items_.size() + fresh);
+  key_scratch_.resize(items_.size() + fresh);
   executor.parallel_for(items_.size(), kCopyChunk, [&](size_t begin, size_t end) {
     size_t j = size_t(std::upper_bound(fresh_at_.begin(), fresh_at_.end(), begin) - fresh_at_.begin());
     for (size_t i = begin; i < end; ++i) {
       while (j < fresh && fresh_at_[j] <= i) ++j;
       merge_scratch_[i + j] = items_[i];
+      key_scratch_[i + j] = items_[i].key;
     }
   });
   for (size_t j = 0; j < fresh; ++j) {
@@ -46,14 +48,22 @@ void ContactSet::insert_new(const std::vector<uint64_t>& keys, Executor& executo
     c.shape_a = uint32_t(c.key >> 32);
     c.shape_b = uint32_t(c.key & 0xffffffffu);
     merge_scratch_[fresh_at_[j] + j] = c;
+    key_scratch_[fresh_at_[j] + j] = c.key;
   }
   items_.swap(merge_scratch_);
+  keys_.swap(key_scratch_);
 }
 
 void ContactSet::remove_shape(uint32_t shape) {
   items_.erase(std::remove_if(items_.begin(), items_.end(),
                               [&](const Contact& c) { return c.shape_a == shape || c.shape_b == shape; }),
                items_.end());
+  rebuild_keys();
+}
+
+void ContactSet::rebuild_keys() {
+  keys_.resize(items_.size());
+  for (size_t i = 0; i < items_.size(); ++i) keys_[i] = items_[i].key;
 }
 
 void ContactSet::remove_flagged(const std::vector<uint8_t>& flags, Executor& executor) {
@@ -76,16 +86,20 @@ void ContactSet::remove_flagged(const std::vector<uint8_t>& flags, Executor& exe
   });
   for (size_t k = 0; k < chunks; ++k) kept_before_[k + 1] += kept_before_[k];
   merge_scratch_.resize(kept_before_[chunks]);
+  key_scratch_.resize(kept_before_[chunks]);
   executor.parallel_for(chunks, 1, [&](size_t first, size_t last) {
     for (size_t k = first; k < last; ++k) {
       const size_t end = std::min(n, (k + 1) * kCopyChunk);
       size_t out = kept_before_[k];
       for (size_t i = k * kCopyChunk; i < end; ++i) {
-        if (!dead(i)) merge_scratch_[out++] = items_[i];
+        if (dead(i)) continue;
+        merge_scratch_[out] = items_[i];
+        key_scratch_[out++] = items_[i].key;
       }
     }
   });
   items_.swap(merge_scratch_);
+  keys_.swap(key_scratch_);
 }
 
 void update_manifold(Contact& c, const Manifold& m, const Vec3& center_a, const Vec3& center_b,

@@ -53,6 +53,14 @@ class ContactSet {
  public:
   std::vector<Contact>& items() { return items_; }
   const std::vector<Contact>& items() const { return items_; }
+  /// Every contact's key, in order, kept beside the contacts: the broadphase searches
+  /// the known pairs many times a tick, and a contact is far larger than its key.
+  const std::vector<uint64_t>& keys() {
+    if (keys_.size() != items_.size()) rebuild_keys();  // the contacts were replaced through items()
+    return keys_;
+  }
+  /// Call after replacing the contacts through items() (a restore).
+  void rebuild_keys();
 
   bool contains(uint64_t key) const;
   /// Adds contacts for sorted, unique keys not yet present, keeping key order. The
@@ -64,12 +72,17 @@ class ContactSet {
   /// Removes the contacts whose byte in `flags` (same length as items()) has bit 0 set,
   /// copying the others in chunks on the executor's workers.
   void remove_flagged(const std::vector<uint8_t>& flags, Executor& executor);
-  void clear() { items_.clear(); }
+  void clear() {
+    items_.clear();
+    keys_.clear();
+  }
 
  private:
   static constexpr size_t kCopyChunk = 2048;  // contacts per copying block
   std::vector<Contact> items_;
   std::vector<Contact> merge_scratch_;
+  std::vector<uint64_t> keys_;
+  std::vector<uint64_t> key_scratch_;
   std::vector<uint64_t> fresh_keys_;
   std::vector<size_t> fresh_at_;     // per fresh key: the old contact it goes before
   std::vector<size_t> kept_before_;  // per chunk: survivors in the chunks before it

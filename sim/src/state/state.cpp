@@ -368,6 +368,7 @@ Status read_state(StateReader& r, WorldImpl& w, const WorldImpl& previous) {
   auto& contacts = w.contacts.items();
   contacts.assign(nc, Contact{});
   for (Contact& c : contacts) read_contact(r, c);
+  w.contacts.rebuild_keys();
   read_sorted_keys(r, w.touching_pairs, "touching pairs");
   read_sorted_keys(r, w.sensed_pairs, "sensed pairs");
   if (r.ok()) read_joints(r, w);
