@@ -6,10 +6,9 @@
 
 namespace keel::sim {
 
-bool ContactSet::contains(uint64_t key) const {
-  auto it = std::lower_bound(items_.begin(), items_.end(), key,
-                             [](const Contact& c, uint64_t k) { return c.key < k; });
-  return it != items_.end() && it->key == key;
+bool ContactSet::contains(uint64_t key) {
+  const std::vector<uint64_t>& known = keys();
+  return std::binary_search(known.begin(), known.end(), key);
 }
 
 void ContactSet::insert_new(const std::vector<uint64_t>& keys, Executor& executor) {
@@ -28,9 +27,7 @@ void ContactSet::insert_new(const std::vector<uint64_t>& keys, Executor& executo
   const size_t fresh = fresh_keys_.size();
   fresh_at_.resize(fresh);
   for (size_t j = 0; j < fresh; ++j) {
-    fresh_at_[j] = size_t(std::lower_bound(items_.begin(), items_.end(), fresh_keys_[j],
-                                           [](const Contact& c, uint64_t k) { return c.key < k; }) -
-                          items_.begin());
+    fresh_at_[j] = size_t(std::lower_bound(keys_.begin(), keys_.end(), fresh_keys_[j]) - keys_.begin());
   }
   merge_scratch_.resize(items_.size() + fresh);
   key_scratch_.resize(items_.size() + fresh);

@@ -62,7 +62,7 @@ class ContactSet {
   /// Call after replacing the contacts through items() (a restore).
   void rebuild_keys();
 
-  bool contains(uint64_t key) const;
+  bool contains(uint64_t key);
   /// Adds contacts for sorted, unique keys not yet present, keeping key order. The
   /// contacts are copied in chunks on the executor's workers (a busy world holds
   /// thousands of pairs, and gains some every tick while things fall).
