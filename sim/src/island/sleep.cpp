@@ -1,5 +1,7 @@
 #include "island/sleep.h"
 
+#include "island/union_find.h"
+
 #include "world_impl.h"
 
 #include <algorithm>
@@ -14,24 +16,6 @@ bool is_moving_kinematic(const Body& b) {
 }
 
 bool is_awake_dynamic(const Body& b) { return b.motion == MotionType::Dynamic && !b.sleeping; }
-
-// Union-find over body slots; the root of a set is its lowest slot, so an island's id
-// depends only on which bodies are in it.
-uint32_t find(std::vector<uint32_t>& parent, uint32_t i) {
-  while (parent[i] != i) {
-    parent[i] = parent[parent[i]];
-    i = parent[i];
-  }
-  return i;
-}
-
-void unite(std::vector<uint32_t>& parent, uint32_t a, uint32_t b) {
-  a = find(parent, a);
-  b = find(parent, b);
-  if (a == b) return;
-  if (a < b) parent[b] = a;
-  else parent[a] = b;
-}
 
 void wake_island(WorldImpl& w, uint32_t island) {
   for (Body& b : w.bodies) {
@@ -118,12 +102,12 @@ void update_sleep(WorldImpl& w, float dt) {
     const Body& a = w.bodies[c.body_a];
     const Body& b = w.bodies[c.body_b];
     bool da = is_awake_dynamic(a), db = is_awake_dynamic(b);
-    if (da && db) unite(parent, c.body_a, c.body_b);
+    if (da && db) join_sets(parent, c.body_a, c.body_b);
   }
   // Joints join islands too: a jointed pair sleeps and wakes together.
   for (const Joint& j : w.joints.items) {
     if (!j.alive || j.broken || j.body_b == kNullIndex) continue;
-    if (is_awake_dynamic(w.bodies[j.body_a]) && is_awake_dynamic(w.bodies[j.body_b])) unite(parent, j.body_a, j.body_b);
+    if (is_awake_dynamic(w.bodies[j.body_a]) && is_awake_dynamic(w.bodies[j.body_b])) join_sets(parent, j.body_a, j.body_b);
   }
   // Held: a member touches something outside the island that stays put on its own.
   for (uint32_t ci : w.touching_contacts) {
@@ -131,29 +115,29 @@ void update_sleep(WorldImpl& w, float dt) {
     if (c.sensor) continue;
     const Body& a = w.bodies[c.body_a];
     const Body& b = w.bodies[c.body_b];
-    if (is_awake_dynamic(a) && !is_awake_dynamic(b)) held[find(parent, c.body_a)] = 1;
-    if (is_awake_dynamic(b) && !is_awake_dynamic(a)) held[find(parent, c.body_b)] = 1;
+    if (is_awake_dynamic(a) && !is_awake_dynamic(b)) held[find_root(parent, c.body_a)] = 1;
+    if (is_awake_dynamic(b) && !is_awake_dynamic(a)) held[find_root(parent, c.body_b)] = 1;
   }
   // A joint to the world or to a body that is not an awake dynamic one holds too.
   for (const Joint& j : w.joints.items) {
     if (!j.alive || j.broken) continue;
     const bool da = is_awake_dynamic(w.bodies[j.body_a]);
     const bool db = j.body_b != kNullIndex && is_awake_dynamic(w.bodies[j.body_b]);
-    if (da && !db) held[find(parent, j.body_a)] = 1;
-    if (db && !da) held[find(parent, j.body_b)] = 1;
+    if (da && !db) held[find_root(parent, j.body_a)] = 1;
+    if (db && !da) held[find_root(parent, j.body_b)] = 1;
   }
   least_rest.assign(n, kSleepDelay);
   for (uint32_t i = 0; i < n; ++i) {
     const Body& b = w.bodies[i];
     if (!b.alive || !is_awake_dynamic(b)) continue;
-    uint32_t root = find(parent, i);
+    uint32_t root = find_root(parent, i);
     least_rest[root] = std::min(least_rest[root], b.can_sleep ? b.sleep_time : 0.0f);
   }
   bool any_slept = false;
   for (uint32_t i = 0; i < n; ++i) {
     Body& b = w.bodies[i];
     if (!b.alive || !is_awake_dynamic(b)) continue;
-    uint32_t root = find(parent, i);
+    uint32_t root = find_root(parent, i);
     if (!held[root] || least_rest[root] < kSleepDelay) continue;
     any_slept = true;
     b.sleeping = true;

@@ -1,27 +1,12 @@
 #include "solver/solve_parts.h"
 
+#include "island/union_find.h"
+
 #include <algorithm>
 
 namespace keel::sim {
 
 namespace {
-
-// Union-find whose roots are the lowest index of their set, so an island is named by its
-// bodies alone and islands come in the order of their lowest body.
-uint32_t find(std::vector<uint32_t>& parent, uint32_t i) {
-  while (parent[i] != i) {
-    parent[i] = parent[parent[i]];
-    i = parent[i];
-  }
-  return i;
-}
-
-void unite(std::vector<uint32_t>& parent, uint32_t a, uint32_t b) {
-  a = find(parent, a);
-  b = find(parent, b);
-  if (a < b) parent[b] = a;
-  else if (b < a) parent[a] = b;
-}
 
 uint32_t first_side(const SolveLink& l) { return l.a != 0 ? l.a : l.b; }
 
@@ -37,7 +22,7 @@ void split_solve(uint32_t body_count, std::span<const SolveLink> contacts, std::
   parent.resize(body_count);
   for (uint32_t i = 0; i < body_count; ++i) parent[i] = i;
   auto join = [&](const SolveLink& l) {
-    if (l.a != 0 && l.b != 0) unite(parent, l.a, l.b);
+    if (l.a != 0 && l.b != 0) join_sets(parent, l.a, l.b);
   };
   for (const SolveLink& l : contacts) join(l);
   for (const SolveLink& l : joints) join(l);
@@ -45,13 +30,13 @@ void split_solve(uint32_t body_count, std::span<const SolveLink> contacts, std::
   weight.assign(body_count, 0);
   jointed.assign(body_count, 0);
   uint64_t total = 0;
-  for (uint32_t i = 1; i < body_count; ++i) ++weight[find(parent, i)];
+  for (uint32_t i = 1; i < body_count; ++i) ++weight[find_root(parent, i)];
   for (const SolveLink& l : contacts) {
-    if (first_side(l) != 0) ++weight[find(parent, first_side(l))];
+    if (first_side(l) != 0) ++weight[find_root(parent, first_side(l))];
   }
   for (const SolveLink& l : joints) {
     if (first_side(l) == 0) continue;
-    const uint32_t root = find(parent, first_side(l));
+    const uint32_t root = find_root(parent, first_side(l));
     ++weight[root];
     jointed[root] = 1;
   }
@@ -81,7 +66,7 @@ void split_solve(uint32_t body_count, std::span<const SolveLink> contacts, std::
   out.parts = parts;
   out.part_of.assign(body_count, 0);
   for (uint32_t i = 1; i < body_count; ++i) {
-    const uint32_t p = root_part[find(parent, i)];
+    const uint32_t p = root_part[find_root(parent, i)];
     out.part_of[i] = p == kTeam ? parts : p;
   }
 
