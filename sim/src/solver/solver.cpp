@@ -339,7 +339,6 @@ class ContactSolver {
   JointPass* joints_ = nullptr;
   bool has_joints_ = false;
   bool any_bounce_ = false;  // some manifold in the solve has restitution > 0
-  uint32_t team_batch_begin_ = 0;  // batches before this belong to parts solved alone
   // Working arrays live on beyond one tick (per thread) so a step allocates nothing
   // once the world has reached its size.
   struct Scratch {
