@@ -171,7 +171,17 @@ void update_broadphase(WorldImpl& w, std::vector<uint64_t>& pairs) {
   // binary-search it many times. A tick on which no collider left its bounds (a resting
   // world) queries nothing.
   w.broadphase.collect_pairs(w.shapes, w.bodies, w.contacts.keys(), w.executor, pairs);
-  w.contacts.insert_new(pairs, w.executor);
+  // Last tick's touching list moves along with the contacts, so it still says which
+  // contacts have points.
+  const bool touching_valid = w.touching_generation == w.contacts.generation();
+  const std::vector<size_t>& fresh = w.contacts.insert_new(pairs, w.executor, touching_valid ? &w.touching_contacts : nullptr);
+  if (touching_valid) w.touching_generation = w.contacts.generation();
+  auto& items = w.contacts.items();
+  for (size_t at : fresh) {
+    Contact& c = items[at];
+    c.body_a = w.shapes[c.shape_a].body;
+    c.body_b = w.shapes[c.shape_b].body;
+  }
 }
 
 // Recomputes one contact's manifold from the two colliders placed in world space,
@@ -241,29 +251,43 @@ void update_contacts(WorldImpl& w, bool any_moves, std::vector<ShapeGeom>& geoms
       }
     });
   }
+  // Which contacts have points as the pass begins: last tick's touching list when it is
+  // still valid (most of a busy world's pairs are neighbours without points, and the pass
+  // then leaves them without reading them), else every contact's count.
+  static thread_local std::vector<uint8_t> had_storage;
+  std::vector<uint8_t>& had = had_storage;
+  had.assign(items.size(), 0);
+  if (w.touching_generation == w.contacts.generation()) {
+    for (uint32_t i : w.touching_contacts) had[i] = 1;
+  } else {
+    w.executor.parallel_for(items.size(), 1024, [&](size_t begin, size_t end) {
+      for (size_t i = begin; i < end; ++i) had[i] = items[i].count != 0 ? 1 : 0;
+    });
+  }
+  const std::vector<uint64_t>& keys = w.contacts.keys();
   flags.assign(items.size(), 0);
   // Each contact reads only shapes and bodies and writes only itself (and its own
-  // flag), so the chunks may run on any threads.
+  // flag), so the chunks may run on any threads. A pair is read through its key (the
+  // lower collider slot, then the higher) until it needs its contact.
   w.executor.parallel_for(items.size(), 64, [&](size_t begin, size_t end) {
     for (size_t i = begin; i < end; ++i) {
-      Contact& c = items[i];
-      const Shape& sa = w.shapes[c.shape_a];
-      const Shape& sb = w.shapes[c.shape_b];
+      const uint32_t shape_a = uint32_t(keys[i] >> 32), shape_b = uint32_t(keys[i] & 0xffffffffu);
+      const Shape& sa = w.shapes[shape_a];
+      const Shape& sb = w.shapes[shape_b];
       if (!overlaps(sa.fat, sb.fat)) {
         flags[i] = kContactDead;
-        c.count = 0;  // touches nothing any more: wakes no one before it is removed
+        items[i].count = 0;  // touches nothing any more: wakes no one before it is removed
         continue;
       }
-      // (A collider never changes body: written once, for a new contact, so the pass
-      // does not dirty every contact's cache line.)
-      if (c.body_a != sa.body) c.body_a = sa.body;
-      if (c.body_b != sb.body) c.body_b = sb.body;
-      const bool ma = moves[c.shape_a] != 0, mb = moves[c.shape_b] != 0;
+      const bool ma = moves[shape_a] != 0, mb = moves[shape_b] != 0;
       if (!ma && !mb) {
-        flags[i] = kContactHeld | (c.count != 0 ? kContactTouching : 0);
+        flags[i] = kContactHeld | (had[i] ? kContactTouching : 0);
         continue;
       }
-      refresh_contact(w, c, ma ? &geoms[c.shape_a] : nullptr, mb ? &geoms[c.shape_b] : nullptr, true);
+      // An empty pair whose tight bounds are apart stays empty: nothing to recompute.
+      if (!had[i] && !overlaps(sa.aabb, sb.aabb)) continue;
+      Contact& c = items[i];
+      refresh_contact(w, c, ma ? &geoms[shape_a] : nullptr, mb ? &geoms[shape_b] : nullptr, true);
       flags[i] = c.count != 0 ? kContactTouching : 0;
     }
   });
@@ -371,6 +395,7 @@ void WorldImpl::step() {
     refresh_woken_contacts(*this, dead);
     collect_touching_contacts(*this, &dead);
     contacts.remove_flagged(dead, executor);
+    touching_generation = contacts.generation();
     touching = update_contact_events(*this);
   } else if (last_step_still) {
     // The contacts, poses and velocities are those the last events were built from.
@@ -378,6 +403,7 @@ void WorldImpl::step() {
     touching = last_touching;
   } else {
     collect_touching_contacts(*this, nullptr);
+    touching_generation = contacts.generation();
     touching = update_contact_events(*this);
   }
   last_step_still = still;

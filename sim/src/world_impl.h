@@ -152,6 +152,10 @@ struct WorldImpl {
   // the solver and the islands see them this tick. Most pairs of a busy world are
   // neighbours within the fattened bounds and have none; those stages walk this list.
   std::vector<uint32_t> touching_contacts;
+  // The contact set's generation that list belongs to (kept through a tick's new pairs);
+  // any other change to the set, a restore or a sleeping island's refreshed contacts
+  // leave it behind, and the next contact pass reads every contact's count instead.
+  uint64_t touching_generation = ~uint64_t(0);
 
   mutable std::vector<uint8_t> scratch;  // reused by hash()
   // Scene queries: how far movable colliders poke out of their fat bounds (derived cache,

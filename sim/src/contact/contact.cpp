@@ -11,7 +11,9 @@ bool ContactSet::contains(uint64_t key) {
   return std::binary_search(known.begin(), known.end(), key);
 }
 
-void ContactSet::insert_new(const std::vector<uint64_t>& keys, Executor& executor) {
+const std::vector<size_t>& ContactSet::insert_new(const std::vector<uint64_t>& keys, Executor& executor,
+                                                  std::vector<uint32_t>* indices) {
+  inserted_at_.clear();
   // Keep only the pairs not yet known, and rebuild the list only when there are some (a
   // ball rolling beside a sleeping field would otherwise copy every contact each time it
   // re-finds the ground). The broadphase already leaves known pairs out on its workers;
@@ -20,7 +22,7 @@ void ContactSet::insert_new(const std::vector<uint64_t>& keys, Executor& executo
   for (uint64_t k : keys) {
     if (!contains(k)) fresh_keys_.push_back(k);
   }
-  if (fresh_keys_.empty()) return;
+  if (fresh_keys_.empty()) return inserted_at_;
   // Fresh key j goes before the first old contact with a larger key, so old contact i
   // moves up by the number of fresh keys placed at or before it. Each chunk of old
   // contacts finds its first shift by binary search and copies on any worker.
@@ -46,9 +48,19 @@ void ContactSet::insert_new(const std::vector<uint64_t>& keys, Executor& executo
     c.shape_b = uint32_t(c.key & 0xffffffffu);
     merge_scratch_[fresh_at_[j] + j] = c;
     key_scratch_[fresh_at_[j] + j] = c.key;
+    inserted_at_.push_back(fresh_at_[j] + j);
   }
   items_.swap(merge_scratch_);
   keys_.swap(key_scratch_);
+  if (indices) {
+    size_t j = 0;
+    for (uint32_t& i : *indices) {
+      while (j < fresh && fresh_at_[j] <= i) ++j;
+      i += uint32_t(j);
+    }
+  }
+  ++generation_;
+  return inserted_at_;
 }
 
 void ContactSet::remove_shape(uint32_t shape) {
@@ -59,6 +71,7 @@ void ContactSet::remove_shape(uint32_t shape) {
 }
 
 void ContactSet::rebuild_keys() {
+  ++generation_;
   keys_.resize(items_.size());
   for (size_t i = 0; i < items_.size(); ++i) keys_[i] = items_[i].key;
 }
@@ -97,6 +110,7 @@ void ContactSet::remove_flagged(const std::vector<uint8_t>& flags, Executor& exe
   });
   items_.swap(merge_scratch_);
   keys_.swap(key_scratch_);
+  ++generation_;
 }
 
 void update_manifold(Contact& c, const Manifold& m, const Vec3& center_a, const Vec3& center_b,

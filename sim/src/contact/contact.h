@@ -61,12 +61,18 @@ class ContactSet {
   }
   /// Call after replacing the contacts through items() (a restore).
   void rebuild_keys();
+  /// Changes whenever contacts are added or removed (indices into items() then move): a
+  /// list of indices made at one generation is valid while it lasts.
+  uint64_t generation() const { return generation_; }
 
   bool contains(uint64_t key);
   /// Adds contacts for sorted, unique keys not yet present, keeping key order. The
   /// contacts are copied in chunks on the executor's workers (a busy world holds
   /// thousands of pairs, and gains some every tick while things fall).
-  void insert_new(const std::vector<uint64_t>& sorted_keys, Executor& executor);
+  /// `indices` (sorted indices into items(), optional) are moved along with their
+  /// contacts. Returns where the new contacts are, in key order.
+  const std::vector<size_t>& insert_new(const std::vector<uint64_t>& sorted_keys, Executor& executor,
+                                        std::vector<uint32_t>* indices = nullptr);
   /// Removes every contact touching a collider slot.
   void remove_shape(uint32_t shape);
   /// Removes the contacts whose byte in `flags` (same length as items()) has bit 0 set,
@@ -75,6 +81,7 @@ class ContactSet {
   void clear() {
     items_.clear();
     keys_.clear();
+    ++generation_;
   }
 
  private:
@@ -86,6 +93,8 @@ class ContactSet {
   std::vector<uint64_t> fresh_keys_;
   std::vector<size_t> fresh_at_;     // per fresh key: the old contact it goes before
   std::vector<size_t> kept_before_;  // per chunk: survivors in the chunks before it
+  std::vector<size_t> inserted_at_;  // where the last insert_new put its contacts
+  uint64_t generation_ = 0;
 };
 
 /// Replaces a contact's points with a fresh manifold, carrying each point's cached

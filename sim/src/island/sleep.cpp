@@ -158,6 +158,7 @@ void update_sleep(WorldImpl& w, float dt) {
       w.refresh_contact_from_poses(c);
     }
   }
+  w.touching_generation = ~uint64_t(0);  // counts changed outside the contact pass
 }
 
 }  // namespace keel::sim
