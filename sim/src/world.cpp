@@ -132,11 +132,6 @@ double ms_since(Clock::time_point t0) {
   return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
 }
 
-// What the contact pass found for each contact (bits of one byte per contact).
-constexpr uint8_t kContactDead = 1;      // its fat bounds parted: removed this tick
-constexpr uint8_t kContactHeld = 2;      // neither body can move: manifold kept as it is
-constexpr uint8_t kContactTouching = 4;  // it has points after the pass
-
 // Refits the fat bounds of every collider on a body that can move and queues the
 // colliders that left them; then turns the queued colliders' overlaps into contacts.
 void update_broadphase(WorldImpl& w, std::vector<uint64_t>& pairs) {
@@ -391,8 +386,12 @@ void WorldImpl::step() {
   if (!still) {
     update_contacts(*this, any_moves, geoms, dead);
     update_characters(*this, 1.0f / float(settings.tick_rate));
-    wake_touched_islands(*this);
-    refresh_woken_contacts(*this, dead);
+    // A character's tick stage may set a body moving after the pass; without characters,
+    // only the pass's unheld touching contacts can wake anything, and only a woken island
+    // has held contacts to refresh.
+    const bool with_characters = !characters.items.empty();
+    const bool woke = wake_touched_islands(*this, with_characters ? nullptr : &dead);
+    if (woke || with_characters) refresh_woken_contacts(*this, dead);
     collect_touching_contacts(*this, &dead);
     contacts.remove_flagged(dead, executor);
     touching_generation = contacts.generation();

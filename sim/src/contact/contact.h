@@ -49,6 +49,11 @@ inline float combine_friction(float a, float b) { return std::sqrt(a * b); }
 /// Restitution of a pair: the larger, so a bouncy ball bounces on any floor.
 inline float combine_restitution(float a, float b) { return a > b ? a : b; }
 
+/// What the contact pass found for each contact, as bits of one byte per contact.
+inline constexpr uint8_t kContactDead = 1;      // its fat bounds parted: removed this tick
+inline constexpr uint8_t kContactHeld = 2;      // neither body could move: manifold kept as it was
+inline constexpr uint8_t kContactTouching = 4;  // it has points after the pass
+
 class ContactSet {
  public:
   std::vector<Contact>& items() { return items_; }

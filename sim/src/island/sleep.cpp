@@ -46,7 +46,7 @@ void wake_islands_touching(WorldImpl& w, uint32_t slot) {
   }
 }
 
-void wake_touched_islands(WorldImpl& w) {
+bool wake_touched_islands(WorldImpl& w, const std::vector<uint8_t>* pass_flags) {
   // Only an awake dynamic body or a moving kinematic body wakes anything: a world that
   // has neither (everything asleep or still) skips the pass over its contacts.
   // Likewise a world with no sleeper (everything moving) has nothing to wake.
@@ -56,23 +56,36 @@ void wake_touched_islands(WorldImpl& w) {
     any_waker |= is_awake_dynamic(b) || is_moving_kinematic(b);
     any_sleeper |= b.sleeping;
   }
-  if (!any_waker || !any_sleeper) return;
+  if (!any_waker || !any_sleeper) return false;
+  bool woke = false;
+  auto wake = [&](const Body& sleeper) {
+    wake_island(w, sleeper.island);
+    woke = true;
+  };
   // (Before the touching list of this tick exists: the woken contacts are refreshed next.)
-  for (const Contact& c : w.contacts.items()) {
+  // One pass in key order, on the bodies as they are now: a body woken early in the pass
+  // wakes what it touches later in it. Until the first wake, a held contact (neither side
+  // could move) cannot wake anything, so with the pass's flags only unheld contacts with
+  // points are read up to there.
+  const auto& contacts = w.contacts.items();
+  for (size_t i = 0; i < contacts.size(); ++i) {
+    if (pass_flags && !woke && ((*pass_flags)[i] & (kContactTouching | kContactHeld)) != kContactTouching) continue;
+    const Contact& c = contacts[i];
     if (c.count == 0 || c.sensor) continue;
     const Body& a = w.bodies[c.body_a];
     const Body& b = w.bodies[c.body_b];
-    if (a.sleeping && (is_awake_dynamic(b) || is_moving_kinematic(b))) wake_island(w, a.island);
-    if (b.sleeping && (is_awake_dynamic(a) || is_moving_kinematic(a))) wake_island(w, b.island);
+    if (a.sleeping && (is_awake_dynamic(b) || is_moving_kinematic(b))) wake(a);
+    if (b.sleeping && (is_awake_dynamic(a) || is_moving_kinematic(a))) wake(b);
   }
   // A joint wakes its sleeping side when the other side moves.
   for (const Joint& j : w.joints.items) {
     if (!j.alive || j.broken || j.body_b == kNullIndex) continue;
     const Body& a = w.bodies[j.body_a];
     const Body& b = w.bodies[j.body_b];
-    if (a.sleeping && (is_awake_dynamic(b) || is_moving_kinematic(b))) wake_island(w, a.island);
-    if (b.sleeping && (is_awake_dynamic(a) || is_moving_kinematic(a))) wake_island(w, b.island);
+    if (a.sleeping && (is_awake_dynamic(b) || is_moving_kinematic(b))) wake(a);
+    if (b.sleeping && (is_awake_dynamic(a) || is_moving_kinematic(a))) wake(b);
   }
+  return woke;
 }
 
 void update_sleep(WorldImpl& w, float dt) {

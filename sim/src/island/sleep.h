@@ -20,6 +20,7 @@
 #pragma once
 
 #include <cstdint>
+#include <vector>
 
 namespace keel::sim {
 
@@ -29,8 +30,11 @@ inline constexpr float kSleepSpeed = 0.05f;  // m/s at any point of the body
 inline constexpr float kSleepDelay = 0.5f;   // s of rest before an island may sleep
 
 /// Wakes every sleeping island that an awake dynamic body or a moving kinematic body
-/// touches. Runs after the narrowphase, before the solve.
-void wake_touched_islands(WorldImpl& world);
+/// touches; returns whether it woke any. Runs after the narrowphase, before the solve.
+/// With the contact pass's flags (when no body can have started moving since the pass),
+/// held contacts are skipped until something wakes: neither of their sides can move, so
+/// before that they wake nothing.
+bool wake_touched_islands(WorldImpl& world, const std::vector<uint8_t>* pass_flags);
 
 /// Updates rest timers, builds islands of awake dynamic bodies and puts to sleep the
 /// islands that have rested long enough and are held. Runs after the solve.
