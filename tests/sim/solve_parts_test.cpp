@@ -60,9 +60,10 @@ TEST(SolveParts, SmallIslandsAreGatheredIntoPartsInTheOrderOfTheirLowestBody) {
   EXPECT_EQ(p.new_index[0], 0u);   // the stand-in stays
 }
 
-// A 200-body chain (weight 399 of a total of 432: above 128) and a jointed pair go to the
-// team; ten two-body islands (weight 3 each) make one part. The team's bodies come last.
-TEST(SolveParts, HeavyOrJointedIslandsGoToTheTeam) {
+// A 200-body chain (weight 399 of a total of 432: above 128) goes to the team; ten
+// two-body islands and a jointed pair (weight 3 each) make one part: a part solves its
+// own joints. The team's bodies come last.
+TEST(SolveParts, HeavyIslandsGoToTheTeamAndJointedOnesJoinParts) {
   std::vector<SolveLink> links, joints;
   std::vector<uint32_t> big;
   for (uint32_t i = 1; i <= 200; ++i) big.push_back(i);
@@ -72,17 +73,18 @@ TEST(SolveParts, HeavyOrJointedIslandsGoToTheTeam) {
   SolveParts p;
   split_solve(223, links, joints, p);
   ASSERT_EQ(p.parts, 1u);
-  EXPECT_EQ(p.body_end[0], 1u + 20u);
+  EXPECT_EQ(p.body_end[0], 1u + 22u);
   EXPECT_EQ(p.body_end[1], 223u);
   for (uint32_t i = 1; i <= 200; ++i) EXPECT_EQ(p.part_of[i], 1u) << "chain body " << i;
   for (uint32_t i = 201; i <= 220; ++i) {
     EXPECT_EQ(p.part_of[i], 0u) << "small island body " << i;
     EXPECT_EQ(p.new_index[i], i - 200) << "small island body " << i;
   }
-  EXPECT_EQ(p.part_of[221], 1u);
-  EXPECT_EQ(p.part_of[222], 1u);
-  EXPECT_EQ(p.new_index[1], 21u);    // the team after the part, old order kept
-  EXPECT_EQ(p.new_index[222], 222u);
+  EXPECT_EQ(p.part_of[221], 0u);
+  EXPECT_EQ(p.part_of[222], 0u);
+  EXPECT_EQ(p.new_index[222], 22u);
+  EXPECT_EQ(p.new_index[1], 23u);    // the team after the part, old order kept
+  EXPECT_EQ(p.new_index[200], 222u);
 }
 
 // The team threshold grows with the world: 20 chains of 100 bodies (weight 199 each, of
@@ -116,9 +118,9 @@ TEST(SolveParts, NoPartsPutsEveryBodyInTheTeamInItsOrder) {
 
 // A world with every kind of part: thirty three-box columns (small islands), a wall of
 // 60 touching boxes (one heavy island: the team), a pendulum jointed to the world that
-// swings into a column (a jointed island: the team), a kinematic platform carrying two
-// boxes (its island goes to a part, kinematic body and all) and a bouncing ball (the
-// restitution pass).
+// swings into a column (a jointed island: a part, which solves its joint), a kinematic
+// platform carrying two boxes (its island goes to a part, kinematic body and all) and a
+// bouncing ball (the restitution pass).
 World mixed_world() {
   World w;
   const Vec3 half(0.5f);
@@ -185,7 +187,7 @@ TEST(SolveParts, SolvingInPartsComputesTheSameBitsAsOneTeam) {
       }
       if (in_parts) {
         EXPECT_GE(most_parts, 2u);
-        EXPECT_GE(most_team, 61u) << "the wall and the pendulum";
+        EXPECT_EQ(most_team, 60u) << "the wall alone: the pendulum's island is a part";
       } else {
         EXPECT_EQ(most_parts, 0u);
       }

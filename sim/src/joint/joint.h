@@ -56,8 +56,10 @@ struct JointWork {
   float peak_linear = 0.0f;     // largest linear impulse of a substep this tick (breaking)
 };
 
-/// Solver hooks (called from the contact solver's stage list, one thread, joint-slot
-/// order, so joints never depend on the thread count).
+/// Solver hooks. Warm start and solve take the work entries [first, last), one thread,
+/// in order: the solve gives each part of the world (joints that share no body with any
+/// other part's) its own range, in joint-slot order, so joints never depend on the thread
+/// count. Prepare and finish take every entry.
 struct JointPass {
   WorldImpl& world;
   std::vector<SolverBody>& bodies;
@@ -65,6 +67,8 @@ struct JointPass {
   std::vector<JointWork>& work;
   float h;
   bool warm_start_enabled;
+  size_t first = 0;
+  size_t last = ~size_t(0);  // clamped to work.size()
 };
 void prepare_joints(JointPass& p);
 void warm_start_joints(JointPass& p);

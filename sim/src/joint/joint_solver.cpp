@@ -471,12 +471,18 @@ void prepare_joints(JointPass& p) {
 }
 
 void warm_start_joints(JointPass& p) {
-  for (const JointWork& jw : p.work) warm_start_one(p.world.joints.items[jw.joint], current_frame(p, jw));
+  const size_t last = std::min(p.last, p.work.size());
+  for (size_t i = p.first; i < last; ++i) {
+    const JointWork& jw = p.work[i];
+    warm_start_one(p.world.joints.items[jw.joint], current_frame(p, jw));
+  }
 }
 
 void solve_joints(JointPass& p, bool use_bias) {
   const Ctx ctx = make_ctx(p, use_bias);
-  for (JointWork& jw : p.work) {
+  const size_t last = std::min(p.last, p.work.size());
+  for (size_t i = p.first; i < last; ++i) {
+    JointWork& jw = p.work[i];
     Joint& j = p.world.joints.items[jw.joint];
     solve_one(j, current_frame(p, jw), ctx);
     // The impulse a substep ends with: a spike in one substep is what breaks a joint.

@@ -15,10 +15,8 @@ uint32_t first_side(const SolveLink& l) { return l.a != 0 ? l.a : l.b; }
 void split_solve(uint32_t body_count, std::span<const SolveLink> contacts, std::span<const SolveLink> joints,
                  SolveParts& out) {
   static thread_local std::vector<uint32_t> parent_storage, weight_storage;
-  static thread_local std::vector<uint8_t> jointed_storage;
   std::vector<uint32_t>& parent = parent_storage;
   std::vector<uint32_t>& weight = weight_storage;  // per island root
-  std::vector<uint8_t>& jointed = jointed_storage;  // per island root
   parent.resize(body_count);
   for (uint32_t i = 0; i < body_count; ++i) parent[i] = i;
   auto join = [&](const SolveLink& l) {
@@ -28,17 +26,12 @@ void split_solve(uint32_t body_count, std::span<const SolveLink> contacts, std::
   for (const SolveLink& l : joints) join(l);
 
   weight.assign(body_count, 0);
-  jointed.assign(body_count, 0);
   uint64_t total = 0;
   for (uint32_t i = 1; i < body_count; ++i) ++weight[find_root(parent, i)];
-  for (const SolveLink& l : contacts) {
-    if (first_side(l) != 0) ++weight[find_root(parent, first_side(l))];
-  }
-  for (const SolveLink& l : joints) {
-    if (first_side(l) == 0) continue;
-    const uint32_t root = find_root(parent, first_side(l));
-    ++weight[root];
-    jointed[root] = 1;
+  for (std::span<const SolveLink> links : {contacts, joints}) {
+    for (const SolveLink& l : links) {
+      if (first_side(l) != 0) ++weight[find_root(parent, first_side(l))];
+    }
   }
   for (uint32_t i = 1; i < body_count; ++i) total += weight[i];
   const uint64_t team_above = std::max<uint64_t>(kPartWeight, total / kTeamShare);
@@ -51,7 +44,7 @@ void split_solve(uint32_t body_count, std::span<const SolveLink> contacts, std::
   uint64_t part_weight = 0;
   for (uint32_t i = 1; i < body_count; ++i) {
     if (parent[i] != i) continue;  // not the lowest body of its island
-    if (jointed[i] || weight[i] > team_above) {
+    if (weight[i] > team_above) {
       root_part[i] = kTeam;
       continue;
     }

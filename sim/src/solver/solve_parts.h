@@ -6,7 +6,7 @@
 // hand-offs a tick, and each thread touches bodies the other one wrote a moment ago. Solved
 // part by part, a thread keeps its bodies and constraints in its own cache for the whole
 // tick and waits for no one. Only islands too big to be one thread's share (a pyramid, a
-// ragdoll pile held by joints) are left to the team that solves colour by colour.
+// long chain) are left to the team that solves colour by colour.
 //
 // Bits: a part's constraints are still solved colour by colour, in the colours the whole
 // world was given, so every body meets the same constraints in the same order as in one
@@ -46,8 +46,9 @@ struct SolveParts {
 /// order of their lowest body until they weigh at least this much.
 inline constexpr uint32_t kPartWeight = 128;
 
-/// Islands heavier than max(kPartWeight, total weight / kTeamShare) go to the team, and so
-/// do islands with a joint (joints are solved in one serial pass of their own).
+/// Islands heavier than max(kPartWeight, total weight / kTeamShare) go to the team. (A
+/// part solves its own joints, in joint-slot order, before its contacts in each pass, as
+/// the team does with its own.)
 inline constexpr uint32_t kTeamShare = 16;
 
 /// `body_count` counts the stand-in. Contacts and joints are the constraints of the solve;

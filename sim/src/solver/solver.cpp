@@ -284,9 +284,16 @@ class ContactSolver {
     lay_out_part(s_.layout, team, part_body_begin(team), uint32_t(body_slot_.size()), &groups_);
     world_.profile.solve_parts = team;
     world_.profile.team_bodies = uint32_t(body_slot_.size()) - part_body_begin(team);
-    plan_stages();
+    // Joints: prepared here from the world bodies (serial, cheap), then each part solves
+    // its own run of them and the team its run.
     JointPass joints{world_, bodies_, solver_index_, s_.joint_work, h_, world_.joint_warm_start};
-    joints_ = &joints;
+    prepare_joints(joints);
+    sort_joints_by_part();
+    JointPass team_joints = joints;
+    team_joints.first = s_.joint_begin[team];
+    team_joints.last = s_.joint_begin[team + 1];
+    joints_ = &team_joints;
+    plan_stages();
     auto block = [&](const StagePlan::Stage& st, uint32_t begin, uint32_t end) { run_block(st, begin, end); };
     if (world_.executor.threads() == 1) {
       plan_.run_alone(block);
@@ -297,14 +304,13 @@ class ContactSolver {
       world_.executor.run_team([&](uint32_t) { plan_.participate(block); });
     }
     // Breaking and the muscles' new rest poses read the bodies as written back.
-    if (has_joints_) finish_joints(joints);
+    if (!s_.joint_work.empty()) finish_joints(joints);
   }
 
  private:
   // What a stage does; blocks of one stage never write the same body or contact.
   enum Kind : uint32_t { kPart, kFill, kPack, kIntegrateVelocities, kWarmStart, kSolve, kIntegratePositions, kRelax,
-                         kRestitution, kStore, kWriteBack, kJointPrepare, kJointWarmStart, kJointSolve,
-                         kJointRelax };
+                         kRestitution, kStore, kWriteBack, kJointWarmStart, kJointSolve, kJointRelax };
 
   void select_bodies();
   void split_into_parts();
@@ -316,6 +322,7 @@ class ContactSolver {
   void plan_groups(Kind kind);
   void run_block(const StagePlan::Stage& st, uint32_t begin, uint32_t end);
   void run_part(uint32_t part);
+  void sort_joints_by_part();
   void pack_batches(uint32_t begin, uint32_t end);
   void pack_batch(const uint32_t* contacts, int count, WideConstraint& out);
   void pack_point(const Contact* const (&lanes)[kLanes], int j, const WideSides& sides, const WideBodies& va,
@@ -336,8 +343,7 @@ class ContactSolver {
   float max_push_ = 3.0f;
   Softness soft_;
   Softness static_soft_;
-  JointPass* joints_ = nullptr;
-  bool has_joints_ = false;
+  JointPass* joints_ = nullptr;  // the team's run of joints
   bool any_bounce_ = false;  // some manifold in the solve has restitution > 0
   // Working arrays live on beyond one tick (per thread) so a step allocates nothing
   // once the world has reached its size.
@@ -349,7 +355,9 @@ class ContactSolver {
     BatchBuffer batches;
     std::vector<BatchGroup> groups;     // the team's colours, one stage each
     BatchLayout layout;                 // manifolds, colours and batches, part by part
-    std::vector<JointWork> joint_work;  // joints with a side that can move, in slot order
+    std::vector<JointWork> joint_work;  // joints with a side that can move: part by part, slot order within
+    std::vector<JointWork> joint_scratch;
+    std::vector<uint32_t> joint_begin;  // per part (the team last) and one past: its run in joint_work
     std::vector<SolveLink> joint_links;
     SolveParts parts;
     std::vector<uint32_t> scratch_slots;
@@ -496,11 +504,10 @@ void ContactSolver::plan_stages() {
   // serially (one block, joint-slot order) before the contacts of each pass, so contacts
   // have the last word and the order never depends on threads.
   plan_.add(kFill, 0, body_begin, body_end, kBodyBlock);
-  has_joints_ = !world_.joints.empty();
+  const bool team_has_joints = s_.joint_begin[team] < s_.joint_begin[team + 1];
   auto joint_stage = [&](Kind kind) {
-    if (has_joints_) plan_.add(kind, 0, 0, 1, 1);
+    if (team_has_joints) plan_.add(kind, 0, 0, 1, 1);
   };
-  joint_stage(kJointPrepare);
   plan_.add(kPack, 0, batch_begin, batch_end, kBatchBlock);
   for (uint32_t i = 0; i < substeps_; ++i) {
     plan_.add(kIntegrateVelocities, 0, body_begin, body_end, kBodyBlock);
@@ -552,7 +559,6 @@ void ContactSolver::run_block(const StagePlan::Stage& st, uint32_t begin, uint32
       break;
     case kStore: store_impulses(begin, end); break;
     case kWriteBack: write_back(begin, end); break;
-    case kJointPrepare: prepare_joints(*joints_); break;
     case kJointWarmStart: warm_start_joints(*joints_); break;
     case kJointSolve: solve_joints(*joints_, true); break;
     case kJointRelax: solve_joints(*joints_, false); break;
@@ -569,11 +575,17 @@ void ContactSolver::run_part(uint32_t part) {
   lay_out_part(s_.layout, part, body_begin, body_end, nullptr);
   const uint32_t first = s_.layout.part_begin[part], last = s_.layout.batch_end[part];
   pack_batches(first, last);
+  JointPass joints{world_, bodies_, solver_index_, s_.joint_work, h_, world_.joint_warm_start,
+                   s_.joint_begin[part], s_.joint_begin[part + 1]};
+  const bool any_joint = joints.first < joints.last;
   for (uint32_t i = 0; i < substeps_; ++i) {
     integrate_velocities(body_begin, body_end);
+    if (any_joint) warm_start_joints(joints);
     for (uint32_t b = first; b < last; ++b) warm_start(batches_[b]);
+    if (any_joint) solve_joints(joints, true);
     for (uint32_t b = first; b < last; ++b) solve(batches_[b], true);
     integrate_positions(body_begin, body_end);
+    if (any_joint) solve_joints(joints, false);
     for (uint32_t b = first; b < last; ++b) solve(batches_[b], false);
   }
   if (any_bounce_) {
@@ -581,6 +593,29 @@ void ContactSolver::run_part(uint32_t part) {
   }
   store_impulses(first, last);
   write_back(body_begin, body_end);
+}
+
+// Orders the joints' work part by part (the team's last), joint-slot order within a
+// part, and records where each part's run starts. A joint's part is that of its first
+// side that can move (bodies are numbered part by part by now).
+void ContactSolver::sort_joints_by_part() {
+  std::vector<JointWork>& work = s_.joint_work;
+  const std::vector<uint32_t>& body_end = s_.parts.body_end;
+  std::vector<uint32_t>& begin = s_.joint_begin;
+  begin.assign(s_.parts.parts + 2, 0);
+  if (work.empty()) return;
+  auto part_of = [&](const JointWork& jw) {
+    const uint32_t body = jw.a != 0 ? jw.a : jw.b;
+    return uint32_t(std::upper_bound(body_end.begin(), body_end.end(), body) - body_end.begin());
+  };
+  for (const JointWork& jw : work) ++begin[part_of(jw) + 1];
+  for (size_t p = 1; p < begin.size(); ++p) begin[p] += begin[p - 1];
+  std::vector<uint32_t>& cursor = s_.scratch_slots;
+  cursor.assign(begin.begin(), begin.end() - 1);
+  std::vector<JointWork>& sorted = s_.joint_scratch;
+  sorted.resize(work.size());
+  for (const JointWork& jw : work) sorted[cursor[part_of(jw)]++] = jw;
+  work.swap(sorted);
 }
 
 void ContactSolver::pack_batch(const uint32_t* ids, int count, WideConstraint& w) {
