@@ -302,10 +302,11 @@ void refresh_woken_contacts(WorldImpl& w, std::vector<uint8_t>& flags) {
   }
 }
 
-// Fills w.touching_contacts, as indices into the contacts once the dead ones are gone:
-// from the pass's flags when given (no contact is read), else from the contacts. Fixed
-// chunks, each found on any worker into its own list and joined in chunk order, so the
-// list is the same whoever found what.
+// Fills w.touching_contacts, from the contact pass's flags when given (no contact is
+// read; the dead ones are then removed and the list counts past them), else from the
+// contacts; and records the contact set's generation the list belongs to. Fixed chunks,
+// each found on any worker into its own list and joined in chunk order, so the list is
+// the same whoever found what.
 void collect_touching_contacts(WorldImpl& w, const std::vector<uint8_t>* flags) {
   constexpr size_t kChunk = 1024;
   const auto& items = w.contacts.items();
@@ -341,15 +342,13 @@ void collect_touching_contacts(WorldImpl& w, const std::vector<uint8_t>* flags) 
     for (uint32_t i : found[k]) w.touching_contacts.push_back(i - dead_before);
     dead_before += dead[k];
   }
+  if (flags) w.contacts.remove_flagged(*flags, w.executor);
+  w.touching_generation = w.contacts.generation();
 }
 
 }  // namespace
 
 void WorldImpl::refresh_contact_from_poses(Contact& c, bool flatten_friction) {
-  const Shape& sa = shapes[c.shape_a];
-  const Shape& sb = shapes[c.shape_b];
-  if (c.body_a != sa.body) c.body_a = sa.body;
-  if (c.body_b != sb.body) c.body_b = sb.body;
   refresh_contact(*this, c, nullptr, nullptr, flatten_friction);
 }
 
@@ -393,8 +392,6 @@ void WorldImpl::step() {
     const bool woke = wake_touched_islands(*this, with_characters ? nullptr : &dead);
     if (woke || with_characters) refresh_woken_contacts(*this, dead);
     collect_touching_contacts(*this, &dead);
-    contacts.remove_flagged(dead, executor);
-    touching_generation = contacts.generation();
     touching = update_contact_events(*this);
   } else if (last_step_still) {
     // The contacts, poses and velocities are those the last events were built from.
@@ -402,7 +399,6 @@ void WorldImpl::step() {
     touching = last_touching;
   } else {
     collect_touching_contacts(*this, nullptr);
-    touching_generation = contacts.generation();
     touching = update_contact_events(*this);
   }
   last_step_still = still;

@@ -77,10 +77,10 @@ void ContactSet::rebuild_keys() {
 }
 
 void ContactSet::remove_flagged(const std::vector<uint8_t>& flags, Executor& executor) {
-  auto dead = [&](size_t i) { return (flags[i] & 1u) != 0; };
+  auto dead = [](uint8_t f) { return (f & kContactDead) != 0; };
   // Most ticks remove nothing: look for a dead contact before copying any (a resting
   // world would otherwise copy every contact each tick).
-  if (std::none_of(flags.begin(), flags.end(), [](uint8_t f) { return (f & 1u) != 0; })) return;
+  if (std::none_of(flags.begin(), flags.end(), dead)) return;
   // Fixed chunks: each counts its survivors, then copies them to where the counts before
   // it say, on any worker.
   const size_t n = items_.size();
@@ -90,7 +90,7 @@ void ContactSet::remove_flagged(const std::vector<uint8_t>& flags, Executor& exe
     for (size_t k = first; k < last; ++k) {
       const size_t end = std::min(n, (k + 1) * kCopyChunk);
       size_t kept = 0;
-      for (size_t i = k * kCopyChunk; i < end; ++i) kept += dead(i) ? 0 : 1;
+      for (size_t i = k * kCopyChunk; i < end; ++i) kept += dead(flags[i]) ? 0 : 1;
       kept_before_[k + 1] = kept;
     }
   });
@@ -102,7 +102,7 @@ void ContactSet::remove_flagged(const std::vector<uint8_t>& flags, Executor& exe
       const size_t end = std::min(n, (k + 1) * kCopyChunk);
       size_t out = kept_before_[k];
       for (size_t i = k * kCopyChunk; i < end; ++i) {
-        if (dead(i)) continue;
+        if (dead(flags[i])) continue;
         merge_scratch_[out] = items_[i];
         key_scratch_[out++] = items_[i].key;
       }

@@ -80,7 +80,7 @@ class ContactSet {
                                         std::vector<uint32_t>* indices = nullptr);
   /// Removes every contact touching a collider slot.
   void remove_shape(uint32_t shape);
-  /// Removes the contacts whose byte in `flags` (same length as items()) has bit 0 set,
+  /// Removes the contacts whose byte in `flags` (same length as items()) has kContactDead,
   /// copying the others in chunks on the executor's workers.
   void remove_flagged(const std::vector<uint8_t>& flags, Executor& executor);
   void clear() {
