@@ -103,9 +103,37 @@ void BroadPhase::forget_moved(uint32_t shape) {
   moved_.erase(std::remove(moved_.begin(), moved_.end(), shape), moved_.end());
 }
 
+void BroadPhase::mark_queries(const std::vector<Shape>& shapes) {
+  queries_.assign(shapes.size(), 0);
+  for (uint32_t s : moved_) {
+    const Shape& shape = shapes[s];
+    if (shape.alive && shape.proxy >= 0) queries_[s] = 1;
+  }
+}
+
+void BroadPhase::index_known(std::span<const uint64_t> known, size_t shape_count) {
+  known_from_.assign(shape_count + 1, 0);
+  // known_from_[s]: the first known key whose lower slot is s or more.
+  size_t k = 0;
+  for (size_t s = 0; s <= shape_count; ++s) {
+    while (k < known.size() && (known[k] >> 32) < s) ++k;
+    known_from_[s] = uint32_t(k);
+  }
+}
+
+bool BroadPhase::is_known(std::span<const uint64_t> known, uint64_t key) const {
+  const size_t lower = size_t(key >> 32);
+  const auto first = known.begin() + known_from_[lower];
+  const auto last = known.begin() + known_from_[lower + 1];
+  return std::binary_search(first, last, key);
+}
+
 void BroadPhase::collect_pairs(const std::vector<Shape>& shapes, const std::vector<Body>& bodies,
                                std::span<const uint64_t> known, Executor& executor, std::vector<uint64_t>& out) {
   out.clear();
+  if (moved_.empty()) return;
+  mark_queries(shapes);
+  index_known(known, shapes.size());
   constexpr size_t kChunk = 64;  // moved colliders per query chunk
   const size_t chunks = (moved_.size() + kChunk - 1) / kChunk;
   if (chunk_pairs_.size() < chunks) chunk_pairs_.resize(chunks);
@@ -116,15 +144,18 @@ void BroadPhase::collect_pairs(const std::vector<Shape>& shapes, const std::vect
       const size_t end = std::min(moved_.size(), (chunk + 1) * kChunk);
       for (size_t m = chunk * kChunk; m < end; ++m) {
         const uint32_t s = moved_[m];
+        if (!queries_[s]) continue;
         const Shape& shape = shapes[s];
-        if (!shape.alive || shape.proxy < 0) continue;
         const Body& body = bodies[shape.body];
         auto visit = [&](uint32_t other) {
-          if (other == s) return;
+          // Two moved colliders find each other twice (overlap and should_collide are
+          // symmetric): the lower slot's query keeps the pair. A whole falling pile moves
+          // at once, and this halves what its queries test.
+          if (other <= s && (other == s || queries_[other])) return;
           const Shape& o = shapes[other];
           if (!should_collide(shape, body, o, bodies[o.body])) return;
           const uint64_t key = pair_key(s, other);
-          if (!std::binary_search(known.begin(), known.end(), key)) found.push_back(key);
+          if (!is_known(known, key)) found.push_back(key);
         };
         movable_tree_.query(shape.fat, visit);
         if (!shape.is_static) static_tree_.query(shape.fat, visit);

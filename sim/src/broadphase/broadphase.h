@@ -65,10 +65,18 @@ class BroadPhase {
   void forget_moved(uint32_t shape);
 
  private:
+  /// Flags, per collider slot, the moved colliders that will query (alive, with a proxy).
+  void mark_queries(const std::vector<Shape>& shapes);
+  /// Indexes the known keys by lower slot, so a lookup searches one collider's few pairs.
+  void index_known(std::span<const uint64_t> known, size_t shape_count);
+  bool is_known(std::span<const uint64_t> known, uint64_t key) const;
+
   DynamicTree static_tree_;
   DynamicTree movable_tree_;
   std::vector<uint32_t> moved_;  // collider slots
   std::vector<std::vector<uint64_t>> chunk_pairs_;  // per query chunk, reused
+  std::vector<uint8_t> queries_;       // per collider slot: it queries this time
+  std::vector<uint32_t> known_from_;   // per collider slot: its first known key
 };
 
 }  // namespace keel::sim
