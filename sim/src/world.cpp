@@ -179,30 +179,37 @@ void update_broadphase(WorldImpl& w, std::vector<uint64_t>& pairs) {
   }
 }
 
-// Recomputes one contact's manifold from the two colliders placed in world space,
-// carrying impulses over by feature id. A null side is placed here (a collider whose
-// body cannot move this tick is not placed for every pair it is in, only for those that
-// get this far).
+// Recomputes one contact's manifold from its two colliders placed in world space,
+// carrying impulses over by feature id.
+void collide_placed(const Shape& sa, const Body& ba, const ShapeGeom& ga, const Shape& sb, const Body& bb,
+                    const ShapeGeom& gb, Contact& c, bool flatten_friction) {
+  Manifold m;
+  c.sensor = sa.is_trigger || sb.is_trigger;
+  c.friction = combine_friction(sa.friction, sb.friction);
+  c.restitution = combine_restitution(sa.restitution, sb.restitution);
+  collide(ga, gb, kSpeculativeDistance + ccd_margin(ba, bb), m);
+  update_manifold(c, m, ba.center, bb.center, flatten_friction);
+}
+
+// Recomputes one contact's manifold. A null side is placed here (a collider whose body
+// cannot move this tick is not placed for every pair it is in, only for those that get
+// this far).
 void refresh_contact(WorldImpl& w, Contact& c, const ShapeGeom* ga, const ShapeGeom* gb, bool flatten_friction) {
   const Shape& sa = w.shapes[c.shape_a];
   const Shape& sb = w.shapes[c.shape_b];
-  Manifold m;  // stays empty when even the tight bounds are apart: no narrowphase needed
   if (!overlaps(sa.aabb, sb.aabb)) {
     // Most pairs of a busy world (neighbours within the fattened bounds): an empty pair
     // stays empty without touching the rest of the contact. Its material fields are read
     // only while it has points, and are set whenever it gets them.
-    if (c.count != 0) update_manifold(c, m, Vec3(0.0f), Vec3(0.0f), flatten_friction);
+    if (c.count != 0) update_manifold(c, Manifold{}, Vec3(0.0f), Vec3(0.0f), flatten_friction);
     return;
   }
   const Body& ba = w.bodies[sa.body];
   const Body& bb = w.bodies[sb.body];
-  const ShapeGeom placed_a = ga ? ShapeGeom{} : placed_geom(sa, ba);
-  const ShapeGeom placed_b = gb ? ShapeGeom{} : placed_geom(sb, bb);
-  c.sensor = sa.is_trigger || sb.is_trigger;
-  c.friction = combine_friction(sa.friction, sb.friction);
-  c.restitution = combine_restitution(sa.restitution, sb.restitution);
-  collide(ga ? *ga : placed_a, gb ? *gb : placed_b, kSpeculativeDistance + ccd_margin(ba, bb), m);
-  update_manifold(c, m, ba.center, bb.center, flatten_friction);
+  if (ga && gb) return collide_placed(sa, ba, *ga, sb, bb, *gb, c, flatten_friction);
+  if (ga) return collide_placed(sa, ba, *ga, sb, bb, placed_geom(sb, bb), c, flatten_friction);
+  if (gb) return collide_placed(sa, ba, placed_geom(sa, ba), sb, bb, *gb, c, flatten_friction);
+  collide_placed(sa, ba, placed_geom(sa, ba), sb, bb, placed_geom(sb, bb), c, flatten_friction);
 }
 
 // Recomputes every contact's manifold from the current poses; drops contacts whose fat

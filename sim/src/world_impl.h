@@ -104,17 +104,17 @@ struct Shape {
 /// the character controller test against).
 inline ShapeGeom placed_geom(const Shape& s, const Body& b) {
   const Transform xf = compose(b.origin, s.local);
-  ShapeGeom g;
-  g.type = s.type;
-  g.position = xf.position;
-  g.rotation = glm::mat3_cast(xf.rotation);
-  g.radius = s.radius;
-  g.half_height = s.half_height;
-  g.half_extents = s.half_extents;
-  g.hull = s.hull.get();
-  g.mesh = s.mesh.get();
-  g.heightfield = s.heightfield.get();
-  return g;
+  // Every field named once (no default-filled copy overwritten field by field).
+  return ShapeGeom{.type = s.type,
+                   .position = xf.position,
+                   .rotation = glm::mat3_cast(xf.rotation),
+                   .radius = s.radius,
+                   .half_height = s.half_height,
+                   .half_extents = s.half_extents,
+                   .hull = s.hull.get(),
+                   .mesh = s.mesh.get(),
+                   .heightfield = s.heightfield.get(),
+                   .placed_hull = nullptr};
 }
 
 struct WorldImpl {

@@ -25,7 +25,7 @@ namespace keel::sim::np {
 
 struct ClipVertex {
   Vec3 p;
-  uint16_t key;  // 16-bit fields fill the struct to 16 bytes: copies are single moves
+  uint16_t key;
   uint16_t edge;
 };
 
@@ -37,8 +37,15 @@ struct ClipPolygon {
   static constexpr int kCapacity = Capacity;
   ClipVertex v[Capacity];
   int n = 0;
-  void push(const ClipVertex& x) {
-    if (n < Capacity) v[n++] = x;
+  /// Field by field, as vertices are also read: a vertex stored in pieces and then read
+  /// back as one 16-byte block (a struct copy) stalls until the pieces reach the cache,
+  /// and the clip reads each vertex the pass before it wrote.
+  void push(const Vec3& p, uint16_t key, uint16_t edge) {
+    if (n >= Capacity) return;
+    ClipVertex& x = v[n++];
+    x.p = p;
+    x.key = key;
+    x.edge = edge;
   }
 };
 
@@ -62,9 +69,9 @@ void clip_polygon(const ClipPolygon<Capacity>& in, const Vec3& normal, float off
       const auto key = uint16_t(KeyBase + Lanes * prev->edge + s);
       // Entering: the new vertex continues the edge it lies on. Leaving: the polygon now
       // runs along plane s until it re-enters.
-      out.push(ClipVertex{p, key, dcur <= 0.0f ? prev->edge : uint16_t(Lanes + s)});
+      out.push(p, key, dcur <= 0.0f ? prev->edge : uint16_t(Lanes + s));
     }
-    if (dcur <= 0.0f) out.push(cur);
+    if (dcur <= 0.0f) out.push(cur.p, cur.key, cur.edge);
     prev = &cur;
     dprev = dcur;
   }

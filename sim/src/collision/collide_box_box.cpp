@@ -20,17 +20,16 @@ namespace {
 
 using np::add_point;
 
+/// A view of a placed box: its centre, axes (the rotation's columns) and half extents,
+/// read where the collider keeps them. Copying them into a box of their own made the
+/// compiler store them in pieces and load them back whole, a stall on every pair.
 struct Box {
-  Vec3 c;
-  Vec3 axis[3];
-  float h[3];
+  const Vec3& c;
+  const Mat3& axis;
+  const Vec3& h;
 };
 
-Box make_box(const ShapeGeom& s) {
-  return Box{s.position,
-             {s.rotation[0], s.rotation[1], s.rotation[2]},
-             {s.half_extents.x, s.half_extents.y, s.half_extents.z}};
-}
+Box make_box(const ShapeGeom& s) { return Box{s.position, s.rotation, s.half_extents}; }
 
 /// The axis the SAT settled on. `normal` is unit, world space, from A to B.
 struct SatAxis {
@@ -125,7 +124,6 @@ bool best_edge(const Box& a, const Box& b, const Relation& rel, SatAxis& best) {
 /// Clipping state for a box face: four incident vertices plus one per side plane (see
 /// clip.h for the keys); clip keys fit bits 0-5 of the feature id.
 using Polygon = np::ClipPolygon<12>;
-using np::ClipVertex;
 using Candidate = np::ClipCandidate;
 
 /// Builds the incident face of `inc` against reference normal n_ref: the face whose normal
@@ -150,8 +148,8 @@ int incident_face(const Box& inc, const Vec3& n_ref, Polygon& poly) {
   const Vec3 dv = inc.axis[v] * inc.h[v];
   // Fixed winding (+u+v, -u+v, -u-v, +u-v): vertex e and edge e are the same every tick.
   const Vec3 corners[4] = {centre + du + dv, centre - du + dv, centre - du - dv, centre + du - dv};
-  poly.n = 4;
-  for (int e = 0; e < 4; ++e) poly.v[e] = ClipVertex{corners[e], uint16_t(e), uint16_t(e)};
+  poly.n = 0;
+  for (int e = 0; e < 4; ++e) poly.push(corners[e], uint16_t(e), uint16_t(e));
   return 2 * k + (s < 0.0f ? 1 : 0);
 }
 

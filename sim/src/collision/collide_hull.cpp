@@ -202,7 +202,7 @@ void face_contact(const WorldHull& ref, int rf, const WorldHull& inc, bool ref_i
   const HullFace& fi = inc.topo.faces[inf];
   Polygon buf[2];
   for (int e = 0; e < fi.count; ++e)
-    buf[0].push(ClipVertex{inc.v[inc.topo.loops[fi.first + e]], uint16_t(e), uint16_t(e)});
+    buf[0].push(inc.v[inc.topo.loops[fi.first + e]], uint16_t(e), uint16_t(e));
   const HullFace& fr = ref.topo.faces[rf];
   const float slop = std::min(1.0e-3f, 0.01f * std::max(ref.inner, 1.0e-3f));
   int cur = 0;

@@ -14,6 +14,7 @@
 #include <keel/sim/math.h>
 
 #include <cstdint>
+#include <type_traits>
 
 namespace keel::sim {
 
@@ -39,11 +40,15 @@ struct ShapeGeom {
   const WorldHull* placed_hull = nullptr;
 };
 
+/// Written whole by whoever adds it (add_point); a manifold's points past its count are
+/// never read, so they are left uninitialised: the contact pass makes a manifold for every
+/// pair whose bounds overlap, and zeroing four points each time cost more than the pass.
 struct ManifoldPoint {
-  Vec3 point{0.0f};  ///< world space, midway between the surfaces
-  float depth = 0.0f;
-  uint32_t id = 0;  ///< feature id
+  Vec3 point;  ///< world space, midway between the surfaces
+  float depth;
+  uint32_t id;  ///< feature id
 };
+static_assert(std::is_trivially_default_constructible_v<ManifoldPoint>);
 
 struct Manifold {
   Vec3 normal{0.0f, 1.0f, 0.0f};  ///< from A to B

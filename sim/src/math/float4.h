@@ -40,6 +40,8 @@ inline Float4 select(Float4 mask, Float4 a, Float4 b) {
   return {_mm_or_ps(_mm_and_ps(mask.v, a.v), _mm_andnot_ps(mask.v, b.v))};
 }
 inline void store4(Float4 a, float out[4]) { _mm_storeu_ps(out, a.v); }
+/// Whether any lane of a mask is set.
+inline bool any(Float4 mask) { return _mm_movemask_ps(mask.v) != 0; }
 
 #else
 
@@ -86,6 +88,14 @@ inline Float4 select(Float4 mask, Float4 a, Float4 b) {
 }
 inline void store4(Float4 a, float out[4]) {
   for (int i = 0; i < 4; ++i) out[i] = a.v[i];
+}
+inline bool any(Float4 mask) {
+  for (int i = 0; i < 4; ++i) {
+    uint32_t bits;
+    std::memcpy(&bits, &mask.v[i], 4);
+    if (bits >> 31) return true;
+  }
+  return false;
 }
 
 #undef KEEL_FLOAT4_LANEWISE

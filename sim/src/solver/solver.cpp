@@ -724,9 +724,13 @@ void ContactSolver::integrate_velocities(uint32_t begin, uint32_t end) {
 void ContactSolver::integrate_positions(uint32_t begin, uint32_t end) {
   for (uint32_t i = begin; i < end; ++i) {
     SolverBody& b = bodies_[i];
-    b.dp += h_ * b.v;
-    Quat spin(0.0f, b.w.x, b.w.y, b.w.z);
-    Quat q = b.dq + (0.5f * h_) * (spin * b.dq);
+    // Everything is read before anything is stored: a store into dp followed by a wide
+    // load over dp and dq (as the compiler packs them) stalls on every body.
+    const Vec3 v = b.v, w = b.w, dp = b.dp;
+    const Quat dq = b.dq;
+    const Quat spin(0.0f, w.x, w.y, w.z);
+    const Quat q = dq + (0.5f * h_) * (spin * dq);
+    b.dp = dp + h_ * v;
     b.dq = glm::normalize(q);
   }
 }
@@ -789,9 +793,13 @@ void ContactSolver::solve(WideConstraint& c, bool use_bias) {
     Float4 max_f = c.friction * p.normal.impulse;
     Float4 len2 = l1 * l1 + l2 * l2;
     Float4 over = greater(len2, max_f * max_f);
-    Float4 scale = select(over, max_f / sqrt4(select(over, len2, one)), one);
-    l1 = l1 * scale;
-    l2 = l2 * scale;
+    // Mostly every lane grips (a resting pile): then the scale is one in each lane and the
+    // square root and division are skipped (x * 1 is x, so the bits are the same).
+    if (any(over)) {
+      Float4 scale = select(over, max_f / sqrt4(select(over, len2, one)), one);
+      l1 = l1 * scale;
+      l2 = l2 * scale;
+    }
     apply_row(p.tangent1, c.t1, l1 - p.tangent1.impulse, c.inv_mass_a, c.inv_mass_b, a, b);
     apply_row(p.tangent2, c.t2, l2 - p.tangent2.impulse, c.inv_mass_a, c.inv_mass_b, a, b);
     p.tangent1.impulse = l1;
