@@ -29,13 +29,14 @@ struct BodyMotion {
 
 /// A fixed orthonormal tangent basis for a normal. Chosen from the normal alone, so the
 /// same normal always gets the same tangents.
-void tangent_basis(const Vec3& n, Vec3& t1, Vec3& t2) {
-  if (std::abs(n.x) >= 0.57735027f) {
-    t1 = glm::normalize(Vec3(n.y, -n.x, 0.0f));
-  } else {
-    t1 = glm::normalize(Vec3(0.0f, n.z, -n.y));
-  }
-  t2 = glm::cross(n, t1);
+void tangent_basis(const Vec3& normal, Vec3& t1_out, Vec3& t2_out) {
+  // In locals: the outputs may alias the normal as far as the compiler knows, so writing
+  // t1 first made it read t1 back in a wider piece than it wrote (a stall).
+  const Vec3 n = normal;
+  const Vec3 t1 = std::abs(n.x) >= 0.57735027f ? glm::normalize(Vec3(n.y, -n.x, 0.0f))
+                                                : glm::normalize(Vec3(0.0f, n.z, -n.y));
+  t1_out = t1;
+  t2_out = glm::cross(n, t1);
 }
 
 // ---- packing lanes ------------------------------------------------------------------
@@ -470,10 +471,14 @@ void ContactSolver::fill_bodies(uint32_t begin, uint32_t end) {
   const Vec3 gravity = world_.settings.gravity;
   for (uint32_t k = begin; k < end; ++k) {
     const Body& b = bodies[body_slot_[k]];
-    SolverBody sb;
-    BodyMotion m;
+    // Written in place, field by field: a body built on the stack and copied whole was
+    // read back in wider pieces than it was written (a stall per body).
+    SolverBody& sb = bodies_[k];
+    BodyMotion& m = motion_[k];
     sb.v = b.linear_velocity;
     sb.w = b.angular_velocity;
+    sb.dp = Vec3(0.0f);
+    sb.dq = Quat(1.0f, 0.0f, 0.0f, 0.0f);
     if (b.motion == MotionType::Dynamic) {
       sb.inv_mass = b.inv_mass;
       Mat3 r = glm::mat3_cast(b.origin.rotation);
@@ -481,9 +486,11 @@ void ContactSolver::fill_bodies(uint32_t begin, uint32_t end) {
       m.gravity_dv = (h_ * b.gravity_scale) * gravity;
       m.linear_factor = 1.0f / (1.0f + h_ * b.linear_damping);
       m.angular_factor = b.freeze_rotation ? 0.0f : 1.0f / (1.0f + h_ * b.angular_damping);
+    } else {
+      sb.inv_mass = 0.0f;
+      sb.inv_inertia = Mat3(0.0f);
+      m = BodyMotion{};
     }
-    bodies_[k] = sb;
-    motion_[k] = m;
   }
 }
 
