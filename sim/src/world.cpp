@@ -368,9 +368,21 @@ bool any_body_can_move(const WorldImpl& w) {
   return false;
 }
 
+// Whether some body is neither static nor asleep (a still kinematic body counts: the
+// solver still takes it).
+bool any_body_awake(const WorldImpl& w) {
+  for (const Body& b : w.bodies) {
+    if (b.alive && b.motion != MotionType::Static && !b.sleeping) return true;
+  }
+  return false;
+}
+
 }  // namespace
 
 void WorldImpl::step() {
+  // Nothing awake and nothing edited since a still step: every stage below would find
+  // nothing to do (no body to place, collide, solve or put to sleep), at a cost per body.
+  if (dormant && !edited && characters.items.empty()) return step_dormant();
   auto t0 = Clock::now();
   static thread_local std::vector<uint64_t> pairs;
   static thread_local std::vector<ShapeGeom> geoms;
@@ -415,6 +427,7 @@ void WorldImpl::step() {
   solve_tick(*this, dt);
   update_sleep(*this, dt);
   ++tick;
+  dormant = still && !any_body_awake(*this);
 
   profile.broadphase_ms = std::chrono::duration<double, std::milli>(t1 - t0).count();
   profile.narrowphase_ms = std::chrono::duration<double, std::milli>(t2 - t1).count();
@@ -422,6 +435,21 @@ void WorldImpl::step() {
   profile.total_ms = ms_since(t0);
   profile.contact_pairs = uint32_t(contacts.items().size());
   profile.touching_pairs = touching;
+}
+
+void WorldImpl::step_dormant() {
+  auto t0 = Clock::now();
+  repeat_contact_events(*this);
+  last_step_still = true;
+  ++tick;
+  profile.broadphase_ms = 0.0;
+  profile.narrowphase_ms = 0.0;
+  profile.solve_ms = 0.0;
+  profile.total_ms = ms_since(t0);
+  profile.contact_pairs = uint32_t(contacts.items().size());
+  profile.touching_pairs = last_touching;
+  profile.solve_parts = 0;
+  profile.team_bodies = 0;
 }
 
 // ---------------------------------------------------------------------------------------

@@ -144,9 +144,12 @@ struct WorldImpl {
   // Derived, never state. `edited`: the API added, removed, moved or pushed a body since
   // the last step (a new or restored world counts as edited). `last_step_still`: the last
   // step found no body able to move and nothing edited. Together they let a world at rest
-  // skip its contacts (see WorldImpl::step).
+  // skip its contacts (see WorldImpl::step). `dormant`: the last step was still and left
+  // every body static or asleep, so until the API edits something a step changes nothing
+  // but the tick and the repeated events.
   bool edited = true;
   bool last_step_still = false;
+  bool dormant = false;
   uint32_t last_touching = 0;
   // Derived, never state: the contacts that have points, in key order, as the events,
   // the solver and the islands see them this tick. Most pairs of a busy world are
@@ -174,6 +177,8 @@ struct WorldImpl {
   void refresh_contact_from_poses(Contact& c, bool flatten_friction = true);
 
   void step();
+  /// A step of a dormant world (see `dormant`): the events repeat and the tick advances.
+  void step_dormant();
 };
 
 }  // namespace keel::sim

@@ -157,5 +157,78 @@ TEST(Sleep, TippingBoxDoesNotSleepLeaning) {
   EXPECT_FALSE(slept_leaning);
 }
 
+// A world whose every body sleeps steps without looking at its bodies or contacts until
+// the API edits it. Such a step must be indistinguishable from a full one: each tick it
+// is checked against a world restored from the same state (a restored world always takes
+// the full step), by hash, events (contacts and a trigger) and per-body outputs; then an
+// impulse wakes the tower in both on the same tick.
+void expect_same_outputs(const World& a, const World& b, const std::vector<BodyId>& ids, int tick) {
+  ASSERT_EQ(a.hash(), b.hash()) << "tick " << tick;
+  ASSERT_EQ(a.contact_events().size(), b.contact_events().size()) << "tick " << tick;
+  for (size_t i = 0; i < a.contact_events().size(); ++i) {
+    const ContactEvent& x = a.contact_events()[i];
+    const ContactEvent& y = b.contact_events()[i];
+    EXPECT_EQ(x.kind, y.kind);
+    EXPECT_EQ(x.body_a, y.body_a);
+    EXPECT_EQ(x.body_b, y.body_b);
+    EXPECT_EQ(x.point, y.point);
+    EXPECT_EQ(x.normal, y.normal);
+    EXPECT_EQ(x.approach_speed, y.approach_speed);
+  }
+  ASSERT_EQ(a.trigger_events().size(), b.trigger_events().size()) << "tick " << tick;
+  for (size_t i = 0; i < a.trigger_events().size(); ++i) {
+    EXPECT_EQ(a.trigger_events()[i].kind, b.trigger_events()[i].kind);
+    EXPECT_EQ(a.trigger_events()[i].trigger, b.trigger_events()[i].trigger);
+    EXPECT_EQ(a.trigger_events()[i].other, b.trigger_events()[i].other);
+  }
+  for (BodyId id : ids) {
+    const BodyState x = a.body_state(id), y = b.body_state(id);
+    EXPECT_EQ(x.sleeping, y.sleeping);
+    EXPECT_EQ(x.supported, y.supported);
+    EXPECT_EQ(x.support_normal, y.support_normal);
+    EXPECT_EQ(x.block_normal, y.block_normal);
+  }
+}
+
+TEST(Sleep, AWorldEntirelyAsleepStepsLikeAFullStepUntilEdited) {
+  Tower t;
+  build_tower(t, 3);
+  BodyDef sensor = box_body(2, MotionType::Static, Vec3(0, 2.5f, 0), Vec3(1.0f, 0.2f, 1.0f));
+  sensor.colliders[0].is_trigger = true;  // around the top box
+  ASSERT_TRUE(t.world.add_body(sensor));
+  int ticks = 0;
+  while (!all_asleep(t.world, t.boxes) && ticks < 300) {
+    t.world.step();
+    ++ticks;
+  }
+  ASSERT_TRUE(all_asleep(t.world, t.boxes));
+  int dormant_steps = 0;
+  for (int i = 0; i < 40; ++i) {
+    World full;
+    ASSERT_TRUE(full.restore_state(t.world.save_state()));
+    if (i == 30) {
+      // An edit (3 m/s on the 1000 kg top box): both worlds take the full step, and the
+      // tower wakes in both.
+      t.world.apply_impulse(t.boxes[2], Vec3(3000.0f, 0.0f, 0.0f), t.world.body_state(t.boxes[2]).position);
+      full.apply_impulse(t.boxes[2], Vec3(3000.0f, 0.0f, 0.0f), full.body_state(t.boxes[2]).position);
+    }
+    t.world.step();
+    full.step();
+    const StepProfile& p = t.world.profile();
+    if (p.broadphase_ms == 0.0 && p.narrowphase_ms == 0.0 && p.solve_ms == 0.0) ++dormant_steps;
+    expect_same_outputs(t.world, full, t.boxes, i);
+    EXPECT_FALSE(t.world.contact_events().empty());
+    EXPECT_FALSE(t.world.trigger_events().empty()) << "the trigger still senses the top box";
+    if (i == 30) {
+      EXPECT_FALSE(all_asleep(t.world, t.boxes)) << "woken on the tick of the impulse";
+      EXPECT_GT(t.world.body_state(t.boxes[2]).linear_velocity.x, 0.5f);
+    }
+  }
+  // The first step after the island fell asleep is a full one; so is the one after the
+  // edit and every step while the tower moves.
+  EXPECT_GE(dormant_steps, 25);
+  EXPECT_LE(dormant_steps, 30);
+}
+
 }  // namespace
 }  // namespace keel::sim
