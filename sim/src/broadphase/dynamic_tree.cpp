@@ -26,6 +26,7 @@ void DynamicTree::clear() {
   nodes_.clear();
   root_ = kNullNode;
   free_list_ = kNullNode;
+  proxy_count_ = 0;
 }
 
 int32_t DynamicTree::create_proxy(const AABB& box, uint32_t user_data) {
@@ -34,18 +35,48 @@ int32_t DynamicTree::create_proxy(const AABB& box, uint32_t user_data) {
   nodes_[id].user_data = user_data;
   nodes_[id].height = 0;
   insert_leaf(id);
+  ++proxy_count_;
   return id;
 }
 
 void DynamicTree::destroy_proxy(int32_t proxy) {
   remove_leaf(proxy);
   free_node(proxy);
+  --proxy_count_;
 }
 
 void DynamicTree::move_proxy(int32_t proxy, const AABB& box) {
   remove_leaf(proxy);
   nodes_[proxy].box = box;
   insert_leaf(proxy);
+}
+
+void DynamicTree::split_self_pairs(size_t want, std::vector<NodePair>& out) const {
+  out.clear();
+  if (root_ == kNullNode) return;
+  out.push_back({root_, root_});
+  // Breadth first: each round replaces every pair that has children with them (leaf
+  // pairs, already visitable, stay as they are), until there are enough.
+  std::vector<NodePair> next_round;
+  auto none = [](uint32_t, uint32_t) {};
+  while (out.size() < want) {
+    next_round.clear();
+    bool grew = false;
+    for (const NodePair& p : out) {
+      const Node& a = nodes_[p.first];
+      const Node& b = nodes_[p.second];
+      if (a.is_leaf() && b.is_leaf()) {
+        if (p.first != p.second) next_round.push_back(p);  // a leaf with itself holds no pair
+        continue;
+      }
+      NodePair kids[3];
+      const int count = expand(p, kids, none);
+      next_round.insert(next_round.end(), kids, kids + count);
+      grew = true;
+    }
+    out.swap(next_round);
+    if (!grew) break;
+  }
 }
 
 // Walks down from the root choosing, at each inner node, whether making the new leaf a

@@ -29,6 +29,8 @@ class DynamicTree {
   const AABB& fat_aabb(int32_t proxy) const { return nodes_[proxy].box; }
   uint32_t user_data(int32_t proxy) const { return nodes_[proxy].user_data; }
   void clear();
+  /// Leaves in the tree.
+  int32_t proxy_count() const { return proxy_count_; }
 
   /// Calls visit(user_data) for every leaf whose bounds overlap `box`. Only reads the
   /// tree (its walk stack is per thread), so queries may run on several threads at once.
@@ -48,6 +50,44 @@ class DynamicTree {
       } else {
         stack.push_back(n.child1);
         stack.push_back(n.child2);
+      }
+    }
+  }
+
+  /// A pair of nodes whose overlapping leaf pairs are still to be found (first == second:
+  /// the pairs within that node's subtree).
+  using NodePair = std::pair<int32_t, int32_t>;
+
+  /// Node pairs that together hold every overlapping pair of leaves in the tree, each
+  /// exactly once: the walk pairs_under() does, begun breadth first and stopped at about
+  /// `want` pairs, so the rest can be shared among threads.
+  void split_self_pairs(size_t want, std::vector<NodePair>& out) const;
+
+  /// Calls visit(user_a, user_b) for every pair of distinct leaves under `start` whose
+  /// bounds overlap (the tree against itself: one walk over pairs of nodes finds what a
+  /// query per leaf would, twice over, at a fraction of the node visits).
+  template <class Visit>
+  void pairs_under(NodePair start, Visit&& visit) const {
+    NodePair stack[2 * kMaxPairDepth];
+    std::vector<NodePair> deep;  // used only past the fixed stack (a very tall tree)
+    int top = 0;
+    stack[top++] = start;
+    while (top > 0 || !deep.empty()) {
+      NodePair p;
+      if (!deep.empty()) {
+        p = deep.back();
+        deep.pop_back();
+      } else {
+        p = stack[--top];
+      }
+      NodePair next[3];
+      const int count = expand(p, next, visit);
+      for (int i = 0; i < count; ++i) {
+        if (top < 2 * kMaxPairDepth) {
+          stack[top++] = next[i];
+        } else {
+          deep.push_back(next[i]);
+        }
       }
     }
   }
@@ -113,6 +153,37 @@ class DynamicTree {
     bool is_leaf() const { return child1 == kNullNode; }
   };
 
+  static constexpr int kMaxPairDepth = 64;
+
+  /// One step of the pair walk: a node with itself gives its two children with
+  /// themselves and with each other; two overlapping nodes give the larger one's children
+  /// against the other; two overlapping leaves are visited. Returns the pairs to walk.
+  template <class Visit>
+  int expand(NodePair p, NodePair (&next)[3], Visit&& visit) const {
+    const Node& a = nodes_[p.first];
+    if (p.first == p.second) {
+      if (a.is_leaf()) return 0;
+      next[0] = {a.child1, a.child1};
+      next[1] = {a.child2, a.child2};
+      next[2] = {a.child1, a.child2};
+      return 3;
+    }
+    const Node& b = nodes_[p.second];
+    if (!overlaps(a.box, b.box)) return 0;
+    if (a.is_leaf() && b.is_leaf()) {
+      visit(a.user_data, b.user_data);
+      return 0;
+    }
+    if (b.is_leaf() || (!a.is_leaf() && a.height >= b.height)) {
+      next[0] = {a.child1, p.second};
+      next[1] = {a.child2, p.second};
+    } else {
+      next[0] = {p.first, b.child1};
+      next[1] = {p.first, b.child2};
+    }
+    return 2;
+  }
+
   int32_t allocate_node();
   void free_node(int32_t id);
   void insert_leaf(int32_t leaf);
@@ -124,6 +195,7 @@ class DynamicTree {
   std::vector<Node> nodes_;
   int32_t root_ = kNullNode;
   int32_t free_list_ = kNullNode;
+  int32_t proxy_count_ = 0;
 };
 
 }  // namespace keel::sim
