@@ -169,7 +169,7 @@ void update_broadphase(WorldImpl& w, std::vector<uint64_t>& pairs) {
   // Last tick's touching list moves along with the contacts, so it still says which
   // contacts have points.
   const bool touching_valid = w.touching_generation == w.contacts.generation();
-  const std::vector<size_t>& fresh = w.contacts.insert_new(pairs, w.executor, touching_valid ? &w.touching_contacts : nullptr);
+  const std::vector<size_t>& fresh = w.contacts.insert_new(pairs, touching_valid ? &w.touching_contacts : nullptr);
   if (touching_valid) w.touching_generation = w.contacts.generation();
   auto& items = w.contacts.items();
   for (size_t at : fresh) {
@@ -349,7 +349,7 @@ void collect_touching_contacts(WorldImpl& w, const std::vector<uint8_t>* flags) 
     for (uint32_t i : found[k]) w.touching_contacts.push_back(i - dead_before);
     dead_before += dead[k];
   }
-  if (flags) w.contacts.remove_flagged(*flags, w.executor);
+  if (flags) w.contacts.remove_flagged(*flags);
   w.touching_generation = w.contacts.generation();
 }
 

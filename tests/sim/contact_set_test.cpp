@@ -1,8 +1,7 @@
-// The contact set keeps its contacts in pair-key order while pairs come and go, copying
-// them in chunks on worker threads, and keeps a key array beside them: checked against a
-// plain sorted list, across chunk boundaries, on one and on four threads.
+// The contact set keeps its contacts in pair-key order while pairs come and go, moving
+// them in place, and keeps a key array beside them: checked against a plain sorted list,
+// with contacts marked so that one moved to the wrong place shows.
 #include "contact/contact.h"
-#include "parallel/executor.h"
 
 #include <gtest/gtest.h>
 
@@ -39,54 +38,72 @@ void expect_marks_follow_keys(const ContactSet& set) {
   }
 }
 
-TEST(ContactSet, InsertAndRemoveKeepKeyOrderAndEveryContactOnAnyThreadCount) {
-  for (uint32_t threads : {1u, 4u}) {
-    Executor executor(threads);
-    ContactSet set;
-    std::vector<uint64_t> expected;
-    // 5,000 pairs in one go: three copying chunks.
-    std::vector<uint64_t> first;
-    for (uint32_t i = 0; i < 5000; ++i) first.push_back(key(2 * i, 2 * i + 1));
-    set.insert_new(first, executor);
-    expected = first;
-    ASSERT_EQ(keys_of(set), expected) << threads << " threads";
-    mark_all(set);
+TEST(ContactSet, InsertAndRemoveKeepKeyOrderAndEveryContact) {
+  ContactSet set;
+  std::vector<uint64_t> expected;
+  // 5,000 pairs into an empty set.
+  std::vector<uint64_t> first;
+  for (uint32_t i = 0; i < 5000; ++i) first.push_back(key(2 * i, 2 * i + 1));
+  set.insert_new(first);
+  expected = first;
+  ASSERT_EQ(keys_of(set), expected);
+  mark_all(set);
 
-    // New pairs before the first, at and around the chunk boundaries (old contacts 2047,
-    // 2048, 4095, 4096), between neighbours, and after the last; one already known.
-    std::vector<uint64_t> fresh = {key(0, 0),         key(2 * 2047, 2 * 2047), key(2 * 2048, 0),
-                                   key(2 * 2048, 2 * 2048 + 2), key(2 * 4096, 1), key(2 * 4999, 2 * 4999 + 5),
-                                   key(20000, 1),     first[17]};
-    std::sort(fresh.begin(), fresh.end());
-    set.insert_new(fresh, executor);
-    for (uint64_t k : fresh) {
-      if (!std::binary_search(expected.begin(), expected.end(), k)) expected.push_back(k);
-    }
-    std::sort(expected.begin(), expected.end());
-    ASSERT_EQ(keys_of(set), expected) << threads << " threads";
-    mark_all(set);
-    expect_marks_follow_keys(set);
-
-    // Remove every third contact and the last one.
-    std::vector<uint8_t> dead(set.items().size(), 0);
-    std::vector<uint64_t> survivors;
-    for (size_t i = 0; i < dead.size(); ++i) {
-      dead[i] = (i % 3 == 0 || i + 1 == dead.size()) ? 1 : 0;
-      if (!dead[i]) survivors.push_back(expected[i]);
-    }
-    set.remove_flagged(dead, executor);
-    ASSERT_EQ(keys_of(set), survivors) << threads << " threads";
-    expect_marks_follow_keys(set);
-
-    // Bits other than bit 0 do not remove.
-    std::vector<uint8_t> other_bits(set.items().size(), 6);
-    set.remove_flagged(other_bits, executor);
-    ASSERT_EQ(keys_of(set), survivors) << threads << " threads";
-
-    // Nothing flagged: nothing changes.
-    set.remove_flagged(std::vector<uint8_t>(set.items().size(), 0), executor);
-    ASSERT_EQ(keys_of(set), survivors) << threads << " threads";
+  // New pairs before the first, between neighbours, several before the same old contact,
+  // and after the last; one already known. A list of indices (as the touching list) moves
+  // along with its contacts.
+  std::vector<uint64_t> fresh = {key(0, 0),         key(2 * 2047, 2 * 2047), key(2 * 2048, 0),
+                                 key(2 * 2048, 1),  key(2 * 2048, 2 * 2048 + 2), key(2 * 4096, 1),
+                                 key(2 * 4999, 2 * 4999 + 5), key(20000, 1), first[17]};
+  std::sort(fresh.begin(), fresh.end());
+  std::vector<uint32_t> indices = {0, 17, 2047, 2048, 4999};
+  std::vector<uint64_t> indexed_keys;
+  for (uint32_t i : indices) indexed_keys.push_back(expected[i]);
+  const std::vector<size_t> at = set.insert_new(fresh, &indices);
+  for (uint64_t k : fresh) {
+    if (!std::binary_search(expected.begin(), expected.end(), k)) expected.push_back(k);
   }
+  std::sort(expected.begin(), expected.end());
+  ASSERT_EQ(keys_of(set), expected);
+  ASSERT_EQ(at.size(), fresh.size() - 1);  // the known one is not added again
+  for (size_t k = 0; k < at.size(); ++k) {
+    EXPECT_EQ(set.items()[at[k]].count, 0) << "a new contact, no points";
+    if (k > 0) EXPECT_LT(at[k - 1], at[k]);
+  }
+  for (size_t k = 0; k < indices.size(); ++k) EXPECT_EQ(set.items()[indices[k]].key, indexed_keys[k]);
+  mark_all(set);
+  expect_marks_follow_keys(set);
+
+  // Remove every third contact and the last one.
+  std::vector<uint8_t> dead(set.items().size(), 0);
+  std::vector<uint64_t> survivors;
+  for (size_t i = 0; i < dead.size(); ++i) {
+    dead[i] = (i % 3 == 0 || i + 1 == dead.size()) ? kContactDead : 0;
+    if (!dead[i]) survivors.push_back(expected[i]);
+  }
+  set.remove_flagged(dead);
+  ASSERT_EQ(keys_of(set), survivors);
+  expect_marks_follow_keys(set);
+
+  // Bits other than the dead flag do not remove.
+  std::vector<uint8_t> other_bits(set.items().size(), kContactHeld | kContactTouching);
+  set.remove_flagged(other_bits);
+  ASSERT_EQ(keys_of(set), survivors);
+
+  // Nothing flagged: nothing changes.
+  set.remove_flagged(std::vector<uint8_t>(set.items().size(), 0));
+  ASSERT_EQ(keys_of(set), survivors);
+
+  // A run of dead contacts at the front only, then inserting into the emptied space.
+  std::vector<uint8_t> front(set.items().size(), 0);
+  for (size_t i = 0; i < 100; ++i) front[i] = kContactDead;
+  set.remove_flagged(front);
+  survivors.erase(survivors.begin(), survivors.begin() + 100);
+  ASSERT_EQ(keys_of(set), survivors);
+  expect_marks_follow_keys(set);
+  set.insert_new({key(0, 5)});
+  survivors.insert(survivors.begin(), key(0, 5));
+  ASSERT_EQ(keys_of(set), survivors);
 }
 
 }  // namespace

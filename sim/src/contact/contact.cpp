@@ -1,7 +1,5 @@
 #include "contact/contact.h"
 
-#include "parallel/executor.h"
-
 #include <algorithm>
 
 namespace keel::sim {
@@ -11,47 +9,56 @@ bool ContactSet::contains(uint64_t key) {
   return std::binary_search(known.begin(), known.end(), key);
 }
 
-const std::vector<size_t>& ContactSet::insert_new(const std::vector<uint64_t>& keys, Executor& executor,
-                                                  std::vector<uint32_t>* indices) {
+void ContactSet::make_room(size_t count) {
+  // Growth by half again: a pile that gains pairs tick after tick moves its contacts to
+  // new memory (and takes its page faults) a few times, not every tick.
+  if (items_.capacity() >= count) return;
+  items_.reserve(count + count / 2);
+  keys_.reserve(count + count / 2);
+}
+
+const std::vector<size_t>& ContactSet::insert_new(const std::vector<uint64_t>& keys, std::vector<uint32_t>* indices) {
   inserted_at_.clear();
-  // Keep only the pairs not yet known, and rebuild the list only when there are some (a
-  // ball rolling beside a sleeping field would otherwise copy every contact each time it
-  // re-finds the ground). The broadphase already leaves known pairs out on its workers;
-  // this keeps the set right for any caller.
+  // Keep only the pairs not yet known, and change the list only when there are some (a
+  // ball rolling beside a sleeping field would otherwise move every contact each time it
+  // re-finds the ground). The broadphase already leaves known pairs out; this keeps the
+  // set right for any caller.
   fresh_keys_.clear();
   for (uint64_t k : keys) {
     if (!contains(k)) fresh_keys_.push_back(k);
   }
   if (fresh_keys_.empty()) return inserted_at_;
-  // Fresh key j goes before the first old contact with a larger key, so old contact i
-  // moves up by the number of fresh keys placed at or before it. Each chunk of old
-  // contacts finds its first shift by binary search and copies on any worker.
   const size_t fresh = fresh_keys_.size();
+  const size_t old_count = items_.size();
   fresh_at_.resize(fresh);
   for (size_t j = 0; j < fresh; ++j) {
     fresh_at_[j] = size_t(std::lower_bound(keys_.begin(), keys_.end(), fresh_keys_[j]) - keys_.begin());
   }
-  merge_scratch_.resize(items_.size() + fresh);
-  key_scratch_.resize(items_.size() + fresh);
-  executor.parallel_for(items_.size(), kCopyChunk, [&](size_t begin, size_t end) {
-    size_t j = size_t(std::upper_bound(fresh_at_.begin(), fresh_at_.end(), begin) - fresh_at_.begin());
-    for (size_t i = begin; i < end; ++i) {
-      while (j < fresh && fresh_at_[j] <= i) ++j;
-      merge_scratch_[i + j] = items_[i];
-      key_scratch_[i + j] = items_[i].key;
-    }
-  });
-  for (size_t j = 0; j < fresh; ++j) {
+  make_room(old_count + fresh);
+  auto fresh_contact = [&](size_t j) {
     Contact c;
     c.key = fresh_keys_[j];
     c.shape_a = uint32_t(c.key >> 32);
     c.shape_b = uint32_t(c.key & 0xffffffffu);
-    merge_scratch_[fresh_at_[j] + j] = c;
-    key_scratch_[fresh_at_[j] + j] = c.key;
-    inserted_at_.push_back(fresh_at_[j] + j);
+    return c;
+  };
+  inserted_at_.resize(fresh);
+  items_.resize(old_count + fresh);
+  keys_.resize(old_count + fresh);
+  // In place, from the back: fresh key j goes before old contact fresh_at_[j], so the
+  // old contacts from there up to the next fresh key's place move up by j + 1. Only the
+  // contacts after the first fresh key move, each once.
+  size_t end = old_count;  // old contacts [0, end) are still where they were
+  for (size_t j = fresh; j-- > 0;) {
+    const size_t from = fresh_at_[j];
+    std::move_backward(items_.begin() + from, items_.begin() + end, items_.begin() + end + j + 1);
+    std::move_backward(keys_.begin() + from, keys_.begin() + end, keys_.begin() + end + j + 1);
+    const size_t at = from + j;
+    items_[at] = fresh_contact(j);
+    keys_[at] = fresh_keys_[j];
+    inserted_at_[j] = at;
+    end = from;
   }
-  items_.swap(merge_scratch_);
-  keys_.swap(key_scratch_);
   if (indices) {
     size_t j = 0;
     for (uint32_t& i : *indices) {
@@ -76,40 +83,26 @@ void ContactSet::rebuild_keys() {
   for (size_t i = 0; i < items_.size(); ++i) keys_[i] = items_[i].key;
 }
 
-void ContactSet::remove_flagged(const std::vector<uint8_t>& flags, Executor& executor) {
+void ContactSet::remove_flagged(const std::vector<uint8_t>& flags) {
   auto dead = [](uint8_t f) { return (f & kContactDead) != 0; };
-  // Most ticks remove nothing: look for a dead contact before copying any (a resting
-  // world would otherwise copy every contact each tick).
-  if (std::none_of(flags.begin(), flags.end(), dead)) return;
-  // Fixed chunks: each counts its survivors, then copies them to where the counts before
-  // it say, on any worker.
+  // Most ticks remove nothing: look for a dead contact before moving any.
   const size_t n = items_.size();
-  const size_t chunks = (n + kCopyChunk - 1) / kCopyChunk;
-  kept_before_.assign(chunks + 1, 0);
-  executor.parallel_for(chunks, 1, [&](size_t first, size_t last) {
-    for (size_t k = first; k < last; ++k) {
-      const size_t end = std::min(n, (k + 1) * kCopyChunk);
-      size_t kept = 0;
-      for (size_t i = k * kCopyChunk; i < end; ++i) kept += dead(flags[i]) ? 0 : 1;
-      kept_before_[k + 1] = kept;
-    }
-  });
-  for (size_t k = 0; k < chunks; ++k) kept_before_[k + 1] += kept_before_[k];
-  merge_scratch_.resize(kept_before_[chunks]);
-  key_scratch_.resize(kept_before_[chunks]);
-  executor.parallel_for(chunks, 1, [&](size_t first, size_t last) {
-    for (size_t k = first; k < last; ++k) {
-      const size_t end = std::min(n, (k + 1) * kCopyChunk);
-      size_t out = kept_before_[k];
-      for (size_t i = k * kCopyChunk; i < end; ++i) {
-        if (dead(flags[i])) continue;
-        merge_scratch_[out] = items_[i];
-        key_scratch_[out++] = items_[i].key;
-      }
-    }
-  });
-  items_.swap(merge_scratch_);
-  keys_.swap(key_scratch_);
+  size_t out = size_t(std::find_if(flags.begin(), flags.begin() + n, dead) - flags.begin());
+  if (out == n) return;
+  // In place, front to back: each run of survivors after the first dead contact moves
+  // down as one block.
+  size_t i = out;
+  while (i < n) {
+    while (i < n && dead(flags[i])) ++i;
+    size_t run_end = i;
+    while (run_end < n && !dead(flags[run_end])) ++run_end;
+    std::move(items_.begin() + i, items_.begin() + run_end, items_.begin() + out);
+    std::move(keys_.begin() + i, keys_.begin() + run_end, keys_.begin() + out);
+    out += run_end - i;
+    i = run_end;
+  }
+  items_.resize(out);
+  keys_.resize(out);
   ++generation_;
 }
 

@@ -14,8 +14,6 @@
 
 namespace keel::sim {
 
-class Executor;
-
 struct ContactPoint {
   Vec3 anchor_a{0.0f};  // contact point relative to A's centre of mass (world axes)
   Vec3 anchor_b{0.0f};  // relative to B's centre of mass
@@ -71,18 +69,18 @@ class ContactSet {
   uint64_t generation() const { return generation_; }
 
   bool contains(uint64_t key);
-  /// Adds contacts for sorted, unique keys not yet present, keeping key order. The
-  /// contacts are copied in chunks on the executor's workers (a busy world holds
-  /// thousands of pairs, and gains some every tick while things fall).
-  /// `indices` (sorted indices into items(), optional) are moved along with their
-  /// contacts. Returns where the new contacts are, in key order.
-  const std::vector<size_t>& insert_new(const std::vector<uint64_t>& sorted_keys, Executor& executor,
+  /// Adds contacts for sorted, unique keys not yet present, keeping key order, in place:
+  /// the contacts after the first new key move up (a busy world holds thousands of pairs
+  /// and gains some every tick while things fall). `indices` (sorted indices into
+  /// items(), optional) are moved along with their contacts. Returns where the new
+  /// contacts are, in key order.
+  const std::vector<size_t>& insert_new(const std::vector<uint64_t>& sorted_keys,
                                         std::vector<uint32_t>* indices = nullptr);
   /// Removes every contact touching a collider slot.
   void remove_shape(uint32_t shape);
   /// Removes the contacts whose byte in `flags` (same length as items()) has kContactDead,
-  /// copying the others in chunks on the executor's workers.
-  void remove_flagged(const std::vector<uint8_t>& flags, Executor& executor);
+  /// in place: the survivors after the first dead contact move down.
+  void remove_flagged(const std::vector<uint8_t>& flags);
   void clear() {
     items_.clear();
     keys_.clear();
@@ -90,14 +88,13 @@ class ContactSet {
   }
 
  private:
-  static constexpr size_t kCopyChunk = 2048;  // contacts per copying block
+  /// Capacity for `count` contacts, with room to grow.
+  void make_room(size_t count);
+
   std::vector<Contact> items_;
-  std::vector<Contact> merge_scratch_;
   std::vector<uint64_t> keys_;
-  std::vector<uint64_t> key_scratch_;
   std::vector<uint64_t> fresh_keys_;
   std::vector<size_t> fresh_at_;     // per fresh key: the old contact it goes before
-  std::vector<size_t> kept_before_;  // per chunk: survivors in the chunks before it
   std::vector<size_t> inserted_at_;  // where the last insert_new put its contacts
   uint64_t generation_ = 0;
 };

@@ -126,7 +126,7 @@ void drop_contacts_between(WorldImpl& w, uint32_t a, uint32_t b) {
     uint32_t ba = w.shapes[c.shape_a].body, bb = w.shapes[c.shape_b].body;
     if ((ba == a && bb == b) || (ba == b && bb == a)) dead[i] = 1, any = true;
   }
-  if (any) w.contacts.remove_flagged(dead, w.executor);
+  if (any) w.contacts.remove_flagged(dead);
 }
 
 }  // namespace
