@@ -35,6 +35,8 @@ inline Float4 min4(Float4 a, Float4 b) { return {_mm_min_ps(a.v, b.v)}; }
 inline Float4 sqrt4(Float4 a) { return {_mm_sqrt_ps(a.v)}; }
 /// Lane-wise a > b as a mask (all bits set where true).
 inline Float4 greater(Float4 a, Float4 b) { return {_mm_cmpgt_ps(a.v, b.v)}; }
+/// Lane-wise a <= b as a mask (false where either is NaN).
+inline Float4 less_equal(Float4 a, Float4 b) { return {_mm_cmple_ps(a.v, b.v)}; }
 /// Lane-wise mask ? a : b.
 inline Float4 select(Float4 mask, Float4 a, Float4 b) {
   return {_mm_or_ps(_mm_and_ps(mask.v, a.v), _mm_andnot_ps(mask.v, b.v))};
@@ -70,6 +72,14 @@ inline Float4 greater(Float4 a, Float4 b) {
   Float4 r;
   for (int i = 0; i < 4; ++i) {
     uint32_t bits = a.v[i] > b.v[i] ? 0xffffffffu : 0u;
+    std::memcpy(&r.v[i], &bits, 4);
+  }
+  return r;
+}
+inline Float4 less_equal(Float4 a, Float4 b) {
+  Float4 r;
+  for (int i = 0; i < 4; ++i) {
+    uint32_t bits = a.v[i] <= b.v[i] ? 0xffffffffu : 0u;
     std::memcpy(&r.v[i], &bits, 4);
   }
   return r;
