@@ -57,11 +57,6 @@ struct Body {
   // tick beyond kSpeculativeDistance (continuous collision), and the sweep of its bounds.
   float ccd_reach = 0.0f;
   Vec3 ccd_sweep{0.0f};
-  // Contact outputs of the last step (derived, not state).
-  bool supported = false;
-  Vec3 support_normal{0.0f, 1.0f, 0.0f};
-  Vec3 block_normal{0.0f, 1.0f, 0.0f};
-
   std::vector<uint32_t> shapes;  // collider slots, in the order the body declared them
   // Derived from the joints (rebuilt on restore), never state: joint slots on this body,
   // and the body slots it must not collide with (joined without collide_connected).
@@ -117,6 +112,14 @@ inline ShapeGeom placed_geom(const Shape& s, const Body& b) {
                    .placed_hull = nullptr};
 }
 
+/// A body's contact outputs of the last step (derived, not state): kept apart from the
+/// bodies, so clearing them every tick writes one small array rather than every body.
+struct ContactOutput {
+  bool supported = false;
+  Vec3 support_normal{0.0f, 1.0f, 0.0f};
+  Vec3 block_normal{0.0f, 1.0f, 0.0f};
+};
+
 struct WorldImpl {
   WorldSettings settings;
   uint64_t tick = 0;
@@ -134,6 +137,7 @@ struct WorldImpl {
   std::vector<ContactEvent> events;      // of the last step
   std::vector<uint64_t> touching_pairs;  // body pairs (user ids) touching last tick: state
   std::vector<uint8_t> touching_held;    // per touching pair: neither body could move (derived)
+  std::vector<ContactOutput> contact_outputs;  // per body slot, from the last step's contacts (derived)
   std::vector<TriggerEvent> trigger_events;  // of the last step
   std::vector<uint64_t> sensed_pairs;        // (trigger id, other id) overlapping last tick: state
   CharacterSet characters;                   // character controller components: state

@@ -21,15 +21,15 @@ Vec3 point_velocity(const Body& b, const Vec3& p) {
 
 // The normal as it acts on each body: contacts push A along -n and B along +n. The first
 // of two equal candidates keeps its place (strict comparisons), in pair order.
-void reduce_normals(Body& body, const Vec3& acting) {
-  if (!body.supported) {
-    body.supported = true;
-    body.support_normal = acting;
-    body.block_normal = acting;
+void reduce_normals(ContactOutput& out, const Vec3& acting) {
+  if (!out.supported) {
+    out.supported = true;
+    out.support_normal = acting;
+    out.block_normal = acting;
     return;
   }
-  if (acting.y > body.support_normal.y) body.support_normal = acting;
-  if (std::abs(acting.y) < std::abs(body.block_normal.y)) body.block_normal = acting;
+  if (acting.y > out.support_normal.y) out.support_normal = acting;
+  if (std::abs(acting.y) < std::abs(out.block_normal.y)) out.block_normal = acting;
 }
 
 // An event for a touching pair: the first point of its first contact, the normal turned
@@ -90,10 +90,7 @@ void update_trigger_events(WorldImpl& w) {
 }  // namespace
 
 uint32_t update_contact_events(WorldImpl& w) {
-  for (Body& b : w.bodies) {
-    b.supported = false;
-    b.support_normal = b.block_normal = Vec3(0.0f, 1.0f, 0.0f);
-  }
+  w.contact_outputs.assign(w.bodies.size(), ContactOutput{});
   // (A thread_local named inside the workers' lambda below would be each worker's own:
   // bind this thread's here.)
   static thread_local std::vector<Touch> now_storage;
@@ -104,10 +101,10 @@ uint32_t update_contact_events(WorldImpl& w) {
   for (uint32_t i : w.touching_contacts) {
     const Contact& c = contacts[i];
     if (c.sensor) continue;
-    Body& a = w.bodies[c.body_a];
-    Body& b = w.bodies[c.body_b];
-    reduce_normals(a, -c.normal);
-    reduce_normals(b, c.normal);
+    const Body& a = w.bodies[c.body_a];
+    const Body& b = w.bodies[c.body_b];
+    reduce_normals(w.contact_outputs[c.body_a], -c.normal);
+    reduce_normals(w.contact_outputs[c.body_b], c.normal);
     uint32_t lo = std::min(a.id, b.id), hi = std::max(a.id, b.id);
     now.push_back(Touch{uint64_t(lo) << 32 | hi, i, !a.can_move() && !b.can_move()});
   }
