@@ -4,6 +4,7 @@
 #pragma once
 
 #include "collision/narrowphase.h"
+#include "memory/large_page_allocator.h"
 
 #include <keel/sim/math.h>
 
@@ -54,8 +55,9 @@ inline constexpr uint8_t kContactTouching = 4;  // it has points after the pass
 
 class ContactSet {
  public:
-  std::vector<Contact>& items() { return items_; }
-  const std::vector<Contact>& items() const { return items_; }
+  using Items = std::vector<Contact, LargePageAllocator<Contact>>;
+  Items& items() { return items_; }
+  const Items& items() const { return items_; }
   /// Every contact's key, in order, kept beside the contacts: the broadphase searches
   /// the known pairs many times a tick, and a contact is far larger than its key.
   const std::vector<uint64_t>& keys() {
@@ -91,7 +93,7 @@ class ContactSet {
   /// Capacity for `count` contacts, with room to grow.
   void make_room(size_t count);
 
-  std::vector<Contact> items_;
+  Items items_;
   std::vector<uint64_t> keys_;
   std::vector<uint64_t> fresh_keys_;
   std::vector<size_t> fresh_at_;     // per fresh key: the old contact it goes before
