@@ -68,7 +68,9 @@ TEST(ContactSet, InsertAndRemoveKeepKeyOrderAndEveryContact) {
   ASSERT_EQ(at.size(), fresh.size() - 1);  // the known one is not added again
   for (size_t k = 0; k < at.size(); ++k) {
     EXPECT_EQ(set.items()[at[k]].count, 0) << "a new contact, no points";
-    if (k > 0) EXPECT_LT(at[k - 1], at[k]);
+    if (k > 0) {
+      EXPECT_LT(at[k - 1], at[k]);
+    }
   }
   for (size_t k = 0; k < indices.size(); ++k) EXPECT_EQ(set.items()[indices[k]].key, indexed_keys[k]);
   mark_all(set);
