@@ -164,11 +164,14 @@ void BroadPhase::collect_pairs(const std::vector<Shape>& shapes, const std::vect
   for (uint32_t s : moved_) moving += queries_[s] && !shapes[s].is_static ? 1 : 0;
   const bool walk_pairs = moving >= kWalkPairsMin && 2 * moving >= size_t(movable_tree_.proxy_count());
   auto keep = [&](uint32_t s, uint32_t other, std::vector<uint64_t>& found) {
+    // Known first: a collider that left its bounds mostly finds the pairs it had, and
+    // the known keys are a small dense array where the filter reads two colliders and
+    // two bodies.
+    const uint64_t key = pair_key(s, other);
+    if (is_known(known, key)) return;
     const Shape& shape = shapes[s];
     const Shape& o = shapes[other];
-    if (!should_collide(shape, bodies[shape.body], o, bodies[o.body])) return;
-    const uint64_t key = pair_key(s, other);
-    if (!is_known(known, key)) found.push_back(key);
+    if (should_collide(shape, bodies[shape.body], o, bodies[o.body])) found.push_back(key);
   };
   size_t walk_chunks = 0;
   if (walk_pairs) walk_chunks = collect_movable_pairs(executor, keep);
