@@ -128,27 +128,20 @@ bool BroadPhase::is_known(std::span<const uint64_t> known, uint64_t key) const {
   return std::binary_search(first, last, key);
 }
 
-template <class Keep>
-size_t BroadPhase::collect_movable_pairs(Executor& executor, Keep&& keep) {
-  // The walk's first pairs of nodes, split breadth first, are shared among the workers
-  // in fixed chunks, each into its own list.
-  constexpr size_t kTasks = 256, kTasksPerChunk = 8;
-  movable_tree_.split_self_pairs(kTasks, walk_tasks_);
-  const size_t chunks = (walk_tasks_.size() + kTasksPerChunk - 1) / kTasksPerChunk;
-  if (walk_found_.size() < chunks) walk_found_.resize(chunks);
+template <class Find>
+void BroadPhase::find_in_chunks(Executor& executor, size_t count, size_t per_chunk, Find&& find,
+                                std::vector<uint64_t>& out) {
+  const size_t chunks = (count + per_chunk - 1) / per_chunk;
+  if (chunk_pairs_.size() < chunks) chunk_pairs_.resize(chunks);
   executor.parallel_for(chunks, 1, [&](size_t first, size_t last) {
     for (size_t chunk = first; chunk < last; ++chunk) {
-      std::vector<uint64_t>& found = walk_found_[chunk];
+      std::vector<uint64_t>& found = chunk_pairs_[chunk];
       found.clear();
-      const size_t end = std::min(walk_tasks_.size(), (chunk + 1) * kTasksPerChunk);
-      for (size_t t = chunk * kTasksPerChunk; t < end; ++t) {
-        movable_tree_.pairs_under(walk_tasks_[t], [&](uint32_t a, uint32_t b) {
-          if (queries_[a] || queries_[b]) keep(a, b, found);
-        });
-      }
+      const size_t end = std::min(count, (chunk + 1) * per_chunk);
+      for (size_t i = chunk * per_chunk; i < end; ++i) find(i, found);
     }
   });
-  return chunks;
+  for (size_t chunk = 0; chunk < chunks; ++chunk) out.insert(out.end(), chunk_pairs_[chunk].begin(), chunk_pairs_[chunk].end());
 }
 
 void BroadPhase::collect_pairs(const std::vector<Shape>& shapes, const std::vector<Body>& bodies,
@@ -157,12 +150,6 @@ void BroadPhase::collect_pairs(const std::vector<Shape>& shapes, const std::vect
   if (moved_.empty()) return;
   mark_queries(shapes);
   index_known(known, shapes.size());
-  // When most of the movable tree moved (a falling pile leaves its bounds all on one
-  // tick), the tree is walked against itself once instead of queried once per collider;
-  // the moved colliders then query only the other tree.
-  size_t moving = 0;
-  for (uint32_t s : moved_) moving += queries_[s] && !shapes[s].is_static ? 1 : 0;
-  const bool walk_pairs = moving >= kWalkPairsMin && 2 * moving >= size_t(movable_tree_.proxy_count());
   auto keep = [&](uint32_t s, uint32_t other, std::vector<uint64_t>& found) {
     // Known first: a collider that left its bounds mostly finds the pairs it had, and
     // the known keys are a small dense array where the filter reads two colliders and
@@ -173,34 +160,36 @@ void BroadPhase::collect_pairs(const std::vector<Shape>& shapes, const std::vect
     const Shape& o = shapes[other];
     if (should_collide(shape, bodies[shape.body], o, bodies[o.body])) found.push_back(key);
   };
-  size_t walk_chunks = 0;
-  if (walk_pairs) walk_chunks = collect_movable_pairs(executor, keep);
-
+  // When most of the movable tree moved (a falling pile leaves its bounds all on one
+  // tick), the tree is walked against itself once instead of queried once per collider;
+  // the moved colliders then query only the other tree. The walk's first pairs of nodes,
+  // split breadth first, are shared among the workers.
+  size_t moving = 0;
+  for (uint32_t s : moved_) moving += queries_[s] && !shapes[s].is_static ? 1 : 0;
+  const bool walk_pairs = moving >= kWalkPairsMin && 2 * moving >= size_t(movable_tree_.proxy_count());
+  if (walk_pairs) {
+    constexpr size_t kTasks = 256, kTasksPerChunk = 8;
+    movable_tree_.split_self_pairs(kTasks, walk_tasks_);
+    find_in_chunks(executor, walk_tasks_.size(), kTasksPerChunk, [&](size_t t, std::vector<uint64_t>& found) {
+      movable_tree_.pairs_under(walk_tasks_[t], [&](uint32_t a, uint32_t b) {
+        if (queries_[a] || queries_[b]) keep(a, b, found);
+      });
+    }, out);
+  }
   constexpr size_t kChunk = 64;  // moved colliders per query chunk
-  const size_t chunks = (moved_.size() + kChunk - 1) / kChunk;
-  if (chunk_pairs_.size() < chunks) chunk_pairs_.resize(chunks);
-  executor.parallel_for(chunks, 1, [&](size_t first, size_t last) {
-    for (size_t chunk = first; chunk < last; ++chunk) {
-      std::vector<uint64_t>& found = chunk_pairs_[chunk];
-      found.clear();
-      const size_t end = std::min(moved_.size(), (chunk + 1) * kChunk);
-      for (size_t m = chunk * kChunk; m < end; ++m) {
-        const uint32_t s = moved_[m];
-        if (!queries_[s]) continue;
-        const Shape& shape = shapes[s];
-        auto visit = [&](uint32_t other) {
-          // Two moved colliders find each other twice (overlap and should_collide are
-          // symmetric): the lower slot's query keeps the pair.
-          if (other <= s && (other == s || queries_[other])) return;
-          keep(s, other, found);
-        };
-        if (shape.is_static || !walk_pairs) movable_tree_.query(shape.fat, visit);
-        if (!shape.is_static) static_tree_.query(shape.fat, visit);
-      }
-    }
-  });
-  for (size_t chunk = 0; chunk < chunks; ++chunk) out.insert(out.end(), chunk_pairs_[chunk].begin(), chunk_pairs_[chunk].end());
-  for (size_t chunk = 0; chunk < walk_chunks; ++chunk) out.insert(out.end(), walk_found_[chunk].begin(), walk_found_[chunk].end());
+  find_in_chunks(executor, moved_.size(), kChunk, [&](size_t m, std::vector<uint64_t>& found) {
+    const uint32_t s = moved_[m];
+    if (!queries_[s]) return;
+    const Shape& shape = shapes[s];
+    auto visit = [&](uint32_t other) {
+      // Two moved colliders find each other twice (overlap and should_collide are
+      // symmetric): the lower slot's query keeps the pair.
+      if (other <= s && (other == s || queries_[other])) return;
+      keep(s, other, found);
+    };
+    if (shape.is_static || !walk_pairs) movable_tree_.query(shape.fat, visit);
+    if (!shape.is_static) static_tree_.query(shape.fat, visit);
+  }, out);
   moved_.clear();
   // Keys are unique per pair, so this sort is a total order: the result never depends
   // on the trees' shapes, the order colliders moved in, or how the pairs were found.

@@ -70,21 +70,20 @@ class BroadPhase {
   /// Indexes the known keys by lower slot, so a lookup searches one collider's few pairs.
   void index_known(std::span<const uint64_t> known, size_t shape_count);
   bool is_known(std::span<const uint64_t> known, uint64_t key) const;
-  /// The movable tree walked against itself, on the workers: every overlapping pair with
-  /// a moved side is passed to keep(a, b, list). Returns how many lists it filled.
-  template <class Keep>
-  size_t collect_movable_pairs(Executor& executor, Keep&& keep);
+  /// Runs find(i, list) for i in [0, count) on the workers, in fixed chunks of
+  /// `per_chunk`, each chunk into its own list; appends the lists to `out` in chunk order.
+  template <class Find>
+  void find_in_chunks(Executor& executor, size_t count, size_t per_chunk, Find&& find, std::vector<uint64_t>& out);
   /// Moved colliders from which walking the movable tree against itself beats querying.
   static constexpr size_t kWalkPairsMin = 64;
 
   DynamicTree static_tree_;
   DynamicTree movable_tree_;
   std::vector<uint32_t> moved_;  // collider slots
-  std::vector<std::vector<uint64_t>> chunk_pairs_;  // per query chunk, reused
+  std::vector<std::vector<uint64_t>> chunk_pairs_;  // per chunk of find_in_chunks, reused
   std::vector<uint8_t> queries_;       // per collider slot: it queries this time
   std::vector<uint32_t> known_from_;   // per collider slot: its first known key
-  std::vector<DynamicTree::NodePair> walk_tasks_;    // the tree-against-itself walk, split
-  std::vector<std::vector<uint64_t>> walk_found_;  // per chunk of that walk, reused
+  std::vector<DynamicTree::NodePair> walk_tasks_;  // the tree-against-itself walk, split
 };
 
 }  // namespace keel::sim

@@ -68,27 +68,15 @@ class DynamicTree {
   /// query per leaf would, twice over, at a fraction of the node visits).
   template <class Visit>
   void pairs_under(NodePair start, Visit&& visit) const {
-    NodePair stack[2 * kMaxPairDepth];
-    std::vector<NodePair> deep;  // used only past the fixed stack (a very tall tree)
-    int top = 0;
-    stack[top++] = start;
-    while (top > 0 || !deep.empty()) {
-      NodePair p;
-      if (!deep.empty()) {
-        p = deep.back();
-        deep.pop_back();
-      } else {
-        p = stack[--top];
-      }
+    static thread_local std::vector<NodePair> stack;  // each worker walks with its own
+    stack.clear();
+    stack.push_back(start);
+    while (!stack.empty()) {
+      const NodePair p = stack.back();
+      stack.pop_back();
       NodePair next[3];
       const int count = expand(p, next, visit);
-      for (int i = 0; i < count; ++i) {
-        if (top < 2 * kMaxPairDepth) {
-          stack[top++] = next[i];
-        } else {
-          deep.push_back(next[i]);
-        }
-      }
+      stack.insert(stack.end(), next, next + count);
     }
   }
 
@@ -152,8 +140,6 @@ class DynamicTree {
     uint32_t user_data = 0;
     bool is_leaf() const { return child1 == kNullNode; }
   };
-
-  static constexpr int kMaxPairDepth = 64;
 
   /// One step of the pair walk: a node with itself gives its two children with
   /// themselves and with each other; two overlapping nodes give the larger one's children
