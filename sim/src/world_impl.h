@@ -154,6 +154,7 @@ struct WorldImpl {
   bool edited = true;
   bool last_step_still = false;
   bool dormant = false;
+  bool events_repeated = false;  // the events are a repeat (all Stayed / Stay): repeating changes nothing
   uint32_t last_touching = 0;
   // Derived, never state: the contacts that have points, in key order, as the events,
   // the solver and the islands see them this tick. Most pairs of a busy world are

@@ -186,10 +186,13 @@ uint32_t update_contact_events(WorldImpl& w) {
     w.touching_held.push_back(t.held ? 1 : 0);
   }
   update_trigger_events(w);
+  w.events_repeated = false;
   return touching;
 }
 
 void repeat_contact_events(WorldImpl& w) {
+  if (w.events_repeated) return;
+  w.events_repeated = true;
   size_t n = 0;
   for (const ContactEvent& e : w.events) {
     if (e.kind == ContactEvent::Kind::Ended) continue;

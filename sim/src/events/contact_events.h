@@ -22,6 +22,8 @@ uint32_t update_contact_events(WorldImpl& world);
 /// events were built from (a still step after a still step): the pairs that touched
 /// still touch, so Began becomes Stayed and Ended drops out (Enter / Stay / Exit
 /// likewise); the touching and sensed sets and the per-body outputs stand as they are.
+/// Events that are already a repeat are left as they are (a dormant world repeats them
+/// every tick).
 void repeat_contact_events(WorldImpl& world);
 
 }  // namespace keel::sim
