@@ -12,6 +12,9 @@
 #   gcc-O3        the normal build ($KEEL_BUILD_DIR, default build/: CMake Release, g++
 #                 -O3): keel-sim on the JSON scenes at 1, 2, 4 and 8 threads; at 1 thread
 #                 also save/restore at RESTORE_AT; and the recorded match likewise
+#   gcc-O3-sse2   the normal build with its AVX contact kernels turned off (KEEL_SIMD=sse2,
+#                 docs/sim.md "Wide solve"), at 2 threads: every other x86-64 configuration
+#                 picks AVX where the CPU has it, so this is the check that both agree
 #   gcc-O2        a separate build of only the sim + keel-detrun with g++ -O2, on binary
 #                 scenes (-O2 is what the determinism issue calls the normal build; Keel's
 #                 Release stays -O3, which steps measurably faster: docs/determinism.md)
@@ -37,7 +40,7 @@ esac
 BUILD_DIR=${KEEL_BUILD_DIR:-build}
 DET_DIR=$BUILD_DIR/determinism
 GOLDEN=tests/golden
-CONFIGS=${KEEL_DETERMINISM_CONFIGS:-"gcc-O3 gcc-O2 gcc-O0 clang14-O2 aarch64-O2"}
+CONFIGS=${KEEL_DETERMINISM_CONFIGS:-"gcc-O3 gcc-O3-sse2 gcc-O2 gcc-O0 clang14-O2 aarch64-O2"}
 JOBS=${KEEL_JOBS:-$(nproc)}
 SCENES=(scenes/*.json)
 MATCH_SCENES=(scenes/demo.json)   # the recorded multi-player match (sandbox rules)
@@ -164,6 +167,11 @@ if in_configs gcc-O3; then
     check "$label" "$KEEL_SIM" determinism "${SCENES[@]}" --golden "$GOLDEN" --threads "$t" "${extra[@]}"
     check "$label match" "$KEEL_SIM" determinism "${MATCH_SCENES[@]}" --golden "$GOLDEN" --match --threads "$t" "${extra[@]}"
   done
+fi
+
+if in_configs gcc-O3-sse2; then
+  check "gcc-O3-sse2 threads=2" env KEEL_SIMD=sse2 "$KEEL_SIM" determinism "${SCENES[@]}" --golden "$GOLDEN" --threads 2
+  check "gcc-O3-sse2 match" env KEEL_SIMD=sse2 "$KEEL_SIM" determinism "${MATCH_SCENES[@]}" --golden "$GOLDEN" --match --threads 2
 fi
 
 # Binary scenes for keel-detrun: no JSON parser in those builds.

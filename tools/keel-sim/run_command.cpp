@@ -234,9 +234,10 @@ int run_simulation(const RunOptions& o) {
     print_timing(step_ms, o.threads);
     double n = step_ms.empty() ? 1.0 : double(step_ms.size());
     std::printf("stages broadphase_ms_mean=%.4f narrowphase_ms_mean=%.4f solve_ms_mean=%.4f contacts=%u touching=%u "
-                "solve_parts=%u team_bodies=%u\n",
+                "solve_parts=%u team_bodies=%u kernels=%s\n",
                 stage_ms[0] / n, stage_ms[1] / n, stage_ms[2] / n, world.profile().contact_pairs,
-                world.profile().touching_pairs, world.profile().solve_parts, world.profile().team_bodies);
+                world.profile().touching_pairs, world.profile().solve_parts, world.profile().team_bodies,
+                world.profile().kernels);
   }
   if (!o.dump_final.empty() && !dump_bodies(world, o.dump_final)) {
     std::cerr << o.dump_final << ": cannot write\n";

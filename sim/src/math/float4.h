@@ -25,6 +25,7 @@ struct Float4 {
 inline Float4 splat(float a) { return {_mm_set1_ps(a)}; }
 inline Float4 zero4() { return {_mm_setzero_ps()}; }
 inline Float4 load4(float a, float b, float c, float d) { return {_mm_setr_ps(a, b, c, d)}; }
+inline Float4 load4(const float* p) { return {_mm_loadu_ps(p)}; }
 inline Float4 operator+(Float4 a, Float4 b) { return {_mm_add_ps(a.v, b.v)}; }
 inline Float4 operator-(Float4 a, Float4 b) { return {_mm_sub_ps(a.v, b.v)}; }
 inline Float4 operator*(Float4 a, Float4 b) { return {_mm_mul_ps(a.v, b.v)}; }
@@ -54,6 +55,7 @@ struct Float4 {
 inline Float4 splat(float a) { return {{a, a, a, a}}; }
 inline Float4 zero4() { return splat(0.0f); }
 inline Float4 load4(float a, float b, float c, float d) { return {{a, b, c, d}}; }
+inline Float4 load4(const float* p) { return {{p[0], p[1], p[2], p[3]}}; }
 
 #define KEEL_FLOAT4_LANEWISE(expr)                 \
   Float4 r;                                        \

@@ -1,15 +1,14 @@
-// Contact constraints packed four to a batch for the wide (SSE2) solver.
+// Contact constraints packed eight to a batch for the wide solver.
 //
 // Graph colouring puts manifolds into colours such that no two manifolds of one colour
-// share a dynamic body; each colour is then cut into batches of four lanes. A batch
-// solves its four manifolds at once, and batches of one colour never touch the same
+// share a dynamic body; each colour is then cut into batches of eight lanes. A batch
+// solves its eight manifolds at once, and batches of one colour never touch the same
 // dynamic body, so their order (or the thread that runs them) cannot change the result.
 // Colours run in a fixed sequence; manifolds that fit no colour become single-lane
 // batches solved last, one after another. The colouring walks manifolds in pair-key
 // order, so it is a pure function of the IDs.
 #pragma once
 
-#include "math/float4.h"
 #include "solver/solver.h"
 
 #include <algorithm>
@@ -21,26 +20,38 @@
 
 namespace keel::sim {
 
-inline constexpr int kLanes = 4;
+inline constexpr int kLanes = 8;
 inline constexpr int kColorCount = 24;
 
-/// One Jacobian row of four lanes, with the angular parts precomputed: iteration is
+/// One float per lane, as stored between the solve's passes. Kept as plain floats so the
+/// same batches serve every instruction set: the kernels load a lane group into two SSE2
+/// registers, one AVX register or plain floats (contact_kernels.h).
+struct alignas(32) Lanes {
+  float v[kLanes];
+};
+
+/// Three lanes-of-eight: x, y and z of eight vectors.
+struct Lanes3 {
+  Lanes x, y, z;
+};
+
+/// One Jacobian row of eight lanes, with the angular parts precomputed: iteration is
 /// then dot products and scaled adds only (inertia is frozen over the tick).
 struct WideRow {
-  Vec3x4 ang_a;   // r_a x dir
-  Vec3x4 ang_b;   // r_b x dir
-  Vec3x4 iang_a;  // I_a^-1 (r_a x dir)
-  Vec3x4 iang_b;  // I_b^-1 (r_b x dir)
-  Float4 mass;    // effective mass along dir (0 in an empty lane)
-  Float4 impulse;
+  Lanes3 ang_a;   // r_a x dir
+  Lanes3 ang_b;   // r_b x dir
+  Lanes3 iang_a;  // I_a^-1 (r_a x dir)
+  Lanes3 iang_b;  // I_b^-1 (r_b x dir)
+  Lanes mass;     // effective mass along dir (0 in an empty lane)
+  Lanes impulse;
 };
 
 struct WidePoint {
-  Vec3x4 r_a;
-  Vec3x4 r_b;
-  Float4 adjusted_separation;
-  Float4 relative_velocity;
-  Float4 max_normal_impulse;
+  Lanes3 r_a;
+  Lanes3 r_b;
+  Lanes adjusted_separation;
+  Lanes relative_velocity;
+  Lanes max_normal_impulse;
   WideRow normal;
   WideRow tangent1;
   WideRow tangent2;
@@ -52,16 +63,16 @@ struct WideConstraint {
   uint32_t contact[kLanes];  // contact index, kNoContact for an empty lane
   int point_count;           // the most points any lane has
   bool bounces;              // some lane has restitution > 0
-  Vec3x4 normal;
-  Vec3x4 t1;
-  Vec3x4 t2;
-  Float4 inv_mass_a;
-  Float4 inv_mass_b;
-  Float4 friction;
-  Float4 restitution;
-  Float4 bias_rate;
-  Float4 mass_scale;
-  Float4 impulse_scale;
+  Lanes3 normal;
+  Lanes3 t1;
+  Lanes3 t2;
+  Lanes inv_mass_a;
+  Lanes inv_mass_b;
+  Lanes friction;
+  Lanes restitution;
+  Lanes bias_rate;
+  Lanes mass_scale;
+  Lanes impulse_scale;
   WidePoint p[4];
 };
 

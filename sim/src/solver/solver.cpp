@@ -4,6 +4,8 @@
 #include "parallel/stage_plan.h"
 #include "solver/batch_layout.h"
 #include "solver/contact_batches.h"
+#include "solver/contact_kernels.h"
+#include "solver/gather4.h"
 #include "solver/solve_parts.h"
 #include "world_impl.h"
 
@@ -47,19 +49,32 @@ void tangent_basis(const Vec3& normal, Vec3& t1_out, Vec3& t2_out) {
 // preparation of that manifold gives. Lanes or points that do not exist are masked to
 // +0 everywhere, so they apply no impulse.
 
-Vec3x4 pack(const Vec3 (&v)[kLanes]) {
+// An eight-lane batch is packed as two halves of four lanes: half h is lanes 4h to 4h+3.
+
+/// Four vectors (v[0..3]) as lanes.
+Vec3x4 pack(const Vec3* v) {
   return {load4(v[0].x, v[1].x, v[2].x, v[3].x), load4(v[0].y, v[1].y, v[2].y, v[3].y),
           load4(v[0].z, v[1].z, v[2].z, v[3].z)};
 }
 
-Float4 pack(const float (&f)[kLanes]) { return load4(f[0], f[1], f[2], f[3]); }
+/// Four floats (f[0..3]) as lanes.
+Float4 pack(const float* f) { return load4(f); }
+
+void put(Lanes& out, int half, Float4 f) { store4(f, out.v + 4 * half); }
+void put(Lanes3& out, int half, const Vec3x4& v) {
+  put(out.x, half, v.x);
+  put(out.y, half, v.y);
+  put(out.z, half, v.z);
+}
+Float4 half_of(const Lanes& l, int half) { return load4(l.v + 4 * half); }
+Vec3x4 half_of(const Lanes3& l, int half) { return {half_of(l.x, half), half_of(l.y, half), half_of(l.z, half)}; }
 
 /// Four 3x3 matrices, element by element (m[col][row] as glm stores them).
 struct Mat3x4 {
   Float4 m[3][3];
 };
 
-Mat3x4 gather_inertia(const std::vector<SolverBody>& bodies, const uint32_t (&idx)[kLanes]) {
+Mat3x4 gather_inertia(const std::vector<SolverBody>& bodies, const uint32_t* idx) {
   const Mat3& m0 = bodies[idx[0]].inv_inertia;
   const Mat3& m1 = bodies[idx[1]].inv_inertia;
   const Mat3& m2 = bodies[idx[2]].inv_inertia;
@@ -89,10 +104,25 @@ struct WideSides {
   Mat3x4 inv_inertia_a, inv_inertia_b;
 };
 
+/// Four lanes of a WideRow.
+struct Row4 {
+  Vec3x4 ang_a, ang_b, iang_a, iang_b;
+  Float4 mass, impulse;
+};
+
+void put(WideRow& out, int half, const Row4& row) {
+  put(out.ang_a, half, row.ang_a);
+  put(out.ang_b, half, row.ang_b);
+  put(out.iang_a, half, row.iang_a);
+  put(out.iang_b, half, row.iang_b);
+  put(out.mass, half, row.mass);
+  put(out.impulse, half, row.impulse);
+}
+
 /// A Jacobian row along `dir` for four lanes; lanes where `keep` is clear are all zero.
-WideRow make_row(const WideSides& s, const Vec3x4& ra, const Vec3x4& rb, const Vec3x4& dir, Float4 impulse,
-                 Float4 keep) {
-  WideRow row;
+Row4 make_row(const WideSides& s, const Vec3x4& ra, const Vec3x4& rb, const Vec3x4& dir, Float4 impulse,
+              Float4 keep) {
+  Row4 row;
   const Vec3x4 ang_a = cross(ra, dir);
   const Vec3x4 ang_b = cross(rb, dir);
   const Vec3x4 iang_a = mul(s.inv_inertia_a, ang_a);
@@ -111,147 +141,7 @@ WideRow make_row(const WideSides& s, const Vec3x4& ra, const Vec3x4& rb, const V
   return row;
 }
 
-float lane(Float4 f, int i) {
-  float out[kLanes];
-  store4(f, out);
-  return out[i];
-}
-
-Vec3 lane(const Vec3x4& v, int i) { return Vec3(lane(v.x, i), lane(v.y, i), lane(v.z, i)); }
-
-// ---- gathering body state for four lanes --------------------------------------------
-
-struct WideBodies {
-  Vec3x4 v, w;
-};
-
-struct WideDelta {
-  Vec3x4 dp;
-  Vec3x4 qv;
-  Float4 qw;
-};
-
-/// Rotates four vectors by four unit quaternions: v + 2 (w (q x v) + q x (q x v)).
-Vec3x4 rotate(const Vec3x4& qv, Float4 qw, const Vec3x4& v) {
-  Vec3x4 t = cross(qv, v);
-  Vec3x4 u = cross(qv, t);
-  Float4 two = splat(2.0f);
-  return v + two * (qw * t + u);
-}
-
-#if KEEL_FLOAT4_SSE2
-// SSE2: each body's v and w (and dp and dq) are adjacent floats, so four bodies come in
-// with two unaligned 16-byte loads each and two 4x4 transposes, and go back out the same
-// way. Pure data movement: the same bits as the element-by-element path below.
-static_assert(offsetof(SolverBody, w) == offsetof(SolverBody, v) + 12, "v and w must be adjacent");
-static_assert(offsetof(SolverBody, dp) == offsetof(SolverBody, w) + 12, "w and dp must be adjacent");
-static_assert(offsetof(SolverBody, dq) == offsetof(SolverBody, dp) + 12, "dp and dq must be adjacent");
-static_assert(offsetof(SolverBody, inv_mass) == offsetof(SolverBody, dq) + 16, "dq and inv_mass adjacent");
-static_assert(sizeof(Quat) == 16, "quaternion of four floats");
-
-inline __m128 load_at(const float* p) { return _mm_loadu_ps(p); }
-
-/// Quaternion components in memory order (glm stores x, y, z, w unless told otherwise).
-inline const float* quat_data(const Quat& q) { return &q[0]; }
-inline float* quat_data(Quat& q) { return &q[0]; }
-
-WideBodies gather_velocity(const std::vector<SolverBody>& bodies, const uint32_t (&idx)[kLanes]) {
-  // Row i: [v.x v.y v.z w.x] and [w.x w.y w.z dp.x] of lane i's body.
-  __m128 r0 = load_at(&bodies[idx[0]].v.x), r1 = load_at(&bodies[idx[1]].v.x);
-  __m128 r2 = load_at(&bodies[idx[2]].v.x), r3 = load_at(&bodies[idx[3]].v.x);
-  __m128 s0 = load_at(&bodies[idx[0]].w.x), s1 = load_at(&bodies[idx[1]].w.x);
-  __m128 s2 = load_at(&bodies[idx[2]].w.x), s3 = load_at(&bodies[idx[3]].w.x);
-  _MM_TRANSPOSE4_PS(r0, r1, r2, r3);
-  _MM_TRANSPOSE4_PS(s0, s1, s2, s3);
-  return {{{r0}, {r1}, {r2}}, {{s0}, {s1}, {s2}}};
-}
-
-// Writes lanes back in lane order. Lanes that share a body are only ever the static
-// stand-in or a kinematic body, whose velocities the solve never changes.
-void scatter_velocity(std::vector<SolverBody>& bodies, const uint32_t (&idx)[kLanes], const WideBodies& s) {
-  __m128 r0 = s.v.x.v, r1 = s.v.y.v, r2 = s.v.z.v, r3 = s.w.x.v;  // rows become [v.x v.y v.z w.x]
-  __m128 t0 = s.w.y.v, t1 = s.w.z.v, t2 = s.w.y.v, t3 = s.w.z.v;  // rows become [w.y w.z w.y w.z]
-  _MM_TRANSPOSE4_PS(r0, r1, r2, r3);
-  _MM_TRANSPOSE4_PS(t0, t1, t2, t3);
-  const __m128 rows[kLanes] = {r0, r1, r2, r3};
-  const __m128 tails[kLanes] = {t0, t1, t2, t3};
-  for (int i = 0; i < kLanes; ++i) {
-    SolverBody& b = bodies[idx[i]];
-    if (b.inv_mass == 0.0f) continue;  // static or kinematic: unchanged by contacts
-    _mm_storeu_ps(&b.v.x, rows[i]);
-    _mm_storel_pi(reinterpret_cast<__m64*>(&b.w.y), tails[i]);
-  }
-}
-
-WideDelta gather_delta(const std::vector<SolverBody>& bodies, const uint32_t (&idx)[kLanes]) {
-  // Row i: [dp.x dp.y dp.z q.x] and [q.y q.z q.w inv_mass] of lane i's body.
-  __m128 r0 = load_at(&bodies[idx[0]].dp.x), r1 = load_at(&bodies[idx[1]].dp.x);
-  __m128 r2 = load_at(&bodies[idx[2]].dp.x), r3 = load_at(&bodies[idx[3]].dp.x);
-  __m128 s0 = load_at(quat_data(bodies[idx[0]].dq) + 1), s1 = load_at(quat_data(bodies[idx[1]].dq) + 1);
-  __m128 s2 = load_at(quat_data(bodies[idx[2]].dq) + 1), s3 = load_at(quat_data(bodies[idx[3]].dq) + 1);
-  _MM_TRANSPOSE4_PS(r0, r1, r2, r3);
-  _MM_TRANSPOSE4_PS(s0, s1, s2, s3);
-  return {{{r0}, {r1}, {r2}}, {{r3}, {s0}, {s1}}, {s2}};
-}
-
-#else
-
-WideBodies gather_velocity(const std::vector<SolverBody>& bodies, const uint32_t (&idx)[kLanes]) {
-  const SolverBody& b0 = bodies[idx[0]];
-  const SolverBody& b1 = bodies[idx[1]];
-  const SolverBody& b2 = bodies[idx[2]];
-  const SolverBody& b3 = bodies[idx[3]];
-  return {{load4(b0.v.x, b1.v.x, b2.v.x, b3.v.x), load4(b0.v.y, b1.v.y, b2.v.y, b3.v.y),
-           load4(b0.v.z, b1.v.z, b2.v.z, b3.v.z)},
-          {load4(b0.w.x, b1.w.x, b2.w.x, b3.w.x), load4(b0.w.y, b1.w.y, b2.w.y, b3.w.y),
-           load4(b0.w.z, b1.w.z, b2.w.z, b3.w.z)}};
-}
-
-// Writes lanes back in lane order. Lanes that share a body are only ever the static
-// stand-in or a kinematic body, whose velocities the solve never changes.
-void scatter_velocity(std::vector<SolverBody>& bodies, const uint32_t (&idx)[kLanes], const WideBodies& s) {
-  float vx[4], vy[4], vz[4], wx[4], wy[4], wz[4];
-  store4(s.v.x, vx);
-  store4(s.v.y, vy);
-  store4(s.v.z, vz);
-  store4(s.w.x, wx);
-  store4(s.w.y, wy);
-  store4(s.w.z, wz);
-  for (int i = 0; i < kLanes; ++i) {
-    SolverBody& b = bodies[idx[i]];
-    if (b.inv_mass == 0.0f) continue;  // static or kinematic: unchanged by contacts
-    b.v = Vec3(vx[i], vy[i], vz[i]);
-    b.w = Vec3(wx[i], wy[i], wz[i]);
-  }
-}
-
-WideDelta gather_delta(const std::vector<SolverBody>& bodies, const uint32_t (&idx)[kLanes]) {
-  const SolverBody& b0 = bodies[idx[0]];
-  const SolverBody& b1 = bodies[idx[1]];
-  const SolverBody& b2 = bodies[idx[2]];
-  const SolverBody& b3 = bodies[idx[3]];
-  WideDelta d;
-  d.dp = {load4(b0.dp.x, b1.dp.x, b2.dp.x, b3.dp.x), load4(b0.dp.y, b1.dp.y, b2.dp.y, b3.dp.y),
-          load4(b0.dp.z, b1.dp.z, b2.dp.z, b3.dp.z)};
-  d.qv = {load4(b0.dq.x, b1.dq.x, b2.dq.x, b3.dq.x), load4(b0.dq.y, b1.dq.y, b2.dq.y, b3.dq.y),
-          load4(b0.dq.z, b1.dq.z, b2.dq.z, b3.dq.z)};
-  d.qw = load4(b0.dq.w, b1.dq.w, b2.dq.w, b3.dq.w);
-  return d;
-}
-
-#endif
-
-inline Float4 row_velocity(const WideRow& r, const Vec3x4& dir, const WideBodies& a, const WideBodies& b) {
-  return dot(b.v - a.v, dir) + dot(b.w, r.ang_b) - dot(a.w, r.ang_a);
-}
-
-inline void apply_row(const WideRow& r, const Vec3x4& dir, Float4 l, Float4 ma, Float4 mb, WideBodies& a,
-                      WideBodies& b) {
-  a.v = a.v - (ma * l) * dir;
-  a.w = a.w - l * r.iang_a;
-  b.v = b.v + (mb * l) * dir;
-  b.w = b.w + l * r.iang_b;
-}
+Vec3 lane(const Lanes3& v, int i) { return Vec3(v.x.v[i], v.y.v[i], v.z.v[i]); }
 
 // ---- the solver ---------------------------------------------------------------------
 
@@ -269,12 +159,14 @@ class ContactSolver {
     static_soft_ = make_softness(std::min(2.0f * hertz, 0.25f * substep_rate),
                                  world.settings.contact_damping_ratio, h_);
     max_push_ = world.settings.contact_push_max_speed;
+    constants_ = KernelConstants{inv_h_, max_push_, world.settings.restitution_threshold};
   }
 
   void run() {
     select_bodies();
     world_.profile.solve_parts = 0;
     world_.profile.team_bodies = 0;
+    world_.profile.kernels = kernels_.name;
     if (body_slot_.size() == 1) return;  // nothing awake can move: no contact to solve
     split_into_parts();
     renumber_bodies();
@@ -327,16 +219,13 @@ class ContactSolver {
   void sort_joints_by_part();
   void pack_batches(uint32_t begin, uint32_t end);
   void pack_batch(const uint32_t* contacts, int count, WideConstraint& out);
-  void pack_point(const Contact* const (&lanes)[kLanes], int j, const WideSides& sides, const WideBodies& va,
-                  const WideBodies& vb, WideConstraint& w);
+  void pack_point(const Contact* const* lanes, int j, int half, const WideSides& sides, const Bodies4& va,
+                  const Bodies4& vb, WideConstraint& w);
   void integrate_velocities(uint32_t begin, uint32_t end);
   void integrate_positions(uint32_t begin, uint32_t end);
 #if KEEL_FLOAT4_SSE2
   void integrate_positions_wide(uint32_t i);
 #endif
-  void warm_start(WideConstraint& c);
-  void solve(WideConstraint& c, bool use_bias);
-  void apply_restitution(WideConstraint& c);
   void store_impulses(uint32_t begin, uint32_t end);
   void write_back(uint32_t begin, uint32_t end);
 
@@ -350,6 +239,8 @@ class ContactSolver {
   Softness static_soft_;
   JointPass* joints_ = nullptr;  // the team's run of joints
   bool any_bounce_ = false;  // some manifold in the solve has restitution > 0
+  const ContactKernels& kernels_ = contact_kernels();
+  KernelConstants constants_;
   // Working arrays live on beyond one tick (per thread) so a step allocates nothing
   // once the world has reached its size.
   struct Scratch {
@@ -502,7 +393,7 @@ void ContactSolver::fill_bodies(uint32_t begin, uint32_t end) {
 // serial group (overflow) is one block, run in order by one thread.
 void ContactSolver::plan_stages() {
   constexpr uint32_t kBodyBlock = 128;
-  constexpr uint32_t kBatchBlock = 8;
+  constexpr uint32_t kBatchBlock = 4;
   const SolveParts& parts = s_.parts;
   const BatchLayout& layout = s_.layout;
   const uint32_t team = parts.parts;
@@ -538,7 +429,7 @@ void ContactSolver::plan_stages() {
 }
 
 void ContactSolver::plan_groups(Kind kind) {
-  constexpr uint32_t kBatchBlock = 4;
+  constexpr uint32_t kBatchBlock = 2;
   for (const BatchGroup& g : groups_) plan_.add(kind, 0, g.begin, g.end, g.serial ? g.end - g.begin : kBatchBlock);
 }
 
@@ -555,19 +446,11 @@ void ContactSolver::run_block(const StagePlan::Stage& st, uint32_t begin, uint32
     case kFill: fill_bodies(begin, end); break;
     case kPack: pack_batches(begin, end); break;
     case kIntegrateVelocities: integrate_velocities(begin, end); break;
-    case kWarmStart:
-      for (uint32_t b = begin; b < end; ++b) warm_start(batches_[b]);
-      break;
-    case kSolve:
-      for (uint32_t b = begin; b < end; ++b) solve(batches_[b], true);
-      break;
+    case kWarmStart: kernels_.warm_start(bodies_.data(), &batches_[0], begin, end); break;
+    case kSolve: kernels_.solve(bodies_.data(), &batches_[0], begin, end, constants_, true); break;
     case kIntegratePositions: integrate_positions(begin, end); break;
-    case kRelax:
-      for (uint32_t b = begin; b < end; ++b) solve(batches_[b], false);
-      break;
-    case kRestitution:
-      for (uint32_t b = begin; b < end; ++b) apply_restitution(batches_[b]);
-      break;
+    case kRelax: kernels_.solve(bodies_.data(), &batches_[0], begin, end, constants_, false); break;
+    case kRestitution: kernels_.restitution(bodies_.data(), &batches_[0], begin, end, constants_); break;
     case kStore: store_impulses(begin, end); break;
     case kWriteBack: write_back(begin, end); break;
     case kJointWarmStart: warm_start_joints(*joints_); break;
@@ -592,16 +475,14 @@ void ContactSolver::run_part(uint32_t part) {
   for (uint32_t i = 0; i < substeps_; ++i) {
     integrate_velocities(body_begin, body_end);
     if (any_joint) warm_start_joints(joints);
-    for (uint32_t b = first; b < last; ++b) warm_start(batches_[b]);
+    kernels_.warm_start(bodies_.data(), &batches_[0], first, last);
     if (any_joint) solve_joints(joints, true);
-    for (uint32_t b = first; b < last; ++b) solve(batches_[b], true);
+    kernels_.solve(bodies_.data(), &batches_[0], first, last, constants_, true);
     integrate_positions(body_begin, body_end);
     if (any_joint) solve_joints(joints, false);
-    for (uint32_t b = first; b < last; ++b) solve(batches_[b], false);
+    kernels_.solve(bodies_.data(), &batches_[0], first, last, constants_, false);
   }
-  if (any_bounce_) {
-    for (uint32_t b = first; b < last; ++b) apply_restitution(batches_[b]);
-  }
+  if (any_bounce_) kernels_.restitution(bodies_.data(), &batches_[0], first, last, constants_);
   store_impulses(first, last);
   write_back(body_begin, body_end);
 }
@@ -634,11 +515,12 @@ void ContactSolver::pack_batch(const uint32_t* ids, int count, WideConstraint& w
   const Contact* lane_contact[kLanes] = {};
   Vec3 normal[kLanes], t1[kLanes], t2[kLanes];
   float friction[kLanes] = {}, restitution[kLanes] = {}, ima[kLanes] = {}, imb[kLanes] = {};
-  float bias[kLanes] = {}, mscale[kLanes] = {1, 1, 1, 1}, iscale[kLanes] = {};
+  float bias[kLanes] = {}, mscale[kLanes], iscale[kLanes] = {};
   w.point_count = 0;
   w.bounces = false;
   for (int i = 0; i < kLanes; ++i) {
     normal[i] = t1[i] = t2[i] = Vec3(0.0f);
+    mscale[i] = 1.0f;
     w.body_a[i] = w.body_b[i] = 0;
     w.contact[i] = kNoContact;
     if (i >= count) continue;
@@ -662,31 +544,36 @@ void ContactSolver::pack_batch(const uint32_t* ids, int count, WideConstraint& w
     iscale[i] = s.impulse_scale;
     w.point_count = std::max(w.point_count, k.count);
   }
-  w.normal = pack(normal);
-  w.t1 = pack(t1);
-  w.t2 = pack(t2);
-  w.friction = pack(friction);
-  w.restitution = pack(restitution);
-  w.inv_mass_a = pack(ima);
-  w.inv_mass_b = pack(imb);
-  w.bias_rate = pack(bias);
-  w.mass_scale = pack(mscale);
-  w.impulse_scale = pack(iscale);
-  const WideSides sides{w.inv_mass_a, w.inv_mass_b, gather_inertia(bodies_, w.body_a),
-                        gather_inertia(bodies_, w.body_b)};
-  const WideBodies va = gather_velocity(bodies_, w.body_a);
-  const WideBodies vb = gather_velocity(bodies_, w.body_b);
-  for (int j = 0; j < w.point_count; ++j) pack_point(lane_contact, j, sides, va, vb, w);
+  // Every half packs the batch's point slots (up to its largest point count), so each
+  // lane's unused slots are zero whichever half it is in.
+  for (int half = 0; half < 2; ++half) {
+    const int o = 4 * half;
+    put(w.normal, half, pack(normal + o));
+    put(w.t1, half, pack(t1 + o));
+    put(w.t2, half, pack(t2 + o));
+    put(w.friction, half, pack(friction + o));
+    put(w.restitution, half, pack(restitution + o));
+    put(w.inv_mass_a, half, pack(ima + o));
+    put(w.inv_mass_b, half, pack(imb + o));
+    put(w.bias_rate, half, pack(bias + o));
+    put(w.mass_scale, half, pack(mscale + o));
+    put(w.impulse_scale, half, pack(iscale + o));
+    const WideSides sides{pack(ima + o), pack(imb + o), gather_inertia(bodies_, w.body_a + o),
+                          gather_inertia(bodies_, w.body_b + o)};
+    const Bodies4 va = gather_velocity4(bodies_.data(), w.body_a + o);
+    const Bodies4 vb = gather_velocity4(bodies_.data(), w.body_b + o);
+    for (int j = 0; j < w.point_count; ++j) pack_point(lane_contact + o, j, half, sides, va, vb, w);
+  }
 }
 
-// Point j of every lane: anchors, the three rows, the separation offset and the approach
-// speed, each lane computed exactly as its scalar formula would.
-void ContactSolver::pack_point(const Contact* const (&lanes)[kLanes], int j, const WideSides& sides,
-                               const WideBodies& va, const WideBodies& vb, WideConstraint& w) {
-  Vec3 ra[kLanes], rb[kLanes], friction_impulse[kLanes];
-  float neg_depth[kLanes], normal_impulse[kLanes];
-  uint32_t keep_bits[kLanes];
-  for (int i = 0; i < kLanes; ++i) {
+// Point j of four lanes (one half of the batch): anchors, the three rows, the separation
+// offset and the approach speed, each lane computed exactly as its scalar formula would.
+void ContactSolver::pack_point(const Contact* const* lanes, int j, int half, const WideSides& sides,
+                               const Bodies4& va, const Bodies4& vb, WideConstraint& w) {
+  Vec3 ra[4], rb[4], friction_impulse[4];
+  float neg_depth[4], normal_impulse[4];
+  uint32_t keep_bits[4];
+  for (int i = 0; i < 4; ++i) {
     const bool exists = lanes[i] != nullptr && j < lanes[i]->count;
     keep_bits[i] = exists ? 0xffffffffu : 0u;
     if (!exists) {
@@ -701,21 +588,23 @@ void ContactSolver::pack_point(const Contact* const (&lanes)[kLanes], int j, con
     normal_impulse[i] = kp.normal_impulse;
     friction_impulse[i] = kp.friction_impulse;
   }
-  float keep_f[kLanes];
+  float keep_f[4];
   std::memcpy(keep_f, keep_bits, sizeof keep_f);
   const Float4 keep = pack(keep_f);
   const Float4 zero = zero4();
-  WidePoint& p = w.p[j];
-  p.r_a = pack(ra);
-  p.r_b = pack(rb);
+  const Vec3x4 n = half_of(w.normal, half), t1 = half_of(w.t1, half), t2 = half_of(w.t2, half);
+  const Vec3x4 r_a = pack(ra), r_b = pack(rb);
   const Vec3x4 f = pack(friction_impulse);
-  p.adjusted_separation = select(keep, pack(neg_depth) - dot(p.r_b - p.r_a, w.normal), zero);
-  p.normal = make_row(sides, p.r_a, p.r_b, w.normal, pack(normal_impulse), keep);
-  p.tangent1 = make_row(sides, p.r_a, p.r_b, w.t1, dot(f, w.t1), keep);
-  p.tangent2 = make_row(sides, p.r_a, p.r_b, w.t2, dot(f, w.t2), keep);
-  const Vec3x4 dv = vb.v + cross(vb.w, p.r_b) - va.v - cross(va.w, p.r_a);
-  p.relative_velocity = select(keep, dot(w.normal, dv), zero);
-  p.max_normal_impulse = zero;
+  WidePoint& p = w.p[j];
+  put(p.r_a, half, r_a);
+  put(p.r_b, half, r_b);
+  put(p.adjusted_separation, half, select(keep, pack(neg_depth) - dot(r_b - r_a, n), zero));
+  put(p.normal, half, make_row(sides, r_a, r_b, n, pack(normal_impulse), keep));
+  put(p.tangent1, half, make_row(sides, r_a, r_b, t1, dot(f, t1), keep));
+  put(p.tangent2, half, make_row(sides, r_a, r_b, t2, dot(f, t2), keep));
+  const Vec3x4 dv = vb.v + cross(vb.w, r_b) - va.v - cross(va.w, r_a);
+  put(p.relative_velocity, half, select(keep, dot(n, dv), zero));
+  put(p.max_normal_impulse, half, zero);
 }
 
 void ContactSolver::integrate_velocities(uint32_t begin, uint32_t end) {
@@ -735,7 +624,7 @@ void ContactSolver::integrate_velocities(uint32_t begin, uint32_t end) {
 void ContactSolver::integrate_positions(uint32_t begin, uint32_t end) {
   uint32_t i = begin;
 #if KEEL_FLOAT4_SSE2
-  for (; i + kLanes <= end; i += kLanes) integrate_positions_wide(i);
+  for (; i + 4 <= end; i += 4) integrate_positions_wide(i);
 #endif
   for (; i < end; ++i) {
     SolverBody& b = bodies_[i];
@@ -755,7 +644,7 @@ void ContactSolver::integrate_positions(uint32_t begin, uint32_t end) {
 // (and order) of the scalar loop: glm's quaternion product, sum and normalisation are
 // written out below as glm evaluates them.
 void ContactSolver::integrate_positions_wide(uint32_t i) {
-  SolverBody* b[kLanes] = {&bodies_[i], &bodies_[i + 1], &bodies_[i + 2], &bodies_[i + 3]};
+  SolverBody* b[4] = {&bodies_[i], &bodies_[i + 1], &bodies_[i + 2], &bodies_[i + 3]};
   // Rows [v.x v.y v.z w.x], [w.x w.y w.z dp.x], [dp.x dp.y dp.z q.x], [q.x q.y q.z q.w].
   __m128 v0 = load_at(&b[0]->v.x), v1 = load_at(&b[1]->v.x), v2 = load_at(&b[2]->v.x), v3 = load_at(&b[3]->v.x);
   __m128 w0 = load_at(&b[0]->w.x), w1 = load_at(&b[1]->w.x), w2 = load_at(&b[2]->w.x), w3 = load_at(&b[3]->w.x);
@@ -790,116 +679,14 @@ void ContactSolver::integrate_positions_wide(uint32_t i) {
   __m128 o0 = rx.v, o1 = ry.v, o2 = rz.v, o3 = rw.v;
   _MM_TRANSPOSE4_PS(d0, d1, d2, d3);
   _MM_TRANSPOSE4_PS(o0, o1, o2, o3);
-  const __m128 drows[kLanes] = {d0, d1, d2, d3};
-  const __m128 qrows[kLanes] = {o0, o1, o2, o3};
-  for (int k = 0; k < kLanes; ++k) {
+  const __m128 drows[4] = {d0, d1, d2, d3};
+  const __m128 qrows[4] = {o0, o1, o2, o3};
+  for (int k = 0; k < 4; ++k) {
     _mm_storeu_ps(&b[k]->dp.x, drows[k]);
     _mm_storeu_ps(quat_data(b[k]->dq), qrows[k]);
   }
 }
 #endif
-
-void ContactSolver::warm_start(WideConstraint& c) {
-  WideBodies a = gather_velocity(bodies_, c.body_a);
-  WideBodies b = gather_velocity(bodies_, c.body_b);
-  for (int j = 0; j < c.point_count; ++j) {
-    const WidePoint& p = c.p[j];
-    apply_row(p.normal, c.normal, p.normal.impulse, c.inv_mass_a, c.inv_mass_b, a, b);
-    apply_row(p.tangent1, c.t1, p.tangent1.impulse, c.inv_mass_a, c.inv_mass_b, a, b);
-    apply_row(p.tangent2, c.t2, p.tangent2.impulse, c.inv_mass_a, c.inv_mass_b, a, b);
-  }
-  scatter_velocity(bodies_, c.body_a, a);
-  scatter_velocity(bodies_, c.body_b, b);
-}
-
-// One Gauss-Seidel pass over four manifolds: the normal rows first, then friction, so
-// the friction cone is clamped against this pass's normal impulse.
-void ContactSolver::solve(WideConstraint& c, bool use_bias) {
-  WideBodies a = gather_velocity(bodies_, c.body_a);
-  WideBodies b = gather_velocity(bodies_, c.body_b);
-  WideDelta da = gather_delta(bodies_, c.body_a);
-  WideDelta db = gather_delta(bodies_, c.body_b);
-  const Vec3x4 dp = db.dp - da.dp;
-  const Float4 zero = zero4(), one = splat(1.0f), inv_h = splat(inv_h_);
-  // Soft spring terms for overlap; the relax pass (use_bias = false) solves rigidly
-  // with no recovery, taking back the velocity the biased pass added.
-  const Float4 bias_rate = use_bias ? c.bias_rate : zero;
-  const Float4 mass_scale = use_bias ? c.mass_scale : one;
-  const Float4 impulse_scale = use_bias ? c.impulse_scale : zero;
-  const Float4 min_bias = splat(-max_push_);
-
-  for (int j = 0; j < c.point_count; ++j) {
-    WidePoint& p = c.p[j];
-    // Separation now, from how far each body has moved and turned this tick.
-    Vec3x4 pra = rotate(da.qv, da.qw, p.r_a);
-    Vec3x4 prb = rotate(db.qv, db.qw, p.r_b);
-    Float4 s = dot(dp + prb - pra, c.normal) + p.adjusted_separation;
-    // Speculative (s > 0): close exactly the gap this substep, rigidly.
-    Float4 spec = greater(s, zero);
-    Float4 bias = select(spec, s * inv_h, max4(bias_rate * s, min_bias));
-    Float4 ms = select(spec, one, mass_scale);
-    Float4 is = select(spec, zero, impulse_scale);
-    WideRow& row = p.normal;
-    Float4 vn = row_velocity(row, c.normal, a, b);
-    Float4 impulse = zero - row.mass * ms * (vn + bias) - is * row.impulse;
-    Float4 total = max4(row.impulse + impulse, zero);
-    impulse = total - row.impulse;
-    row.impulse = total;
-    p.max_normal_impulse = max4(p.max_normal_impulse, impulse);
-    apply_row(row, c.normal, impulse, c.inv_mass_a, c.inv_mass_b, a, b);
-  }
-
-  for (int j = 0; j < c.point_count; ++j) {
-    WidePoint& p = c.p[j];
-    Float4 l1 = p.tangent1.impulse - p.tangent1.mass * row_velocity(p.tangent1, c.t1, a, b);
-    Float4 l2 = p.tangent2.impulse - p.tangent2.mass * row_velocity(p.tangent2, c.t2, a, b);
-    // Coulomb cone: clamp the two tangent impulses together, not each on its own.
-    Float4 max_f = c.friction * p.normal.impulse;
-    Float4 len2 = l1 * l1 + l2 * l2;
-    Float4 over = greater(len2, max_f * max_f);
-    // Mostly every lane grips (a resting pile): then the scale is one in each lane and the
-    // square root and division are skipped (x * 1 is x, so the bits are the same).
-    if (any(over)) {
-      Float4 scale = select(over, max_f / sqrt4(select(over, len2, one)), one);
-      l1 = l1 * scale;
-      l2 = l2 * scale;
-    }
-    apply_row(p.tangent1, c.t1, l1 - p.tangent1.impulse, c.inv_mass_a, c.inv_mass_b, a, b);
-    apply_row(p.tangent2, c.t2, l2 - p.tangent2.impulse, c.inv_mass_a, c.inv_mass_b, a, b);
-    p.tangent1.impulse = l1;
-    p.tangent2.impulse = l2;
-  }
-  scatter_velocity(bodies_, c.body_a, a);
-  scatter_velocity(bodies_, c.body_b, b);
-}
-
-// Bounce: after the substeps, push each point that approached faster than the
-// threshold (and actually carried load) to `restitution` times its approach speed.
-void ContactSolver::apply_restitution(WideConstraint& c) {
-  const Float4 zero = zero4();
-  const Float4 threshold = splat(-world_.settings.restitution_threshold);
-  if (!c.bounces) return;
-  WideBodies a = gather_velocity(bodies_, c.body_a);
-  WideBodies b = gather_velocity(bodies_, c.body_b);
-  for (int j = 0; j < c.point_count; ++j) {
-    WidePoint& p = c.p[j];
-    // Active where restitution > 0, approach faster than the threshold, and loaded.
-    Float4 active = greater(c.restitution, zero);
-    Float4 fast = greater(threshold, p.relative_velocity);
-    Float4 loaded = greater(p.max_normal_impulse, zero);
-    Float4 mask = select(active, select(fast, loaded, zero), zero);
-    WideRow& row = p.normal;
-    Float4 vn = row_velocity(row, c.normal, a, b);
-    Float4 impulse = zero - row.mass * (vn + c.restitution * p.relative_velocity);
-    Float4 total = max4(row.impulse + impulse, zero);
-    impulse = select(mask, total - row.impulse, zero);
-    row.impulse = row.impulse + impulse;
-    p.max_normal_impulse = max4(p.max_normal_impulse, impulse);
-    apply_row(row, c.normal, impulse, c.inv_mass_a, c.inv_mass_b, a, b);
-  }
-  scatter_velocity(bodies_, c.body_a, a);
-  scatter_velocity(bodies_, c.body_b, b);
-}
 
 void ContactSolver::store_impulses(uint32_t begin, uint32_t end) {
   auto& contacts = world_.contacts.items();
@@ -911,9 +698,9 @@ void ContactSolver::store_impulses(uint32_t begin, uint32_t end) {
       Vec3 t1 = lane(c.t1, i), t2 = lane(c.t2, i);
       for (int j = 0; j < k.count; ++j) {
         const WidePoint& p = c.p[j];
-        k.points[j].normal_impulse = lane(p.normal.impulse, i);
-        k.points[j].friction_impulse = lane(p.tangent1.impulse, i) * t1 + lane(p.tangent2.impulse, i) * t2;
-        k.points[j].max_normal_impulse = lane(p.max_normal_impulse, i);
+        k.points[j].normal_impulse = p.normal.impulse.v[i];
+        k.points[j].friction_impulse = p.tangent1.impulse.v[i] * t1 + p.tangent2.impulse.v[i] * t2;
+        k.points[j].max_normal_impulse = p.max_normal_impulse.v[i];
       }
     }
   }

@@ -72,6 +72,7 @@ struct StepProfile {
   uint32_t touching_pairs = 0;  ///< pairs with at least one manifold point
   uint32_t solve_parts = 0;     ///< parts of the solve each run whole by one thread
   uint32_t team_bodies = 0;     ///< bodies solved colour by colour by all threads together
+  const char* kernels = "";     ///< the contact kernels' instruction set: "avx" or "sse2" (same bits)
 };
 
 /// One touching contact as the solver holds it (read-only view, for dumps and tools).
