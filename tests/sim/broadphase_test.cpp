@@ -4,6 +4,7 @@
 // some not at all; statics, a trigger, a layer mask, a jointed pair and a disabled
 // collider are mixed in; on one and on two threads.
 #include "broadphase/broadphase.h"
+#include "broadphase/dynamic_tree.h"
 #include "parallel/executor.h"
 #include "world_impl.h"
 
@@ -95,15 +96,28 @@ TEST(BroadPhase, NewPairsAreEveryOverlapOfAMovedColliderLessTheKnownOnes) {
     std::uniform_real_distribution<float> step(-0.4f, 0.4f);
     for (int round = 0; round < 6; ++round) {
       std::fill(moved.begin(), moved.end(), 0);
+      // (As the world does: when most of the movable tree moves, it is rebuilt.)
       const uint32_t every = round % 2 == 0 ? 1 : 9;
+      std::vector<uint32_t> moving;
       for (uint32_t i = 0; i < l.shapes.size(); ++i) {
-        Shape& s = l.shapes[i];
+        const Shape& s = l.shapes[i];
         if (s.is_static || !s.enabled || i % every != 0 || i % 10 == 5) continue;
+        moving.push_back(i);
+      }
+      const bool rebuild = bp.rebuild_pays(moving.size());
+      EXPECT_EQ(rebuild, every == 1) << "round " << round;
+      for (uint32_t i : moving) {
+        Shape& s = l.shapes[i];
         const Vec3 d(step(rng), step(rng), step(rng));
         s.fat = AABB{s.fat.lower + d, s.fat.upper + d};
-        bp.move(s.proxy, i, s.fat, false);
+        if (rebuild) {
+          bp.set_bounds(s.proxy, i, s.fat);
+        } else {
+          bp.move(s.proxy, i, s.fat, false);
+        }
         moved[i] = 1;
       }
+      if (rebuild) bp.rebuild_movable();
       std::vector<uint64_t> kept;
       for (size_t k = 0; k < known.size(); ++k) {
         if (k % 3 != 0) kept.push_back(known[k]);
@@ -118,6 +132,96 @@ TEST(BroadPhase, NewPairsAreEveryOverlapOfAMovedColliderLessTheKnownOnes) {
       known = merged;
     }
   }
+}
+
+// A rebuilt tree: every inner node bounds its children and knows its height, parents
+// point back, and queries find exactly the overlapping leaves; proxies made and destroyed
+// afterwards (reusing the freed inner slots) keep it so.
+void check_tree(const DynamicTree& tree, const std::vector<AABB>& boxes, const std::vector<int32_t>& proxies,
+                std::mt19937& rng, const char* when) {
+  int32_t live = 0;
+  for (size_t i = 0; i < proxies.size(); ++i) {
+    if (proxies[i] < 0) continue;
+    ++live;
+    EXPECT_EQ(tree.user_data(proxies[i]), uint32_t(i)) << when;
+    EXPECT_EQ(tree.fat_aabb(proxies[i]).lower, boxes[i].lower) << when;
+  }
+  EXPECT_EQ(tree.proxy_count(), live) << when;
+  std::uniform_real_distribution<float> at(-1.0f, 8.0f), size(0.2f, 3.0f);
+  for (int q = 0; q < 200; ++q) {
+    const Vec3 lo(at(rng), at(rng), at(rng));
+    const AABB box{lo, lo + Vec3(size(rng), size(rng), size(rng))};
+    std::vector<uint32_t> found, expected;
+    tree.query(box, [&](uint32_t user) { found.push_back(user); });
+    for (size_t i = 0; i < proxies.size(); ++i) {
+      if (proxies[i] >= 0 && overlaps(boxes[i], box)) expected.push_back(uint32_t(i));
+    }
+    std::sort(found.begin(), found.end());
+    ASSERT_EQ(found, expected) << when << ", query " << q;
+  }
+  // Every leaf pair the walk finds overlaps, and it finds each overlapping pair once.
+  std::vector<DynamicTree::NodePair> tasks;
+  tree.split_self_pairs(16, tasks);
+  std::vector<uint64_t> walked, pairs;
+  for (const auto& t : tasks) tree.pairs_under(t, [&](uint32_t a, uint32_t b) { walked.push_back(pair_key(std::min(a, b), std::max(a, b))); });
+  for (uint32_t a = 0; a < proxies.size(); ++a) {
+    for (uint32_t b = a + 1; b < proxies.size(); ++b) {
+      if (proxies[a] >= 0 && proxies[b] >= 0 && overlaps(boxes[a], boxes[b])) pairs.push_back(pair_key(a, b));
+    }
+  }
+  std::sort(walked.begin(), walked.end());
+  EXPECT_EQ(walked, pairs) << when;
+}
+
+TEST(DynamicTree, RebuiltOverMovedLeavesAnswersLikeBruteForce) {
+  std::mt19937 rng(11);
+  std::uniform_real_distribution<float> at(0.0f, 7.0f), half(0.1f, 0.6f), shift(-1.0f, 1.0f);
+  DynamicTree tree;
+  std::vector<AABB> boxes;
+  std::vector<int32_t> proxies;
+  for (uint32_t i = 0; i < 300; ++i) {
+    const Vec3 c(at(rng), at(rng), at(rng) * 0.3f);  // flatter in z: the splits must pick axes
+    boxes.push_back(AABB{c - Vec3(half(rng)), c + Vec3(half(rng))});
+    proxies.push_back(tree.create_proxy(boxes.back(), i));
+  }
+  for (int round = 0; round < 3; ++round) {
+    for (size_t i = 0; i < boxes.size(); ++i) {
+      if (proxies[i] < 0 || i % 4 == size_t(round)) continue;  // most leaves move, some stay
+      const Vec3 d(shift(rng), shift(rng), shift(rng));
+      boxes[i] = AABB{boxes[i].lower + d, boxes[i].upper + d};
+      tree.set_leaf_box(proxies[i], boxes[i]);
+    }
+    tree.rebuild();
+    check_tree(tree, boxes, proxies, rng, "after a rebuild");
+    // Then ordinary edits: some leaves go, new ones come, some move one by one.
+    for (size_t i = size_t(round); i < boxes.size(); i += 7) {
+      if (proxies[i] < 0) continue;
+      tree.destroy_proxy(proxies[i]);
+      proxies[i] = -1;
+    }
+    for (int k = 0; k < 20; ++k) {
+      const Vec3 c(at(rng), at(rng), at(rng));
+      boxes.push_back(AABB{c - Vec3(0.3f), c + Vec3(0.3f)});
+      proxies.push_back(tree.create_proxy(boxes.back(), uint32_t(boxes.size() - 1)));
+    }
+    for (size_t i = 1; i < boxes.size(); i += 11) {
+      if (proxies[i] < 0) continue;
+      boxes[i] = AABB{boxes[i].lower + Vec3(0.5f), boxes[i].upper + Vec3(0.5f)};
+      tree.move_proxy(proxies[i], boxes[i]);
+    }
+    check_tree(tree, boxes, proxies, rng, "after edits");
+  }
+  // A tree of one leaf and an empty one rebuild too.
+  DynamicTree one;
+  one.create_proxy(AABB{Vec3(0.0f), Vec3(1.0f)}, 0);
+  one.rebuild();
+  int hits = 0;
+  one.query(AABB{Vec3(0.5f), Vec3(2.0f)}, [&](uint32_t) { ++hits; });
+  EXPECT_EQ(hits, 1);
+  DynamicTree none;
+  none.rebuild();
+  none.query(AABB{Vec3(0.0f), Vec3(1.0f)}, [&](uint32_t) { ++hits; });
+  EXPECT_EQ(hits, 1);
 }
 
 }  // namespace

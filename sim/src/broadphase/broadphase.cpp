@@ -93,6 +93,11 @@ void BroadPhase::move(int32_t proxy, uint32_t shape, const AABB& fat, bool is_st
   moved_.push_back(shape);
 }
 
+void BroadPhase::set_bounds(int32_t proxy, uint32_t shape, const AABB& fat) {
+  movable_tree_.set_leaf_box(proxy, fat);
+  moved_.push_back(shape);
+}
+
 void BroadPhase::clear() {
   static_tree_.clear();
   movable_tree_.clear();

@@ -44,6 +44,16 @@ class BroadPhase {
   void remove(int32_t proxy, bool is_static);
   /// Replaces a proxy's fat bounds; it counts as moved.
   void move(int32_t proxy, uint32_t shape, const AABB& fat, bool is_static);
+  /// Whether `count` movable colliders leaving their bounds at once are better served by
+  /// set_bounds for each and one rebuild_movable than by move for each.
+  bool rebuild_pays(size_t count) const {
+    return count >= kRebuildMin && 2 * count >= size_t(movable_tree_.proxy_count());
+  }
+  /// Replaces a movable proxy's fat bounds without placing it in the tree again; it counts
+  /// as moved. rebuild_movable() must follow before the trees are read.
+  void set_bounds(int32_t proxy, uint32_t shape, const AABB& fat);
+  /// Rebuilds the movable tree over its proxies' bounds (DynamicTree::rebuild).
+  void rebuild_movable() { movable_tree_.rebuild(); }
   void clear();
 
   /// Pairs (as sorted, unique pair keys) between a moved collider and any other
@@ -76,6 +86,9 @@ class BroadPhase {
   void find_in_chunks(Executor& executor, size_t count, size_t per_chunk, Find&& find, std::vector<uint64_t>& out);
   /// Moved colliders from which walking the movable tree against itself beats querying.
   static constexpr size_t kWalkPairsMin = 64;
+  /// Movable colliders leaving their bounds at once from which a rebuild beats moving
+  /// them one by one (when they are also half the movable tree).
+  static constexpr size_t kRebuildMin = 64;
 
   DynamicTree static_tree_;
   DynamicTree movable_tree_;

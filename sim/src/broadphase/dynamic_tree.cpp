@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cassert>
+#include <limits>
 
 namespace keel::sim {
 
@@ -77,6 +78,126 @@ void DynamicTree::split_self_pairs(size_t want, std::vector<NodePair>& out) cons
     out.swap(next_round);
     if (!grew) break;
   }
+}
+
+void DynamicTree::rebuild() {
+  build_leaves_.clear();
+  build_slots_.clear();
+  build_centres_.resize(nodes_.size());
+  build_boxes_.resize(nodes_.size());
+  for (int32_t i = 0; i < int32_t(nodes_.size()); ++i) {
+    if (nodes_[i].height == 0) {
+      build_leaves_.push_back(i);
+      build_centres_[i] = (nodes_[i].box.lower + nodes_[i].box.upper) * 0.5f;
+      build_boxes_[i] = nodes_[i].box;
+    } else {
+      build_slots_.push_back(i);  // an inner node or a free one: reused below
+    }
+  }
+  // A tree of L leaves has L - 1 inner nodes; the slots hold at least that many (the old
+  // tree's inner nodes), and the rest go back to the free list.
+  const size_t leaves = build_leaves_.size();
+  const size_t inner = leaves > 0 ? leaves - 1 : 0;
+  free_list_ = kNullNode;
+  for (size_t k = build_slots_.size(); k-- > inner;) free_node(build_slots_[k]);
+  root_ = leaves == 0 ? kNullNode : build_range(0, leaves);
+  if (root_ != kNullNode) nodes_[root_].parent_or_next = kNullNode;
+}
+
+// Where to split the leaves build_leaves_[begin, end): a binned surface area heuristic
+// along the axis their centres spread most (the other axes cost twice as much again and,
+// for the compact piles a broadphase sees, rarely give a better plane). The centres fall
+// into kBins equal bins; every plane between bins is scored by the area of each side's
+// bounds times its leaf count, and the cheapest wins. axis is -1 when the centres all
+// coincide (the caller then splits at the middle of the list).
+struct BinSplit {
+  int axis = -1;
+  int first_upper_bin = 0;
+  float lo = 0.0f, scale = 0.0f;  // bin of a centre c: (c[axis] - lo) * scale, clamped
+};
+
+constexpr int kBins = 12;
+
+int bin_of(const BinSplit& split, const Vec3& centre) {
+  return std::clamp(int((centre[split.axis] - split.lo) * split.scale), 0, kBins - 1);
+}
+
+BinSplit choose_split(const std::vector<int32_t>& leaves, size_t begin, size_t end, const std::vector<Vec3>& centres,
+                      const std::vector<AABB>& boxes) {
+  Vec3 lo = centres[leaves[begin]], hi = lo;
+  for (size_t i = begin + 1; i < end; ++i) {
+    lo = glm::min(lo, centres[leaves[i]]);
+    hi = glm::max(hi, centres[leaves[i]]);
+  }
+  const Vec3 spread = hi - lo;
+  const int axis = spread.x >= spread.y && spread.x >= spread.z ? 0 : spread.y >= spread.z ? 1 : 2;
+  BinSplit split;
+  if (!(spread[axis] > 0.0f)) return split;
+  split.axis = axis;
+  split.lo = lo[axis];
+  split.scale = float(kBins) / spread[axis];
+  AABB bin_box[kBins];
+  int bin_count[kBins] = {};
+  for (size_t i = begin; i < end; ++i) {
+    const int b = bin_of(split, centres[leaves[i]]);
+    bin_box[b] = bin_count[b] == 0 ? boxes[leaves[i]] : merge(bin_box[b], boxes[leaves[i]]);
+    ++bin_count[b];
+  }
+  // From above: the cost of bins [k, kBins) as one side.
+  float upper_cost[kBins] = {};
+  AABB acc;
+  int count = 0;
+  for (int k = kBins - 1; k > 0; --k) {
+    if (bin_count[k] > 0) acc = count == 0 ? bin_box[k] : merge(acc, bin_box[k]);
+    count += bin_count[k];
+    upper_cost[k] = count == 0 ? 0.0f : surface_area(acc) * float(count);
+  }
+  // From below: the plane under bin k, with bins [0, k) as the other side.
+  float best_cost = std::numeric_limits<float>::infinity();
+  count = 0;
+  for (int k = 1; k < kBins; ++k) {
+    if (bin_count[k - 1] > 0) acc = count == 0 ? bin_box[k - 1] : merge(acc, bin_box[k - 1]);
+    count += bin_count[k - 1];
+    if (count == 0 || size_t(count) == end - begin) continue;  // one side empty
+    const float cost = surface_area(acc) * float(count) + upper_cost[k];
+    if (cost < best_cost) {
+      best_cost = cost;
+      split.first_upper_bin = k;
+    }
+  }
+  if (split.first_upper_bin == 0) split.axis = -1;  // every centre in one bin (an infinite spread)
+  return split;
+}
+
+// The subtree over build_leaves_[begin, end). Its inner nodes take the slots
+// [begin, end - 1), the one splitting at `mid` slot mid - 1, so the two halves never
+// claim the same slot.
+int32_t DynamicTree::build_range(size_t begin, size_t end) {
+  if (end - begin == 1) return build_leaves_[begin];
+  const BinSplit split = choose_split(build_leaves_, begin, end, build_centres_, build_boxes_);
+  const auto first = build_leaves_.begin() + long(begin), last = build_leaves_.begin() + long(end);
+  size_t mid;
+  if (split.axis >= 0) {
+    // std::partition is not stable, but it is a pure function of its input: the tree's
+    // shape never depends on threads (and nothing depends on the shape).
+    mid = size_t(std::partition(first, last, [&](int32_t leaf) {
+                   return bin_of(split, build_centres_[leaf]) < split.first_upper_bin;
+                 }) - build_leaves_.begin());
+  } else {
+    mid = begin + (end - begin) / 2;  // every centre the same: any halves will do
+  }
+  const int32_t left = build_range(begin, mid);
+  const int32_t right = build_range(mid, end);
+  const int32_t id = build_slots_[mid - 1];
+  Node& n = nodes_[id];
+  n.child1 = left;
+  n.child2 = right;
+  n.box = merge(nodes_[left].box, nodes_[right].box);
+  n.height = 1 + std::max(nodes_[left].height, nodes_[right].height);
+  n.user_data = 0;
+  nodes_[left].parent_or_next = id;
+  nodes_[right].parent_or_next = id;
+  return id;
 }
 
 // Walks down from the root choosing, at each inner node, whether making the new leaf a

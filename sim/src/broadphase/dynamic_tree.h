@@ -26,6 +26,15 @@ class DynamicTree {
   void destroy_proxy(int32_t proxy);
   /// Replaces a leaf's bounds (remove + reinsert).
   void move_proxy(int32_t proxy, const AABB& box);
+  /// Replaces a leaf's bounds and nothing else: the inner nodes above it are stale until
+  /// rebuild(), which must come before the tree is read or changed again.
+  void set_leaf_box(int32_t proxy, const AABB& box) { nodes_[proxy].box = box; }
+  /// Rebuilds every inner node over the leaves' current bounds, top down: each node
+  /// splits its leaves where a binned surface area heuristic puts the plane (the same
+  /// cost the incremental insert minimises). Proxy ids stay. When most leaves have moved this costs a fraction of moving
+  /// them one by one (each a walk down, a reinsert and rotations back up), and gives a
+  /// balanced tree for the pair walk that follows.
+  void rebuild();
   const AABB& fat_aabb(int32_t proxy) const { return nodes_[proxy].box; }
   uint32_t user_data(int32_t proxy) const { return nodes_[proxy].user_data; }
   void clear();
@@ -175,6 +184,7 @@ class DynamicTree {
   void insert_leaf(int32_t leaf);
   void remove_leaf(int32_t leaf);
   int32_t pick_sibling(const AABB& box) const;
+  int32_t build_range(size_t begin, size_t end);
   int32_t balance(int32_t a);
   void refit_upwards(int32_t index);
 
@@ -182,6 +192,13 @@ class DynamicTree {
   int32_t root_ = kNullNode;
   int32_t free_list_ = kNullNode;
   int32_t proxy_count_ = 0;
+  // rebuild()'s working lists, kept for the next one: the leaves (reordered by the
+  // splits), the node slots inner nodes may take, and each leaf's centre and bounds (by
+  // node id, packed apart from the nodes for the split scans).
+  std::vector<int32_t> build_leaves_;
+  std::vector<int32_t> build_slots_;
+  std::vector<Vec3> build_centres_;
+  std::vector<AABB> build_boxes_;
 };
 
 }  // namespace keel::sim
