@@ -4,6 +4,9 @@
 
 #include <gtest/gtest.h>
 
+#include <map>
+#include <set>
+
 #include "test_bodies.h"
 
 namespace keel::sim {
@@ -188,6 +191,95 @@ TEST(ContactEvents, HeldPairsInAPartlyAwakeWorldReportWhatAFreshBuildDoes) {
   ASSERT_GT(asleep_at, 0);
   EXPECT_LT(asleep_at, 100);
   EXPECT_EQ(events_of(a).size(), 4u);  // three stacked pairs and the ball on the floor
+}
+
+// Hundreds of touching pairs (the events are planned in pieces on the workers), with ids
+// running against slot order (so the touches need sorting), columns landing on
+// different ticks and bodies removed: on every tick the events must be exactly the merge
+// of last tick's touching pairs with this tick's, each Began or Stayed pair carrying the
+// first point and the normal (lower id to higher) of its first contact in slot order, and
+// two threads must report every field the same as one.
+TEST(ContactEvents, HundredsOfPairsMergeInIdOrderAtAnyThreadCount) {
+  auto build = [](uint32_t threads) {
+    WorldSettings settings;
+    settings.threads = threads;
+    World w(settings);
+    w.add_body(box_body(1, MotionType::Static, Vec3(0, -0.5f, 0), Vec3(30, 0.5f, 30)));
+    uint32_t id = 5000;
+    for (int layer = 0; layer < 4; ++layer) {
+      for (int x = 0; x < 12; ++x) {
+        for (int z = 0; z < 12; ++z) {
+          // Columns start a little apart in height, so they land over several ticks.
+          const float y = 0.5f + 1.02f * float(layer) + 0.02f * float((x * 5 + z * 3) % 7);
+          BodyDef b = box_body(id--, MotionType::Dynamic, Vec3(1.5f * float(x), y, 1.5f * float(z)), Vec3(0.5f));
+          b.can_sleep = false;  // (a column falling asleep refreshes its contacts after the events)
+          w.add_body(b);
+        }
+      }
+    }
+    return w;
+  };
+  World one = build(1);
+  World two = build(2);
+  std::map<uint64_t, std::pair<Vec3, Vec3>> before;  // touching last tick
+  size_t most = 0;
+  for (int t = 1; t <= 50; ++t) {
+    if (t == 30) {
+      for (uint32_t gone : {4990u, 4900u, 4700u}) {
+        ASSERT_TRUE(one.remove_body(one.find_body(gone)));
+        ASSERT_TRUE(two.remove_body(two.find_body(gone)));
+      }
+    }
+    one.step();
+    two.step();
+    // Expected: this tick's pairs from the contacts, first contact per pair.
+    std::map<uint64_t, std::pair<Vec3, Vec3>> now;
+    for (const ContactView& c : one.contacts()) {
+      if (c.sensor) continue;
+      const uint32_t lo = std::min(c.body_a, c.body_b), hi = std::max(c.body_a, c.body_b);
+      const Vec3 normal = c.body_a == lo ? c.normal : -c.normal;
+      now.emplace(uint64_t(lo) << 32 | hi, std::make_pair(c.points[0].point, normal));  // keeps the first
+    }
+    std::vector<ContactEvent> expected;
+    std::set<uint64_t> keys;
+    for (const auto& [k, v] : before) keys.insert(k);
+    for (const auto& [k, v] : now) keys.insert(k);
+    for (uint64_t k : keys) {
+      ContactEvent e;
+      e.body_a = uint32_t(k >> 32);
+      e.body_b = uint32_t(k);
+      const auto it = now.find(k);
+      if (it == now.end()) {
+        e.kind = ContactEvent::Kind::Ended;
+      } else {
+        e.kind = before.count(k) ? ContactEvent::Kind::Stayed : ContactEvent::Kind::Began;
+        e.point = it->second.first;
+        e.normal = it->second.second;
+      }
+      expected.push_back(e);
+    }
+    const auto got = events_of(one), got_two = events_of(two);
+    ASSERT_EQ(got.size(), expected.size()) << "tick " << t;
+    for (size_t i = 0; i < got.size(); ++i) {
+      ASSERT_EQ(got[i].kind, expected[i].kind) << "tick " << t << " event " << i;
+      ASSERT_EQ(got[i].body_a, expected[i].body_a) << "tick " << t << " event " << i;
+      ASSERT_EQ(got[i].body_b, expected[i].body_b) << "tick " << t << " event " << i;
+      ASSERT_EQ(got[i].point, expected[i].point) << "tick " << t << " event " << i;
+      ASSERT_EQ(got[i].normal, expected[i].normal) << "tick " << t << " event " << i;
+    }
+    ASSERT_EQ(got_two.size(), got.size()) << "tick " << t;
+    for (size_t i = 0; i < got.size(); ++i) {
+      ASSERT_EQ(got_two[i].kind, got[i].kind);
+      ASSERT_EQ(got_two[i].body_a, got[i].body_a);
+      ASSERT_EQ(got_two[i].body_b, got[i].body_b);
+      ASSERT_EQ(got_two[i].point, got[i].point);
+      ASSERT_EQ(got_two[i].normal, got[i].normal);
+      ASSERT_EQ(got_two[i].approach_speed, got[i].approach_speed);
+    }
+    most = std::max(most, now.size());
+    before = now;
+  }
+  EXPECT_GT(most, 560u) << "the world should hold hundreds of touching pairs";
 }
 
 }  // namespace
