@@ -413,7 +413,9 @@ void WorldImpl::step() {
   const bool any_moves = any_body_can_move(*this);
   const bool still = !edited && characters.items.empty() && !any_moves;
   edited = false;
-  uint32_t touching = 0;
+  // The events are built beside the solve's preparation (solve_tick): both only read the
+  // contacts and bodies, and the events are done before any body moves.
+  bool build_events = true;
   if (!still) {
     update_contacts(*this, any_moves, geoms, dead);
     update_characters(*this, 1.0f / float(settings.tick_rate));
@@ -424,20 +426,21 @@ void WorldImpl::step() {
     const bool woke = wake_touched_islands(*this, with_characters ? nullptr : &dead);
     if (woke || with_characters) refresh_woken_contacts(*this, dead);
     collect_touching_contacts(*this, &dead);
-    touching = update_contact_events(*this);
   } else if (last_step_still) {
     // The contacts, poses and velocities are those the last events were built from.
     repeat_contact_events(*this);
-    touching = last_touching;
+    build_events = false;
   } else {
     collect_touching_contacts(*this, nullptr);
-    touching = update_contact_events(*this);
   }
-  last_step_still = still;
-  last_touching = touching;
+  uint32_t touching = last_touching;
   auto t2 = Clock::now();
   const float dt = 1.0f / float(settings.tick_rate);
-  solve_tick(*this, dt);
+  solve_tick(*this, dt, [&] {
+    if (build_events) touching = update_contact_events(*this);
+  });
+  last_step_still = still;
+  last_touching = touching;
   update_sleep(*this, dt);
   ++tick;
   dormant = still && !any_body_awake(*this);

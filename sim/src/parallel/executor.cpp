@@ -3,6 +3,7 @@
 #if KEEL_WITH_TBB
 #include <oneapi/tbb/blocked_range.h>
 #include <oneapi/tbb/parallel_for.h>
+#include <oneapi/tbb/parallel_invoke.h>
 #include <oneapi/tbb/partitioner.h>
 #include <oneapi/tbb/task_arena.h>
 #endif
@@ -44,6 +45,17 @@ void Executor::parallel_for(size_t n, size_t grain, const std::function<void(siz
   (void)grain;  // a serial build runs the whole range at once
 #endif
   body(0, n);
+}
+
+void Executor::invoke(const std::function<void()>& a, const std::function<void()>& b) {
+#if KEEL_WITH_TBB
+  if (impl_) {
+    impl_->arena.execute([&] { oneapi::tbb::parallel_invoke(a, b); });
+    return;
+  }
+#endif
+  a();
+  b();
 }
 
 void Executor::run_team(const std::function<void(uint32_t)>& member) {

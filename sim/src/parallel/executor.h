@@ -25,6 +25,10 @@ class Executor {
   /// Calls body(begin, end) over [0, n) in chunks of about `grain` elements.
   void parallel_for(size_t n, size_t grain, const std::function<void(size_t, size_t)>& body);
 
+  /// Calls a() and b(), at the same time when a worker is free, and returns when both
+  /// have returned. They must not depend on each other's effects.
+  void invoke(const std::function<void()>& a, const std::function<void()>& b);
+
   /// Calls member(i) for i in [0, threads()), as many of them at once as there are
   /// workers free, and returns when all have returned. A member may start late, or only
   /// after another has finished (one thread may run them all), so members must share

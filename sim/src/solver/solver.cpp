@@ -13,6 +13,8 @@
 #include <cmath>
 #include <cstddef>
 #include <cstring>
+#include <functional>
+#include <optional>
 
 namespace keel::sim {
 
@@ -162,12 +164,16 @@ class ContactSolver {
     constants_ = KernelConstants{inv_h_, max_push_, world.settings.restitution_threshold};
   }
 
-  void run() {
+  // The tick's serial preparation: which bodies and constraints take part, the split into
+  // parts, the team's layout and its joints. Reads the world's bodies, contacts and
+  // joints and writes only the solver's own arrays (and the step profile).
+  void prepare() {
     select_bodies();
     world_.profile.solve_parts = 0;
     world_.profile.team_bodies = 0;
     world_.profile.kernels = kernels_.name;
-    if (body_slot_.size() == 1) return;  // nothing awake can move: no contact to solve
+    active_ = body_slot_.size() > 1;
+    if (!active_) return;  // nothing awake can move: no contact to solve
     split_into_parts();
     renumber_bodies();
     size_arrays();
@@ -180,14 +186,18 @@ class ContactSolver {
     world_.profile.team_bodies = uint32_t(body_slot_.size()) - part_body_begin(team);
     // Joints: prepared here from the world bodies (serial, cheap), then each part solves
     // its own run of them and the team its run.
-    JointPass joints{world_, bodies_, solver_index_, s_.joint_work, h_, world_.joint_warm_start};
-    prepare_joints(joints);
+    all_joints_.emplace(JointPass{world_, bodies_, solver_index_, s_.joint_work, h_, world_.joint_warm_start});
+    prepare_joints(*all_joints_);
     sort_joints_by_part();
-    JointPass team_joints = joints;
-    team_joints.first = s_.joint_begin[team];
-    team_joints.last = s_.joint_begin[team + 1];
-    joints_ = &team_joints;
+    team_joints_.emplace(*all_joints_);
+    team_joints_->first = s_.joint_begin[team];
+    team_joints_->last = s_.joint_begin[team + 1];
     plan_stages();
+  }
+
+  // The stages (every body and contact written back), then breaking joints.
+  void run() {
+    if (!active_) return;
     auto block = [&](const StagePlan::Stage& st, uint32_t begin, uint32_t end) { run_block(st, begin, end); };
     if (world_.executor.threads() == 1) {
       plan_.run_alone(block);
@@ -198,7 +208,7 @@ class ContactSolver {
       world_.executor.run_team([&](uint32_t) { plan_.participate(block); });
     }
     // Breaking and the muscles' new rest poses read the bodies as written back.
-    if (!s_.joint_work.empty()) finish_joints(joints);
+    if (!s_.joint_work.empty()) finish_joints(*all_joints_);
   }
 
  private:
@@ -237,7 +247,9 @@ class ContactSolver {
   float max_push_ = 3.0f;
   Softness soft_;
   Softness static_soft_;
-  JointPass* joints_ = nullptr;  // the team's run of joints
+  std::optional<JointPass> all_joints_;   // every joint's work, part by part
+  std::optional<JointPass> team_joints_;  // the team's run of it
+  bool active_ = false;                   // some awake body can move
   bool any_bounce_ = false;  // some manifold in the solve has restitution > 0
   const ContactKernels& kernels_ = contact_kernels();
   KernelConstants constants_;
@@ -453,9 +465,9 @@ void ContactSolver::run_block(const StagePlan::Stage& st, uint32_t begin, uint32
     case kRestitution: kernels_.restitution(bodies_.data(), &batches_[0], begin, end, constants_); break;
     case kStore: store_impulses(begin, end); break;
     case kWriteBack: write_back(begin, end); break;
-    case kJointWarmStart: warm_start_joints(*joints_); break;
-    case kJointSolve: solve_joints(*joints_, true); break;
-    case kJointRelax: solve_joints(*joints_, false); break;
+    case kJointWarmStart: warm_start_joints(*team_joints_); break;
+    case kJointSolve: solve_joints(*team_joints_, true); break;
+    case kJointRelax: solve_joints(*team_joints_, false); break;
   }
 }
 
@@ -729,8 +741,9 @@ Softness make_softness(float hertz, float damping_ratio, float h) {
   return Softness{omega / a1, a2 * a3, a3};
 }
 
-void solve_tick(WorldImpl& world, float dt) {
+void solve_tick(WorldImpl& world, float dt, const std::function<void()>& beside_preparation) {
   ContactSolver solver(world, dt);
+  world.executor.invoke(beside_preparation, [&] { solver.prepare(); });
   solver.run();
 }
 

@@ -12,6 +12,7 @@
 #include <keel/sim/math.h>
 
 #include <cstdint>
+#include <functional>
 #include <vector>
 
 namespace keel::sim {
@@ -40,6 +41,11 @@ struct SolverBody {
 
 /// Steps velocities and poses of every awake body by one tick, solving the world's
 /// contacts. Reads and writes WorldImpl's bodies and contacts.
-void solve_tick(WorldImpl& world, float dt);
+///
+/// `beside_preparation` runs alongside the solve's serial preparation, on another thread
+/// when there is one (it may itself use the executor). The preparation only reads the
+/// world's bodies, contacts and joints; so may `beside_preparation` read them, and write
+/// anything the preparation does not read. Both are done before any body moves.
+void solve_tick(WorldImpl& world, float dt, const std::function<void()>& beside_preparation);
 
 }  // namespace keel::sim
