@@ -132,14 +132,10 @@ double ms_since(Clock::time_point t0) {
   return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
 }
 
-// Refits the fat bounds of every collider on a body that can move and queues the
-// colliders that left them; then turns the queued colliders' overlaps into contacts.
-void update_broadphase(WorldImpl& w, std::vector<uint64_t>& pairs) {
-  // Tight bounds on the workers (each collider writes only itself), then the tree
-  // updates in slot order on this thread.
-  // (A thread_local named inside the lambda would be each worker's own: bind it here.)
-  static thread_local std::vector<uint8_t> escaped_storage;
-  std::vector<uint8_t>& escaped = escaped_storage;
+// Tight bounds of every collider on a body that can move, on the workers (each collider
+// writes only itself); a collider that left its fat bounds gets new ones and is marked in
+// `escaped`. The tree is not touched here (find_new_pairs).
+void refit_bounds(WorldImpl& w, std::vector<uint8_t>& escaped) {
   escaped.assign(w.shapes.size(), 0);
   // Blocks of 256: a moving pile's thousand colliders in four blocks took 0.013 ms a
   // tick off the broadphase at two threads (0.118 to 0.104 ms), more than the serial tree
@@ -156,9 +152,17 @@ void update_broadphase(WorldImpl& w, std::vector<uint64_t>& pairs) {
         s.aabb.lower += glm::min(b.ccd_sweep, Vec3(0.0f));
         s.aabb.upper += glm::max(b.ccd_sweep, Vec3(0.0f));
       }
-      escaped[i] = contains(s.fat, s.aabb) ? 0 : 1;
+      if (contains(s.fat, s.aabb)) continue;
+      escaped[i] = 1;
+      s.fat = fatten(s.aabb, b.ccd_sweep);
     }
   });
+}
+
+// Moves the escaped colliders in the tree, in slot order on this thread, and finds the
+// pairs they newly overlap (sorted keys, none already in the contact set). Reads the
+// contact set's keys only, so it may run beside the contact pass.
+void find_new_pairs(WorldImpl& w, const std::vector<uint8_t>& escaped, std::vector<uint64_t>& pairs) {
   // A falling pile leaves its bounds nearly all at once: then the movable tree is rebuilt
   // over the new bounds rather than each collider moved through it.
   size_t escaped_count = 0;
@@ -166,8 +170,7 @@ void update_broadphase(WorldImpl& w, std::vector<uint64_t>& pairs) {
   const bool rebuild = w.broadphase.rebuild_pays(escaped_count);
   for (uint32_t i = 0; i < w.shapes.size(); ++i) {
     if (!escaped[i]) continue;
-    Shape& s = w.shapes[i];
-    s.fat = fatten(s.aabb, w.bodies[s.body].ccd_sweep);
+    const Shape& s = w.shapes[i];
     if (rebuild) {
       w.broadphase.set_bounds(s.proxy, i, s.fat);
     } else {
@@ -179,17 +182,25 @@ void update_broadphase(WorldImpl& w, std::vector<uint64_t>& pairs) {
   // binary-search it many times. A tick on which no collider left its bounds (a resting
   // world) queries nothing.
   w.broadphase.collect_pairs(w.shapes, w.bodies, w.contacts.keys(), w.executor, pairs);
-  // Last tick's touching list moves along with the contacts, so it still says which
-  // contacts have points.
+}
+
+// Adds the new pairs to the contact set, naming their bodies. Per-contact lists indexed
+// as the set was (last tick's touching list, or this tick's contact-pass flags) move
+// along with the contacts; the new contacts' flags are zero.
+const std::vector<size_t>& add_new_contacts(WorldImpl& w, const std::vector<uint64_t>& pairs,
+                                            std::vector<uint8_t>* flags) {
   const bool touching_valid = w.touching_generation == w.contacts.generation();
-  const std::vector<size_t>& fresh = w.contacts.insert_new(pairs, touching_valid ? &w.touching_contacts : nullptr);
-  if (touching_valid) w.touching_generation = w.contacts.generation();
+  const std::vector<size_t>& fresh =
+      w.contacts.insert_new(pairs, touching_valid && !flags ? &w.touching_contacts : nullptr);
+  if (touching_valid && !flags) w.touching_generation = w.contacts.generation();
+  if (flags) w.contacts.follow_last_insert(*flags);
   auto& items = w.contacts.items();
   for (size_t at : fresh) {
     Contact& c = items[at];
     c.body_a = w.shapes[c.shape_a].body;
     c.body_b = w.shapes[c.shape_b].body;
   }
+  return fresh;
 }
 
 // Recomputes one contact's manifold from its two colliders placed in world space,
@@ -225,86 +236,101 @@ void refresh_contact(WorldImpl& w, Contact& c, const ShapeGeom* ga, const ShapeG
   collide_placed(sa, ba, placed_geom(sa, ba), sb, bb, placed_geom(sb, bb), c, flatten_friction);
 }
 
-// Recomputes every contact's manifold from the current poses; drops contacts whose fat
-// bounds no longer overlap. A contact neither of whose bodies can move this tick (asleep,
-// static, a still kinematic body) keeps its manifold and impulses and is flagged in
-// `held` for refresh_woken_contacts. `any_moves`: some body can move (the step knows).
-void update_contacts(WorldImpl& w, bool any_moves, std::vector<ShapeGeom>& geoms, std::vector<uint8_t>& flags) {
-  auto& items = w.contacts.items();
-  // Per collider, whether its body can move this tick: one dense byte the contact pass
-  // reads twice per pair, instead of a collider and a body each. Those colliders are
-  // placed in world space here, once each (hulls too), not once per pair.
-  static thread_local std::vector<uint8_t> moves_storage;
-  std::vector<uint8_t>& moves = moves_storage;  // the workers below read this thread's
-  geoms.resize(w.shapes.size());
-  moves.assign(w.shapes.size(), 0);
+// The contact pass's per-tick arrays, kept between ticks: per collider, whether its body
+// can move this tick and, if so, its shape placed in world space (hulls in `hulls`); per
+// contact, whether it had points as the pass began.
+struct ContactPassScratch {
+  std::vector<ShapeGeom> geoms;
+  std::vector<uint8_t> moves;
+  std::vector<WorldHull> hulls;
+  std::vector<int32_t> hull_slot;
+  std::vector<uint8_t> had;
+};
+
+// Per collider, whether its body can move: one dense byte the contact pass reads twice per
+// pair, instead of a collider and a body each. Those colliders are placed in world space
+// here, once each (hulls too), not once per pair.
+void place_moving_colliders(WorldImpl& w, bool any_moves, ContactPassScratch& p) {
+  p.geoms.resize(w.shapes.size());
+  p.moves.assign(w.shapes.size(), 0);
   // With no body able to move (a world entirely asleep), no contact is recomputed.
-  if (any_moves) {
-    static thread_local std::vector<WorldHull> hulls_storage;
-    static thread_local std::vector<int32_t> hull_slot_storage;
-    std::vector<WorldHull>& hulls = hulls_storage;
-    std::vector<int32_t>& hull_slot = hull_slot_storage;
-    hull_slot.assign(w.shapes.size(), -1);
-    size_t hull_count = 0;
-    for (size_t i = 0; i < w.shapes.size(); ++i) {
-      const Shape& s = w.shapes[i];
-      if (s.alive && s.type == ShapeType::Hull && s.hull && w.bodies[s.body].can_move()) {
-        hull_slot[i] = int32_t(hull_count++);
-      }
+  if (!any_moves) return;
+  p.hull_slot.assign(w.shapes.size(), -1);
+  size_t hull_count = 0;
+  for (size_t i = 0; i < w.shapes.size(); ++i) {
+    const Shape& s = w.shapes[i];
+    if (s.alive && s.type == ShapeType::Hull && s.hull && w.bodies[s.body].can_move()) {
+      p.hull_slot[i] = int32_t(hull_count++);
     }
-    if (hulls.size() < hull_count) hulls.resize(hull_count);
-    w.executor.parallel_for(w.shapes.size(), 256, [&](size_t begin, size_t end) {
-      for (size_t i = begin; i < end; ++i) {
-        const Shape& s = w.shapes[i];
-        if (!s.alive || !w.bodies[s.body].can_move()) continue;
-        moves[i] = 1;
-        geoms[i] = placed_geom(s, w.bodies[s.body]);
-        if (hull_slot[i] < 0) continue;
-        WorldHull& h = hulls[size_t(hull_slot[i])];
-        place_hull(*geoms[i].hull, geoms[i].position, geoms[i].rotation, h);
-        geoms[i].placed_hull = &h;
-      }
-    });
   }
+  if (p.hulls.size() < hull_count) p.hulls.resize(hull_count);
+  w.executor.parallel_for(w.shapes.size(), 256, [&](size_t begin, size_t end) {
+    for (size_t i = begin; i < end; ++i) {
+      const Shape& s = w.shapes[i];
+      if (!s.alive || !w.bodies[s.body].can_move()) continue;
+      p.moves[i] = 1;
+      p.geoms[i] = placed_geom(s, w.bodies[s.body]);
+      if (p.hull_slot[i] < 0) continue;
+      WorldHull& h = p.hulls[size_t(p.hull_slot[i])];
+      place_hull(*p.geoms[i].hull, p.geoms[i].position, p.geoms[i].rotation, h);
+      p.geoms[i].placed_hull = &h;
+    }
+  });
+}
+
+// One contact of the pass: reads only shapes and bodies, writes only the contact and its
+// flag. A pair is read through its key (the lower collider slot, then the higher) until
+// it needs its contact.
+inline uint8_t pass_contact(WorldImpl& w, const ContactPassScratch& p, const std::vector<uint64_t>& keys, size_t i,
+                            bool had) {
+  const uint64_t key = keys[i];
+  const uint32_t shape_a = uint32_t(key >> 32), shape_b = uint32_t(key & 0xffffffffu);
+  const Shape& sa = w.shapes[shape_a];
+  const Shape& sb = w.shapes[shape_b];
+  if (!overlaps(sa.fat, sb.fat)) {
+    w.contacts.items()[i].count = 0;  // touches nothing any more: wakes no one before it is removed
+    return kContactDead;
+  }
+  const bool ma = p.moves[shape_a] != 0, mb = p.moves[shape_b] != 0;
+  if (!ma && !mb) return kContactHeld | (had ? kContactTouching : 0);
+  // An empty pair whose tight bounds are apart stays empty: nothing to recompute.
+  if (!had && !overlaps(sa.aabb, sb.aabb)) return 0;
+  Contact& c = w.contacts.items()[i];
+  refresh_contact(w, c, ma ? &p.geoms[shape_a] : nullptr, mb ? &p.geoms[shape_b] : nullptr, true);
+  return c.count != 0 ? kContactTouching : 0;
+}
+
+// Recomputes every contact's manifold from the current poses (after place_moving_colliders)
+// and flags the contacts whose fat bounds no longer overlap as dead. A contact neither of
+// whose bodies can move this tick (asleep, static, a still kinematic body) keeps its
+// manifold and impulses and is flagged held for refresh_woken_contacts. Reads the
+// contact set's keys and writes only its contacts, so it may run beside find_new_pairs.
+void update_contacts(WorldImpl& w, ContactPassScratch& p, std::vector<uint8_t>& flags) {
+  auto& items = w.contacts.items();
   // Which contacts have points as the pass begins: last tick's touching list when it is
   // still valid (most of a busy world's pairs are neighbours without points, and the pass
   // then leaves them without reading them), else every contact's count.
-  static thread_local std::vector<uint8_t> had_storage;
-  std::vector<uint8_t>& had = had_storage;
-  had.assign(items.size(), 0);
+  p.had.assign(items.size(), 0);
   if (w.touching_generation == w.contacts.generation()) {
-    for (uint32_t i : w.touching_contacts) had[i] = 1;
+    for (uint32_t i : w.touching_contacts) p.had[i] = 1;
   } else {
     w.executor.parallel_for(items.size(), 1024, [&](size_t begin, size_t end) {
-      for (size_t i = begin; i < end; ++i) had[i] = items[i].count != 0 ? 1 : 0;
+      for (size_t i = begin; i < end; ++i) p.had[i] = items[i].count != 0 ? 1 : 0;
     });
   }
-  const std::vector<uint64_t>& keys = w.contacts.keys();
   flags.assign(items.size(), 0);
-  // Each contact reads only shapes and bodies and writes only itself (and its own
-  // flag), so the chunks may run on any threads. A pair is read through its key (the
-  // lower collider slot, then the higher) until it needs its contact.
+  const std::vector<uint64_t>& keys = w.contacts.keys();
   w.executor.parallel_for(items.size(), 64, [&](size_t begin, size_t end) {
-    for (size_t i = begin; i < end; ++i) {
-      const uint32_t shape_a = uint32_t(keys[i] >> 32), shape_b = uint32_t(keys[i] & 0xffffffffu);
-      const Shape& sa = w.shapes[shape_a];
-      const Shape& sb = w.shapes[shape_b];
-      if (!overlaps(sa.fat, sb.fat)) {
-        flags[i] = kContactDead;
-        items[i].count = 0;  // touches nothing any more: wakes no one before it is removed
-        continue;
-      }
-      const bool ma = moves[shape_a] != 0, mb = moves[shape_b] != 0;
-      if (!ma && !mb) {
-        flags[i] = kContactHeld | (had[i] ? kContactTouching : 0);
-        continue;
-      }
-      // An empty pair whose tight bounds are apart stays empty: nothing to recompute.
-      if (!had[i] && !overlaps(sa.aabb, sb.aabb)) continue;
-      Contact& c = items[i];
-      refresh_contact(w, c, ma ? &geoms[shape_a] : nullptr, mb ? &geoms[shape_b] : nullptr, true);
-      flags[i] = c.count != 0 ? kContactTouching : 0;
-    }
+    for (size_t i = begin; i < end; ++i) flags[i] = pass_contact(w, p, keys, i, p.had[i] != 0);
+  });
+}
+
+// The contact pass for the contacts add_new_contacts just made (they have no points yet).
+void update_new_contacts(WorldImpl& w, const ContactPassScratch& p, const std::vector<size_t>& fresh,
+                         std::vector<uint8_t>& flags) {
+  const std::vector<uint64_t>& keys = w.contacts.keys();
+  w.executor.parallel_for(fresh.size(), 64, [&](size_t begin, size_t end) {
+    for (size_t k = begin; k < end; ++k) flags[fresh[k]] = pass_contact(w, p, keys, fresh[k], false);
   });
 }
 
@@ -397,12 +423,19 @@ void WorldImpl::step() {
   // nothing to do (no body to place, collide, solve or put to sleep), at a cost per body.
   if (dormant && !edited && characters.items.empty()) return step_dormant();
   auto t0 = Clock::now();
-  static thread_local std::vector<uint64_t> pairs;
-  static thread_local std::vector<ShapeGeom> geoms;
-  static thread_local std::vector<uint8_t> dead;
+  // Bound here: a thread_local named inside the lambdas below would be the running
+  // thread's own, and they may run on a worker.
+  static thread_local std::vector<uint64_t> pairs_storage;
+  static thread_local std::vector<uint8_t> escaped_storage;
+  static thread_local ContactPassScratch pass_storage;
+  static thread_local std::vector<uint8_t> dead_storage;
+  std::vector<uint64_t>& pairs = pairs_storage;
+  std::vector<uint8_t>& escaped = escaped_storage;
+  ContactPassScratch& pass = pass_storage;
+  std::vector<uint8_t>& dead = dead_storage;
 
   update_ccd(*this, 1.0f / float(settings.tick_rate));
-  update_broadphase(*this, pairs);
+  refit_bounds(*this, escaped);
   auto t1 = Clock::now();
   // A still step: no body can move and the API changed nothing since the last step. Then
   // no fat bound changed (so no contact ends), every contact is held as it is (neither
@@ -417,7 +450,17 @@ void WorldImpl::step() {
   // contacts and bodies, and the events are done before any body moves.
   bool build_events = true;
   if (!still) {
-    update_contacts(*this, any_moves, geoms, dead);
+    // The tree updates and the search for new pairs (which read the contact set's keys)
+    // run beside the contact pass over the contacts already known (which writes only
+    // those contacts); the new pairs then join the set and get their own pass. Each
+    // contact's pass reads only shapes and bodies, so the order cannot change a bit.
+    contacts.keys();  // (brought up to date here, before two threads read it)
+    executor.invoke([&] { find_new_pairs(*this, escaped, pairs); },
+                    [&] {
+                      place_moving_colliders(*this, any_moves, pass);
+                      update_contacts(*this, pass, dead);
+                    });
+    update_new_contacts(*this, pass, add_new_contacts(*this, pairs, &dead), dead);
     update_characters(*this, 1.0f / float(settings.tick_rate));
     // A character's tick stage may set a body moving after the pass; without characters,
     // only the pass's unheld touching contacts can wake anything, and only a woken island
@@ -426,12 +469,17 @@ void WorldImpl::step() {
     const bool woke = wake_touched_islands(*this, with_characters ? nullptr : &dead);
     if (woke || with_characters) refresh_woken_contacts(*this, dead);
     collect_touching_contacts(*this, &dead);
-  } else if (last_step_still) {
-    // The contacts, poses and velocities are those the last events were built from.
-    repeat_contact_events(*this);
-    build_events = false;
   } else {
-    collect_touching_contacts(*this, nullptr);
+    // (Nothing can have left its bounds: no pairs to find, but the set is kept right.)
+    find_new_pairs(*this, escaped, pairs);
+    add_new_contacts(*this, pairs, nullptr);
+    if (last_step_still) {
+      // The contacts, poses and velocities are those the last events were built from.
+      repeat_contact_events(*this);
+      build_events = false;
+    } else {
+      collect_touching_contacts(*this, nullptr);
+    }
   }
   uint32_t touching = last_touching;
   auto t2 = Clock::now();

@@ -1,6 +1,7 @@
 #include "contact/contact.h"
 
 #include <algorithm>
+#include <cassert>
 
 namespace keel::sim {
 
@@ -15,6 +16,22 @@ void ContactSet::make_room(size_t count) {
   if (items_.capacity() >= count) return;
   items_.reserve(count + count / 2);
   keys_.reserve(count + count / 2);
+}
+
+void ContactSet::follow_last_insert(std::vector<uint8_t>& values) const {
+  const size_t fresh = inserted_at_.size();
+  if (fresh == 0) return;
+  assert(values.size() + fresh == items_.size());
+  // As insert_new moved the contacts: from the back, each run of old entries up by the
+  // number of fresh keys placed before it.
+  size_t end = values.size();
+  values.resize(end + fresh);
+  for (size_t j = fresh; j-- > 0;) {
+    const size_t from = fresh_at_[j];
+    std::move_backward(values.begin() + from, values.begin() + end, values.begin() + end + j + 1);
+    values[from + j] = 0;
+    end = from;
+  }
 }
 
 const std::vector<size_t>& ContactSet::insert_new(const std::vector<uint64_t>& keys, std::vector<uint32_t>* indices) {

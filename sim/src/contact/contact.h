@@ -83,6 +83,9 @@ class ContactSet {
   /// Removes the contacts whose byte in `flags` (same length as items()) has kContactDead,
   /// in place: the survivors after the first dead contact move down.
   void remove_flagged(const std::vector<uint8_t>& flags);
+  /// Moves per-contact values, indexed as the contacts were before the last insert_new,
+  /// to where those contacts are now; the contacts it inserted get 0.
+  void follow_last_insert(std::vector<uint8_t>& values) const;
   void clear() {
     items_.clear();
     keys_.clear();
