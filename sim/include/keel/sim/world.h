@@ -62,11 +62,14 @@ struct ContactEvent {
   float approach_speed = 0.0f;  ///< closing speed along the normal before the solve (Began, Stayed)
 };
 
-/// Time spent in each stage of the last step, in milliseconds.
+/// Time spent in each stage of the last step, in milliseconds. Some work runs beside
+/// other work and is counted with it: the broadphase tree updates and new-pair search
+/// run beside the contact pass (narrowphase), the contact events beside the solve's
+/// preparation (solve).
 struct StepProfile {
-  double broadphase_ms = 0;
-  double narrowphase_ms = 0;
-  double solve_ms = 0;
+  double broadphase_ms = 0;     ///< continuous-collision sweeps and collider bounds
+  double narrowphase_ms = 0;    ///< tree and new pairs, contacts, waking, the touching list
+  double solve_ms = 0;          ///< events, the solve, sleeping
   double total_ms = 0;
   uint32_t contact_pairs = 0;   ///< pairs whose bounds overlap
   uint32_t touching_pairs = 0;  ///< pairs with at least one manifold point
