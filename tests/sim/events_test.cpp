@@ -18,6 +18,23 @@ std::vector<ContactEvent> events_of(const World& w) {
   return std::vector<ContactEvent>(w.contact_events().begin(), w.contact_events().end());
 }
 
+// Whether two lists of events agree field for field (the approach speeds too when
+// `with_speed`); else the first difference.
+::testing::AssertionResult same_events(const std::vector<ContactEvent>& a, const std::vector<ContactEvent>& b,
+                                       bool with_speed) {
+  if (a.size() != b.size()) return ::testing::AssertionFailure() << a.size() << " events against " << b.size();
+  for (size_t i = 0; i < a.size(); ++i) {
+    const bool same = a[i].kind == b[i].kind && a[i].body_a == b[i].body_a && a[i].body_b == b[i].body_b &&
+                      a[i].point == b[i].point && a[i].normal == b[i].normal &&
+                      (!with_speed || a[i].approach_speed == b[i].approach_speed);
+    if (!same) {
+      return ::testing::AssertionFailure() << "event " << i << " (pair " << a[i].body_a << "-" << a[i].body_b
+                                           << " against " << b[i].body_a << "-" << b[i].body_b << ") differs";
+    }
+  }
+  return ::testing::AssertionSuccess();
+}
+
 // A box (id 5) dropped on a floor (id 9): the pair is reported as (5, 9) with the normal
 // from 5 to 9, i.e. pointing down, however the contact is stored internally.
 TEST(ContactEvents, BeganOnceThenStayedThenEndedOnce) {
@@ -142,15 +159,7 @@ TEST(ContactEvents, RestoredWorldReportsTheSameEvents) {
   for (int t = 0; t < 30; ++t) {
     a.step();
     b.step();
-    auto ea = events_of(a), eb = events_of(b);
-    ASSERT_EQ(ea.size(), eb.size());
-    for (size_t i = 0; i < ea.size(); ++i) {
-      EXPECT_EQ(ea[i].kind, eb[i].kind);
-      EXPECT_EQ(ea[i].body_a, eb[i].body_a);
-      EXPECT_EQ(ea[i].body_b, eb[i].body_b);
-      EXPECT_EQ(ea[i].point, eb[i].point);
-      EXPECT_EQ(ea[i].normal, eb[i].normal);
-    }
+    EXPECT_TRUE(same_events(events_of(a), events_of(b), false)) << "tick " << t;
   }
 }
 
@@ -176,16 +185,7 @@ TEST(ContactEvents, HeldPairsInAPartlyAwakeWorldReportWhatAFreshBuildDoes) {
     a.step();
     b.step();
     if (asleep_at < 0 && a.body_state(a.find_body(10)).sleeping) asleep_at = t;
-    auto ea = events_of(a), eb = events_of(b);
-    ASSERT_EQ(ea.size(), eb.size()) << "tick " << t;
-    for (size_t i = 0; i < ea.size(); ++i) {
-      EXPECT_EQ(ea[i].kind, eb[i].kind) << "tick " << t;
-      EXPECT_EQ(ea[i].body_a, eb[i].body_a);
-      EXPECT_EQ(ea[i].body_b, eb[i].body_b);
-      EXPECT_EQ(ea[i].point, eb[i].point) << "tick " << t << " pair " << ea[i].body_a << "-" << ea[i].body_b;
-      EXPECT_EQ(ea[i].normal, eb[i].normal);
-      EXPECT_EQ(ea[i].approach_speed, eb[i].approach_speed);
-    }
+    EXPECT_TRUE(same_events(events_of(a), events_of(b), true)) << "tick " << t;
   }
   // The window covered the stack falling asleep and many held ticks after it.
   ASSERT_GT(asleep_at, 0);
@@ -258,24 +258,9 @@ TEST(ContactEvents, HundredsOfPairsMergeInIdOrderAtAnyThreadCount) {
       }
       expected.push_back(e);
     }
-    const auto got = events_of(one), got_two = events_of(two);
-    ASSERT_EQ(got.size(), expected.size()) << "tick " << t;
-    for (size_t i = 0; i < got.size(); ++i) {
-      ASSERT_EQ(got[i].kind, expected[i].kind) << "tick " << t << " event " << i;
-      ASSERT_EQ(got[i].body_a, expected[i].body_a) << "tick " << t << " event " << i;
-      ASSERT_EQ(got[i].body_b, expected[i].body_b) << "tick " << t << " event " << i;
-      ASSERT_EQ(got[i].point, expected[i].point) << "tick " << t << " event " << i;
-      ASSERT_EQ(got[i].normal, expected[i].normal) << "tick " << t << " event " << i;
-    }
-    ASSERT_EQ(got_two.size(), got.size()) << "tick " << t;
-    for (size_t i = 0; i < got.size(); ++i) {
-      ASSERT_EQ(got_two[i].kind, got[i].kind);
-      ASSERT_EQ(got_two[i].body_a, got[i].body_a);
-      ASSERT_EQ(got_two[i].body_b, got[i].body_b);
-      ASSERT_EQ(got_two[i].point, got[i].point);
-      ASSERT_EQ(got_two[i].normal, got[i].normal);
-      ASSERT_EQ(got_two[i].approach_speed, got[i].approach_speed);
-    }
+    const auto got = events_of(one);
+    ASSERT_TRUE(same_events(got, expected, false)) << "tick " << t;
+    ASSERT_TRUE(same_events(events_of(two), got, true)) << "tick " << t << ", two threads against one";
     most = std::max(most, now.size());
     before = now;
   }

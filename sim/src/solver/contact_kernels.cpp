@@ -41,12 +41,6 @@ inline void store(V a, Lanes& l) {
   store4(a.hi, l.v + 4);
 }
 
-struct WideBodies;
-struct WideDelta;
-inline WideBodies gather_velocity(const SolverBody* bodies, const uint32_t (&idx)[kLanes]);
-inline void scatter_velocity(SolverBody* bodies, const uint32_t (&idx)[kLanes], const WideBodies& s);
-inline WideDelta gather_delta(const SolverBody* bodies, const uint32_t (&idx)[kLanes]);
-
 #include "solver/contact_kernel.inc"
 
 inline WideBodies gather_velocity(const SolverBody* bodies, const uint32_t (&idx)[kLanes]) {
@@ -129,12 +123,6 @@ inline void gather_columns(const SolverBody* bodies, const uint32_t (&idx)[kLane
   for (int i = 0; i < 4; ++i) out[i] = pair_rows(load_row(bodies[idx[i]], offset), load_row(bodies[idx[i + 4]], offset));
   transpose_halves(out[0], out[1], out[2], out[3]);
 }
-
-struct WideBodies;
-struct WideDelta;
-inline WideBodies gather_velocity(const SolverBody* bodies, const uint32_t (&idx)[kLanes]);
-inline void scatter_velocity(SolverBody* bodies, const uint32_t (&idx)[kLanes], const WideBodies& s);
-inline WideDelta gather_delta(const SolverBody* bodies, const uint32_t (&idx)[kLanes]);
 
 #include "solver/contact_kernel.inc"
 
