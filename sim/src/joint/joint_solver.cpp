@@ -68,10 +68,20 @@ struct Frame {
   Vec3 bx, by;      // frame B's X and Y
 };
 
-Frame current_frame(JointPass& p, const JointWork& w) {
+// A side the solve cannot move (the world's stand-in, a kinematic body) is worked on as a
+// copy: a row adds nothing to it but a signed zero, and joints of one colour may share it
+// on different threads.
+SolverBody* side(JointPass& p, uint32_t i, SolverBody& copy) {
+  SolverBody& b = p.bodies[i];
+  if (b.inv_mass != 0.0f) return &b;
+  copy = b;
+  return &copy;
+}
+
+Frame current_frame(JointPass& p, const JointWork& w, SolverBody (&held)[2]) {
   Frame f;
-  f.A = &p.bodies[w.a];
-  f.B = &p.bodies[w.b];
+  f.A = side(p, w.a, held[0]);
+  f.B = side(p, w.b, held[1]);
   Quat qa = f.A->dq * w.qa;
   Quat qb = f.B->dq * w.qb;
   f.ra = qa * w.la;
@@ -474,7 +484,8 @@ void warm_start_joints(JointPass& p) {
   const size_t last = std::min(p.last, p.work.size());
   for (size_t i = p.first; i < last; ++i) {
     const JointWork& jw = p.work[i];
-    warm_start_one(p.world.joints.items[jw.joint], current_frame(p, jw));
+    SolverBody held[2];
+    warm_start_one(p.world.joints.items[jw.joint], current_frame(p, jw, held));
   }
 }
 
@@ -484,7 +495,8 @@ void solve_joints(JointPass& p, bool use_bias) {
   for (size_t i = p.first; i < last; ++i) {
     JointWork& jw = p.work[i];
     Joint& j = p.world.joints.items[jw.joint];
-    solve_one(j, current_frame(p, jw), ctx);
+    SolverBody held[2];
+    solve_one(j, current_frame(p, jw, held), ctx);
     // The impulse a substep ends with: a spike in one substep is what breaks a joint.
     if (!use_bias) jw.peak_linear = std::max(jw.peak_linear, glm::length(j.linear_impulse));
   }

@@ -189,9 +189,7 @@ class ContactSolver {
     all_joints_.emplace(JointPass{world_, bodies_, solver_index_, s_.joint_work, h_, world_.joint_warm_start});
     prepare_joints(*all_joints_);
     sort_joints_by_part();
-    team_joints_.emplace(*all_joints_);
-    team_joints_->first = s_.joint_begin[team];
-    team_joints_->last = s_.joint_begin[team + 1];
+    colour_joints();
     plan_stages();
   }
 
@@ -227,6 +225,8 @@ class ContactSolver {
   void run_block(const StagePlan::Stage& st, uint32_t begin, uint32_t end);
   void run_part(uint32_t part);
   void sort_joints_by_part();
+  void colour_joints();
+  void run_joints(Kind kind, uint32_t begin, uint32_t end);
   void pack_batches(uint32_t begin, uint32_t end);
   void pack_batch(const uint32_t* contacts, int count, WideConstraint& out);
   void pack_point(const Contact* const* lanes, int j, int half, const WideSides& sides, const Bodies4& va,
@@ -247,8 +247,7 @@ class ContactSolver {
   float max_push_ = 3.0f;
   Softness soft_;
   Softness static_soft_;
-  std::optional<JointPass> all_joints_;   // every joint's work, part by part
-  std::optional<JointPass> team_joints_;  // the team's run of it
+  std::optional<JointPass> all_joints_;   // every joint's work, part by part, colour by colour within
   bool active_ = false;                   // some awake body can move
   bool any_bounce_ = false;  // some manifold in the solve has restitution > 0
   const ContactKernels& kernels_ = contact_kernels();
@@ -263,7 +262,10 @@ class ContactSolver {
     BatchBuffer batches;
     std::vector<BatchGroup> groups;     // the team's colours, one stage each
     BatchLayout layout;                 // manifolds, colours and batches, part by part
-    std::vector<JointWork> joint_work;  // joints with a side that can move: part by part, slot order within
+    std::vector<JointWork> joint_work;  // joints with a side that can move: part by part, by colour within
+    std::vector<BatchGroup> joint_groups;  // the team's joint colours, one stage each
+    std::vector<uint32_t> joint_color_bits;  // per solver body: the joint colours it is in
+    std::vector<uint8_t> joint_color;        // per joint work: its colour
     std::vector<JointWork> joint_scratch;
     std::vector<uint32_t> joint_begin;  // per part (the team last) and one past: its run in joint_work
     std::vector<SolveLink> joint_links;
@@ -414,13 +416,13 @@ void ContactSolver::plan_stages() {
   plan_.clear();
   // The parts first, a block each: independent of each other and of the team.
   plan_.add(kPart, 0, 0, parts.parts, 1);
-  // The team: every stage of its own, the members sharing each. Joints are solved
-  // serially (one block, joint-slot order) before the contacts of each pass, so contacts
-  // have the last word and the order never depends on threads.
+  // The team: every stage of its own, the members sharing each. Joints are solved colour
+  // by colour (colour_joints) before the contacts of each pass, so contacts have the last
+  // word and the order never depends on threads.
   plan_.add(kFill, 0, body_begin, body_end, kBodyBlock);
-  const bool team_has_joints = s_.joint_begin[team] < s_.joint_begin[team + 1];
   auto joint_stage = [&](Kind kind) {
-    if (team_has_joints) plan_.add(kind, 0, 0, 1, 1);
+    constexpr uint32_t kJointBlock = 8;
+    for (const BatchGroup& g : s_.joint_groups) plan_.add(kind, 0, g.begin, g.end, g.serial ? g.end - g.begin : kJointBlock);
   };
   plan_.add(kPack, 0, batch_begin, batch_end, kBatchBlock);
   for (uint32_t i = 0; i < substeps_; ++i) {
@@ -465,9 +467,9 @@ void ContactSolver::run_block(const StagePlan::Stage& st, uint32_t begin, uint32
     case kRestitution: kernels_.restitution(bodies_.data(), &batches_[0], begin, end, constants_); break;
     case kStore: store_impulses(begin, end); break;
     case kWriteBack: write_back(begin, end); break;
-    case kJointWarmStart: warm_start_joints(*team_joints_); break;
-    case kJointSolve: solve_joints(*team_joints_, true); break;
-    case kJointRelax: solve_joints(*team_joints_, false); break;
+    case kJointWarmStart:
+    case kJointSolve:
+    case kJointRelax: run_joints(Kind(st.kind), begin, end); break;
   }
 }
 
@@ -497,6 +499,70 @@ void ContactSolver::run_part(uint32_t part) {
   if (any_bounce_) kernels_.restitution(bodies_.data(), &batches_[0], first, last, constants_);
   store_impulses(first, last);
   write_back(body_begin, body_end);
+}
+
+// Joints [begin, end) of the work (one block of a team stage).
+void ContactSolver::run_joints(Kind kind, uint32_t begin, uint32_t end) {
+  JointPass run = *all_joints_;
+  run.first = begin;
+  run.last = end;
+  if (kind == kJointWarmStart) {
+    warm_start_joints(run);
+  } else {
+    solve_joints(run, kind == kJointSolve);
+  }
+}
+
+// Colours each part's joints (the team's too), as the contacts are coloured: walking a
+// part's run in joint-slot order, each joint takes the first of kColorCount colours in
+// which neither side the solve moves is used yet; joints that fit none go last, one after
+// another. The run is then laid out colour by colour (slot order within a colour). A part
+// walks its run in that order on one thread and the team colour by colour across threads,
+// so an island's joints are solved in the same order whichever solves it, and a colour's
+// joints share no body the solve moves: which thread takes which never matters.
+void ContactSolver::colour_joints() {
+  std::vector<JointWork>& work = s_.joint_work;
+  s_.joint_groups.clear();
+  if (work.empty()) return;
+  const std::vector<uint8_t>& movable = s_.layout.movable;
+  std::vector<uint32_t>& bits = s_.joint_color_bits;
+  std::vector<uint8_t>& colour = s_.joint_color;
+  std::vector<JointWork>& sorted = s_.joint_scratch;
+  bits.assign(body_slot_.size(), 0u);
+  colour.resize(work.size());
+  sorted.resize(work.size());
+  const uint32_t team = s_.parts.parts;
+  for (uint32_t part = 0; part <= team; ++part) {
+    const uint32_t begin = s_.joint_begin[part], end = s_.joint_begin[part + 1];
+    uint32_t per_colour[kColorCount + 1] = {};
+    for (uint32_t k = begin; k < end; ++k) {
+      const JointWork& jw = work[k];
+      const bool ma = movable[jw.a] != 0, mb = movable[jw.b] != 0;
+      int c = kColorCount;  // overflow
+      for (int t = 0; t < kColorCount; ++t) {
+        const uint32_t bit = 1u << t;
+        if ((ma && (bits[jw.a] & bit)) || (mb && (bits[jw.b] & bit))) continue;
+        c = t;
+        break;
+      }
+      if (c < kColorCount) {
+        if (ma) bits[jw.a] |= 1u << c;
+        if (mb) bits[jw.b] |= 1u << c;
+      }
+      colour[k] = uint8_t(c);
+      ++per_colour[c];
+    }
+    uint32_t cursor[kColorCount + 1];
+    cursor[0] = begin;
+    for (int c = 0; c < kColorCount; ++c) cursor[c + 1] = cursor[c] + per_colour[c];
+    if (part == team) {
+      for (int c = 0; c <= kColorCount; ++c) {
+        if (per_colour[c] > 0) s_.joint_groups.push_back(BatchGroup{cursor[c], cursor[c] + per_colour[c], c == kColorCount});
+      }
+    }
+    for (uint32_t k = begin; k < end; ++k) sorted[cursor[colour[k]]++] = work[k];
+  }
+  work.swap(sorted);
 }
 
 // Orders the joints' work part by part (the team's last), joint-slot order within a
