@@ -482,9 +482,9 @@ void prepare_joints(JointPass& p) {
 
 void warm_start_joints(JointPass& p) {
   const size_t last = std::min(p.last, p.work.size());
+  SolverBody held[2];  // (once per run: a SolverBody is not free to construct)
   for (size_t i = p.first; i < last; ++i) {
     const JointWork& jw = p.work[i];
-    SolverBody held[2];
     warm_start_one(p.world.joints.items[jw.joint], current_frame(p, jw, held));
   }
 }
@@ -492,10 +492,10 @@ void warm_start_joints(JointPass& p) {
 void solve_joints(JointPass& p, bool use_bias) {
   const Ctx ctx = make_ctx(p, use_bias);
   const size_t last = std::min(p.last, p.work.size());
+  SolverBody held[2];  // (once per run: a SolverBody is not free to construct)
   for (size_t i = p.first; i < last; ++i) {
     JointWork& jw = p.work[i];
     Joint& j = p.world.joints.items[jw.joint];
-    SolverBody held[2];
     solve_one(j, current_frame(p, jw, held), ctx);
     // The impulse a substep ends with: a spike in one substep is what breaks a joint.
     if (!use_bias) jw.peak_linear = std::max(jw.peak_linear, glm::length(j.linear_impulse));
