@@ -12,6 +12,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <limits>
 #include <random>
 #include <vector>
 
@@ -222,6 +223,45 @@ TEST(DynamicTree, RebuiltOverMovedLeavesAnswersLikeBruteForce) {
   none.rebuild();
   none.query(AABB{Vec3(0.0f), Vec3(1.0f)}, [&](uint32_t) { ++hits; });
   EXPECT_EQ(hits, 1);
+}
+
+// Bounds that are not finite (a body that blew up) must not break a rebuild: with an
+// infinite leaf the finite ones are still found and the infinite one overlaps everything;
+// NaN bounds (which no query can meet, and which poison the nodes above them) are rebuilt
+// around without harm, and once they are finite again every query is answered again.
+TEST(DynamicTree, RebuildsAroundBoundsThatAreNotFinite) {
+  DynamicTree tree;
+  std::vector<AABB> boxes;
+  std::vector<int32_t> proxies;
+  for (uint32_t i = 0; i < 100; ++i) {
+    const Vec3 c(float(i % 10), float(i / 10), 0.0f);
+    boxes.push_back(AABB{c - Vec3(0.4f), c + Vec3(0.4f)});
+    proxies.push_back(tree.create_proxy(boxes.back(), i));
+  }
+  auto check = [&](const char* when, bool with_infinite) {
+    for (uint32_t i = 0; i < 100; ++i) {
+      if (with_infinite && i == 3) continue;
+      std::vector<uint32_t> found;
+      tree.query(boxes[i], [&](uint32_t user) { found.push_back(user); });
+      EXPECT_NE(std::find(found.begin(), found.end(), i), found.end()) << when << ": leaf " << i;
+      if (with_infinite) {
+        EXPECT_NE(std::find(found.begin(), found.end(), 3u), found.end()) << when << ": from " << i;
+      }
+    }
+  };
+  const float inf = std::numeric_limits<float>::infinity(), nan = std::numeric_limits<float>::quiet_NaN();
+  tree.set_leaf_box(proxies[3], AABB{Vec3(-inf), Vec3(inf)});
+  tree.rebuild();
+  check("an infinite leaf", true);
+  tree.set_leaf_box(proxies[7], AABB{Vec3(nan), Vec3(nan)});
+  tree.set_leaf_box(proxies[0], AABB{Vec3(nan, 0.0f, 0.0f), Vec3(inf, 1.0f, 1.0f)});
+  tree.rebuild();
+  EXPECT_EQ(tree.proxy_count(), 100);
+  tree.set_leaf_box(proxies[3], boxes[3]);
+  tree.set_leaf_box(proxies[7], boxes[7]);
+  tree.set_leaf_box(proxies[0], boxes[0]);
+  tree.rebuild();
+  check("finite again", false);
 }
 
 }  // namespace

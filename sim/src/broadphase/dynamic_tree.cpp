@@ -119,7 +119,10 @@ struct BinSplit {
 constexpr int kBins = 12;
 
 int bin_of(const BinSplit& split, const Vec3& centre) {
-  return std::clamp(int((centre[split.axis] - split.lo) * split.scale), 0, kBins - 1);
+  // Compared as a float first: a centre that is not finite must not reach the int cast.
+  const float t = (centre[split.axis] - split.lo) * split.scale;
+  if (!(t > 0.0f)) return 0;
+  return t >= float(kBins - 1) ? kBins - 1 : int(t);
 }
 
 BinSplit choose_split(const std::vector<int32_t>& leaves, size_t begin, size_t end, const std::vector<Vec3>& centres,
