@@ -14,7 +14,7 @@
 // whole world would give.
 //
 // Layout: a part's manifolds colour by colour (overflow last), in pair-key order within
-// a colour; four to a batch, overflow manifolds one to a batch (they share bodies and
+// a colour; eight to a batch, overflow manifolds one to a batch (they share bodies and
 // run one after another). Every part works only inside its own region of each array: the
 // region of its manifolds' places, which also bounds its batches (never more batches
 // than manifolds).
@@ -41,7 +41,7 @@ struct BatchLayout {
   // Output in each part's region: contact indices colour by colour, and the batches.
   std::vector<uint32_t> order;
   std::vector<uint32_t> batch_first;  // per batch: its first manifold's place in `order`
-  std::vector<uint8_t> batch_count;   // per batch: how many manifolds (1 to 4)
+  std::vector<uint8_t> batch_count;   // per batch: how many manifolds (1 to kLanes)
   std::vector<uint32_t> batch_end;    // per part: one past its last batch
   // Scratch: per solver body, its colours as bits and one past its highest colour; per
   // place, the manifold's colour and the places held back to be coloured second.
