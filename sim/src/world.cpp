@@ -454,7 +454,6 @@ void WorldImpl::step() {
     // run beside the contact pass over the contacts already known (which writes only
     // those contacts); the new pairs then join the set and get their own pass. Each
     // contact's pass reads only shapes and bodies, so the order cannot change a bit.
-    contacts.keys();  // (brought up to date here, before two threads read it)
     executor.invoke([&] { find_new_pairs(*this, escaped, pairs); },
                     [&] {
                       place_moving_colliders(*this, any_moves, pass);

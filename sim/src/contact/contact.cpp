@@ -5,7 +5,7 @@
 
 namespace keel::sim {
 
-bool ContactSet::contains(uint64_t key) {
+bool ContactSet::contains(uint64_t key) const {
   const std::vector<uint64_t>& known = keys();
   return std::binary_search(known.begin(), known.end(), key);
 }
@@ -18,20 +18,25 @@ void ContactSet::make_room(size_t count) {
   keys_.reserve(count + count / 2);
 }
 
-void ContactSet::follow_last_insert(std::vector<uint8_t>& values) const {
+// In place, from the back: fresh key j goes before old entry fresh_at_[j], so the old
+// entries from there up to the next fresh key's place move up by j + 1. Only the entries
+// after the first fresh key move, each once; the gaps get fill(j).
+template <class List, class Fill>
+void ContactSet::open_gaps(List& list, Fill&& fill) const {
   const size_t fresh = inserted_at_.size();
-  if (fresh == 0) return;
-  assert(values.size() + fresh == items_.size());
-  // As insert_new moved the contacts: from the back, each run of old entries up by the
-  // number of fresh keys placed before it.
-  size_t end = values.size();
-  values.resize(end + fresh);
+  size_t end = list.size();  // old entries [0, end) are still where they were
+  list.resize(end + fresh);
   for (size_t j = fresh; j-- > 0;) {
     const size_t from = fresh_at_[j];
-    std::move_backward(values.begin() + from, values.begin() + end, values.begin() + end + j + 1);
-    values[from + j] = 0;
+    std::move_backward(list.begin() + from, list.begin() + end, list.begin() + end + j + 1);
+    list[from + j] = fill(j);
     end = from;
   }
+}
+
+void ContactSet::follow_last_insert(std::vector<uint8_t>& values) const {
+  assert(values.size() + inserted_at_.size() == items_.size());
+  open_gaps(values, [](size_t) { return uint8_t(0); });
 }
 
 const std::vector<size_t>& ContactSet::insert_new(const std::vector<uint64_t>& keys, std::vector<uint32_t>* indices) {
@@ -60,22 +65,9 @@ const std::vector<size_t>& ContactSet::insert_new(const std::vector<uint64_t>& k
     return c;
   };
   inserted_at_.resize(fresh);
-  items_.resize(old_count + fresh);
-  keys_.resize(old_count + fresh);
-  // In place, from the back: fresh key j goes before old contact fresh_at_[j], so the
-  // old contacts from there up to the next fresh key's place move up by j + 1. Only the
-  // contacts after the first fresh key move, each once.
-  size_t end = old_count;  // old contacts [0, end) are still where they were
-  for (size_t j = fresh; j-- > 0;) {
-    const size_t from = fresh_at_[j];
-    std::move_backward(items_.begin() + from, items_.begin() + end, items_.begin() + end + j + 1);
-    std::move_backward(keys_.begin() + from, keys_.begin() + end, keys_.begin() + end + j + 1);
-    const size_t at = from + j;
-    items_[at] = fresh_contact(j);
-    keys_[at] = fresh_keys_[j];
-    inserted_at_[j] = at;
-    end = from;
-  }
+  for (size_t j = 0; j < fresh; ++j) inserted_at_[j] = fresh_at_[j] + j;
+  open_gaps(items_, fresh_contact);
+  open_gaps(keys_, [&](size_t j) { return fresh_keys_[j]; });
   if (indices) {
     size_t j = 0;
     for (uint32_t& i : *indices) {

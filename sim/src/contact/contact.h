@@ -60,17 +60,14 @@ class ContactSet {
   const Items& items() const { return items_; }
   /// Every contact's key, in order, kept beside the contacts: the broadphase searches
   /// the known pairs many times a tick, and a contact is far larger than its key.
-  const std::vector<uint64_t>& keys() {
-    if (keys_.size() != items_.size()) rebuild_keys();  // the contacts were replaced through items()
-    return keys_;
-  }
-  /// Call after replacing the contacts through items() (a restore).
+  const std::vector<uint64_t>& keys() const { return keys_; }
+  /// Must follow any change of the contacts' number or keys through items() (a restore).
   void rebuild_keys();
   /// Changes whenever contacts are added or removed (indices into items() then move): a
   /// list of indices made at one generation is valid while it lasts.
   uint64_t generation() const { return generation_; }
 
-  bool contains(uint64_t key);
+  bool contains(uint64_t key) const;
   /// Adds contacts for sorted, unique keys not yet present, keeping key order, in place:
   /// the contacts after the first new key move up (a busy world holds thousands of pairs
   /// and gains some every tick while things fall). `indices` (sorted indices into
@@ -95,6 +92,9 @@ class ContactSet {
  private:
   /// Capacity for `count` contacts, with room to grow.
   void make_room(size_t count);
+  /// Moves a per-contact list's entries as the last insert_new moved the contacts.
+  template <class List, class Fill>
+  void open_gaps(List& list, Fill&& fill) const;
 
   Items items_;
   std::vector<uint64_t> keys_;

@@ -68,8 +68,10 @@ void put(Lanes3& out, int half, const Vec3x4& v) {
   put(out.y, half, v.y);
   put(out.z, half, v.z);
 }
-Float4 half_of(const Lanes& l, int half) { return load4(l.v + 4 * half); }
-Vec3x4 half_of(const Lanes3& l, int half) { return {half_of(l.x, half), half_of(l.y, half), half_of(l.z, half)}; }
+/// A half's contact normals and tangents, packed once for all its points.
+struct HalfBasis {
+  Vec3x4 n, t1, t2;
+};
 
 /// Four 3x3 matrices, element by element (m[col][row] as glm stores them).
 struct Mat3x4 {
@@ -229,8 +231,8 @@ class ContactSolver {
   void run_joints(Kind kind, uint32_t begin, uint32_t end);
   void pack_batches(uint32_t begin, uint32_t end);
   void pack_batch(const uint32_t* contacts, int count, WideConstraint& out);
-  void pack_point(const Contact* const* lanes, int j, int half, const WideSides& sides, const Bodies4& va,
-                  const Bodies4& vb, WideConstraint& w);
+  void pack_point(const Contact* const* lanes, int j, int half, const WideSides& sides, const HalfBasis& basis,
+                  const Bodies4& va, const Bodies4& vb, WideConstraint& w);
   void integrate_velocities(uint32_t begin, uint32_t end);
   void integrate_positions(uint32_t begin, uint32_t end);
 #if KEEL_FLOAT4_SSE2
@@ -626,9 +628,10 @@ void ContactSolver::pack_batch(const uint32_t* ids, int count, WideConstraint& w
   // lane's unused slots are zero whichever half it is in.
   for (int half = 0; half < 2; ++half) {
     const int o = 4 * half;
-    put(w.normal, half, pack(normal + o));
-    put(w.t1, half, pack(t1 + o));
-    put(w.t2, half, pack(t2 + o));
+    const HalfBasis basis{pack(normal + o), pack(t1 + o), pack(t2 + o)};
+    put(w.normal, half, basis.n);
+    put(w.t1, half, basis.t1);
+    put(w.t2, half, basis.t2);
     put(w.friction, half, pack(friction + o));
     put(w.restitution, half, pack(restitution + o));
     put(w.inv_mass_a, half, pack(ima + o));
@@ -640,14 +643,14 @@ void ContactSolver::pack_batch(const uint32_t* ids, int count, WideConstraint& w
                           gather_inertia(bodies_, w.body_b + o)};
     const Bodies4 va = gather_velocity4(bodies_.data(), w.body_a + o);
     const Bodies4 vb = gather_velocity4(bodies_.data(), w.body_b + o);
-    for (int j = 0; j < w.point_count; ++j) pack_point(lane_contact + o, j, half, sides, va, vb, w);
+    for (int j = 0; j < w.point_count; ++j) pack_point(lane_contact + o, j, half, sides, basis, va, vb, w);
   }
 }
 
 // Point j of four lanes (one half of the batch): anchors, the three rows, the separation
 // offset and the approach speed, each lane computed exactly as its scalar formula would.
 void ContactSolver::pack_point(const Contact* const* lanes, int j, int half, const WideSides& sides,
-                               const Bodies4& va, const Bodies4& vb, WideConstraint& w) {
+                               const HalfBasis& basis, const Bodies4& va, const Bodies4& vb, WideConstraint& w) {
   Vec3 ra[4], rb[4], friction_impulse[4];
   float neg_depth[4], normal_impulse[4];
   uint32_t keep_bits[4];
@@ -670,7 +673,7 @@ void ContactSolver::pack_point(const Contact* const* lanes, int j, int half, con
   std::memcpy(keep_f, keep_bits, sizeof keep_f);
   const Float4 keep = pack(keep_f);
   const Float4 zero = zero4();
-  const Vec3x4 n = half_of(w.normal, half), t1 = half_of(w.t1, half), t2 = half_of(w.t2, half);
+  const Vec3x4 &n = basis.n, &t1 = basis.t1, &t2 = basis.t2;
   const Vec3x4 r_a = pack(ra), r_b = pack(rb);
   const Vec3x4 f = pack(friction_impulse);
   WidePoint& p = w.p[j];
