@@ -1,5 +1,5 @@
 // keel-bullet-bench — steps a Keel scene in Bullet 3.24, the peer that Keel's speed is
-// compared with (DESIGN §7, docs/performance.md).
+// compared with (docs/performance.md).
 //
 //   keel-bullet-bench SCENE.json [--ticks N] [--sleep on|off] [--substeps K] [--floor-y Y]
 //

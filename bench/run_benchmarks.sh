@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Keel vs Bullet 3.24, measured in the same run (DESIGN §7, docs/performance.md).
+# Keel vs Bullet 3.24, measured in the same run (docs/performance.md).
 #
 #   bench/run_benchmarks.sh                 # build Release into build/, 3 rounds, 600 ticks
 #   RUNS=5 TICKS=600 BUILD_DIR=build-bench bench/run_benchmarks.sh

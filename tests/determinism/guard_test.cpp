@@ -1,4 +1,4 @@
-// Guards on the determinism rules (DESIGN §3, docs/determinism.md): nothing that steps a
+// Guards on the determinism rules (docs/determinism.md): nothing that steps a
 // world may call a libm transcendental function, and everything must be compiled without
 // floating-point contraction or fast-math. Checked on the built artefacts and the
 // compile commands CMake exports, so a new file, flag or call cannot slip past.

@@ -1,4 +1,4 @@
-// The keel-token command-line contract (DESIGN.md §6): keygen writes a key, mint prints a
+// The keel-token command-line contract (docs/security.md, docs/architecture.md "Conventions"): keygen writes a key, mint prints a
 // token that the library parses and a server holding the key admits. Skipped when the
 // tool was not built in this build tree.
 #include <keel/protocol/handshake.h>

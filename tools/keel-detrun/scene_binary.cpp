@@ -18,7 +18,7 @@
 namespace keel::protocol {
 
 // scene_reader.cpp calls this; protocol defines it in scene_loader.cpp, which the runner
-// does not build. DESIGN §4: scenes may choose 30, 60 or 120 Hz.
+// does not build. Scenes may choose (docs/scene-format.md) 30, 60 or 120 Hz.
 bool is_supported_tick_rate(uint32_t tick_rate) { return tick_rate == 30 || tick_rate == 60 || tick_rate == 120; }
 
 }  // namespace keel::protocol

@@ -1,5 +1,5 @@
 // keel-sim — run a scene headless, for tests, benchmarks and determinism checks.
-// The command line is a contract (DESIGN.md §6); flags may grow, never change.
+// The command line is a contract (docs/architecture.md, "Conventions"); flags may grow, never change.
 #include "determinism_command.h"
 #include "run_command.h"
 

@@ -1,4 +1,4 @@
-// keel-bot: N headless clients in one process, for tests and load (DESIGN §6).
+// keel-bot: N headless clients in one process, for tests and load (docs/client-sdk.md).
 #pragma once
 
 #include <keel/client/link_conditioner.h>

@@ -18,7 +18,7 @@
 // FrameWindow::kMaxFrames frames), needs_resync() turns true and the client asks for a
 // fresh checkpoint (ClientHello{Predict, resync}).
 //
-// Both matches are changed only by Match::step (DESIGN §2) — restore_state aside, which
+// Both matches are changed only by Match::step (docs/architecture.md, "The Match invariant") — restore_state aside, which
 // copies one match's state into the other — so prediction is exact.
 #pragma once
 

@@ -44,7 +44,7 @@ struct SceneLimits {
       std::max({kMaxBodies, kMaxJoints, size_t(sim::kMaxHeightfieldSamples), size_t(sim::kMaxMeshTriangles) * 3});
 };
 
-/// Tick rates a scene may choose (DESIGN §4): 30, 60 or 120 Hz.
+/// Tick rates a scene may choose (docs/scene-format.md): 30, 60 or 120 Hz.
 bool is_supported_tick_rate(uint32_t tick_rate);
 
 /// Reads a scene file. A file whose bytes 4..7 are the identifier "KSCN" is read as

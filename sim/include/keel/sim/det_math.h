@@ -3,7 +3,7 @@
 //
 // Why: libm is not the same library on every platform (glibc, musl, Apple, MSVC and their
 // versions round differently), so any libm transcendental call in code that steps a world
-// would break "same inputs, any platform -> same bits" (docs/determinism.md, DESIGN §3).
+// would break "same inputs, any platform -> same bits" (docs/determinism.md).
 // Everything here is built from IEEE-754 +, -, *, /, sqrt (all correctly rounded), exact
 // integer conversions and bit manipulation, evaluated in an explicit order. There is no
 // long double, no std::fma and no call into libm, so the results are bit-identical on every

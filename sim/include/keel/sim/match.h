@@ -79,7 +79,7 @@ struct PlayerSlot {
 class Match;
 
 /// The game rules: how input frames drive a player's character, what buttons do, how
-/// players spawn. Implementations must be deterministic (DESIGN.md §3) and keep all of
+/// players spawn. Implementations must be deterministic (docs/determinism.md) and keep all of
 /// their state in the match (players, world) or in save/restore.
 class Rules {
  public:
