@@ -71,7 +71,9 @@ struct World {
   ks::MatchSettings settings;
 
   World() {
-    options.record_dir = "/tmp/keel-fuzz-session-" + std::to_string(::getpid());
+    // A recording per input: in memory (tmpfs) when there is one, it costs no disk.
+    const char* scratch = std::filesystem::is_directory("/dev/shm") ? "/dev/shm" : "/tmp";
+    options.record_dir = std::string(scratch) + "/keel-fuzz-session-" + std::to_string(::getpid());
     options.idle_timeout = 3.0;
     auto scene = kp::parse_scene_json(kScene, "fuzz.json");
     if (!scene) std::abort();
