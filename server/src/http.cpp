@@ -141,9 +141,14 @@ std::string HttpServer::start(const asio::ip::tcp::endpoint& at) {
 }
 
 void HttpServer::stop() {
-  asio::error_code ignored;
-  acceptor_.close(ignored);
-  backoff_timer_.cancel();
+  // The acceptor and the timer belong to the I/O thread; stop() may come from another
+  // (the server's shutdown), so the closing runs there. If the I/O loop stops first, the
+  // acceptor closes when the server is destroyed.
+  asio::post(io_, [this] {
+    asio::error_code ignored;
+    acceptor_.close(ignored);
+    backoff_timer_.cancel();
+  });
 }
 
 void HttpServer::accept() {

@@ -59,7 +59,7 @@ struct HttpFixture {
     thread = std::thread([this] { io.run(); });
   }
   ~HttpFixture() {
-    asio::post(io, [this] { http.stop(); });
+    http.stop();
     io.stop();
     thread.join();
   }
