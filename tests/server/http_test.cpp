@@ -170,13 +170,14 @@ TEST(HttpEndpoint, OutOfDescriptorsPausesTheAcceptorInsteadOfSpinning) {
   double cpu0 = process_cpu_seconds();
   std::this_thread::sleep_for(std::chrono::seconds(1));
   double cpu = process_cpu_seconds() - cpu0;
+  if (std::getenv("KEEL_TEST_FIGURES")) std::printf("accept backoff: CPU %.3f s in 1 s\n", cpu);
   uint64_t backoffs = f.http.stats().accept_backoffs.load();
 
   for (int fd : filler) close(fd);
   setrlimit(RLIMIT_NOFILE, &saved);
   EXPECT_GE(backoffs, 3u);   // ~10 pauses of 100 ms in the second
   EXPECT_LE(backoffs, 15u);  // not tens of thousands of failed accepts
-  EXPECT_LT(cpu, 0.3) << "the I/O thread is spinning";
+  EXPECT_LT(cpu, 0.1) << "the I/O thread is spinning";  // spinning: 0.2 s (loaded machine) to 0.9 s
   EXPECT_NE(talk(client, "GET /late HTTP/1.1\r\n\r\n").find("hi /late"), std::string::npos);
 }
 
@@ -209,6 +210,9 @@ pid_t spawn_limited(std::vector<std::string> args, const std::string& out_path, 
     dup2(out, 1);
     dup2(out, 2);
     close(out);
+    // Only stdin, stdout and stderr: descriptors the test runner left open would count
+    // against the child's low limit.
+    for (int fd = 3; fd < 4096; ++fd) close(fd);
     rlimit lim{nofile, nofile};
     setrlimit(RLIMIT_NOFILE, &lim);
     execv(argv[0], argv.data());
@@ -275,10 +279,13 @@ TEST(HttpEndpoint, ANewMatchOpensItsRecordingWhileScrapersHoldEveryConnection) {
   o.client_id = 9;
   o.match_id = 7;
   TestClient c(io, o);
-  c.start(seconds_now());
+  double t0 = seconds_now();
+  c.start(t0);
   EXPECT_TRUE(drive({&c}, 1.5, [&] { return c.playing(); }));
+  drive({&c}, std::max(0.0, 1.0 - (seconds_now() - t0)));  // a full second under load
   double cpu = child_cpu_seconds(pid) - cpu0;
-  EXPECT_LT(cpu, 0.6) << "keel-server used " << cpu << " s of CPU in ~1 s";
+  if (std::getenv("KEEL_TEST_FIGURES")) std::printf("keel-server CPU: %.3f s in %.2f s\n", cpu, seconds_now() - t0);
+  EXPECT_LT(cpu, 0.6) << "keel-server used " << cpu << " s of CPU in " << seconds_now() - t0 << " s";
 
   int match7_recordings = 0;
   for (const auto& e : std::filesystem::directory_iterator(dir)) {
