@@ -197,7 +197,7 @@ void HttpServer::back_off(const asio::error_code& ec) {
 }
 
 std::string HttpServer::prometheus_text() const {
-  char buf[1024];
+  char buf[2048];  // the text below is about 950 bytes with the largest numbers
   std::snprintf(buf, sizeof buf,
                 "# HELP keel_http_connections_total HTTP connections served.\n"
                 "# TYPE keel_http_connections_total counter\nkeel_http_connections_total %llu\n"
