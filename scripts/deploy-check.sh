@@ -7,7 +7,8 @@
 #      overlay's Fleet template;
 #   3. the Dockerfile passes KEEL_GIT_COMMIT to cmake, and its run stage installs exactly the Debian packages that own the shared
 #      libraries the built binaries link against (ldd), besides what debian:bookworm-slim
-#      already has.
+#      already has;
+#   4. the entrypoint turns KEEL_METRICS / KEEL_METRICS_HOST into the right --metrics.
 # Usage: scripts/deploy-check.sh [BUILD_DIR]   (BUILD_DIR/bin holds the built binaries)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -88,6 +89,26 @@ for p in $declared; do
   grep -qx "$p" <<<"$needed" || { say "Dockerfile run stage installs $p, which nothing links"; fail=1; }
 done
 say "runtime packages checked against ldd of ${#bins[@]} binaries: $(echo $needed)"
+
+# 4. The entrypoint's flags for the metrics address (KEEL_METRICS, KEEL_METRICS_HOST), run
+#    with a stand-in keel-server that prints its arguments.
+fake=$(mktemp -d)
+printf '#!/bin/sh\necho "$@"\n' >"$fake/keel-server"
+chmod +x "$fake/keel-server"
+entry() { env -i PATH="$fake:/usr/bin:/bin" KEEL_SCENE=s KEEL_BIND=0.0.0.0:7777 KEEL_RECORD_DIR=r "$@" \
+  bash deploy/docker-entrypoint.sh; }
+check_entry() {  # expected --metrics value ("" = none), then environment assignments
+  local want=$1 got; shift
+  got=$(entry "$@" | sed -n 's/.*--metrics \([^ ]*\).*/\1/p')
+  [ "$got" = "$want" ] || { say "entrypoint: $* gave --metrics '${got}', not '${want}'"; fail=1; }
+}
+check_entry 0.0.0.0:9100 KEEL_METRICS=0.0.0.0:9100
+check_entry 10.1.2.3:9100 KEEL_METRICS=0.0.0.0:9100 KEEL_METRICS_HOST=10.1.2.3
+check_entry '[fd00::5]:9100' KEEL_METRICS=0.0.0.0:9100 KEEL_METRICS_HOST=fd00::5
+check_entry 127.0.0.1:9200 KEEL_METRICS=127.0.0.1:9200
+check_entry "" KEEL_METRICS=
+rm -rf "$fake"
+say "entrypoint metrics address checked"
 
 [ $fail -eq 0 ] && say "all checks passed" || say "FAILED"
 exit $fail

@@ -38,6 +38,16 @@ else
   mapfile -t targets < <(cd "$ROOT/tests/fuzz" && ls fuzz_*.cpp | sed 's/\.cpp$//')
 fi
 
+# --- server and client targets (tests/fuzz/CMakeLists.txt) ---------------------------------
+# fuzz_server_session and fuzz_client_receive play whole sessions per input (a match that
+# records, loopback UDP for the server's answers, a real handshake): a few hundred inputs a
+# second rather than thousands, each reaching deep. Their seeds are real sessions, written by
+#   KEEL_FUZZ_WRITE_SEEDS=tests/fuzz/corpus build-fuzz/bin/fuzz_server_session
+# and KEEL_FUZZ_DEBUG=1 makes either print where a run ended (state, snapshots, frames).
+# The session target records to /dev/shm (or /tmp)/keel-fuzz-session-PID, emptied after
+# every input. Nothing here needs options of its own: the loop below runs them like the rest.
+# --------------------------------------------------------------------------------------------
+
 # -O1 with line tables and asserts on (no NDEBUG): what libFuzzer recommends, quicker to
 # build than -O2 -g, and enough for symbolised stack traces.
 echo "fuzz: building ${#targets[@]} targets in ${BUILD_DIR#$ROOT/}"

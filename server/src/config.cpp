@@ -21,7 +21,8 @@ void add_flags(CLI::App& app, ServerOptions& o) {
   app.add_option("--record", o.record_dir, "directory recordings are written to")->default_str("recordings");
   app.add_option("--stop-after-ticks", o.stop_after_ticks,
                  "stop cleanly once the start-up match has stepped N ticks (0 = run until signalled)");
-  app.add_option("--metrics", o.metrics_bind, "HOST:PORT of the HTTP endpoint serving /metrics and /healthz");
+  app.add_option("--metrics", o.metrics_bind,
+                 "HOST:PORT of the HTTP endpoint serving /metrics and /healthz (exactly that address: [::] is IPv6 only)");
   app.add_option("--token-key", o.token_key_path, "token key file (keel-token keygen); without it: development mode");
   app.add_option("--match-id", o.match_id, "id of the match created at start-up")->default_val(0);
   app.add_option("--max-matches", o.max_matches, "matches at once, the start-up match included")

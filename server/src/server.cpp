@@ -22,6 +22,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
@@ -283,10 +284,30 @@ void Server::Impl::on_handshake(uint32_t socket, const Udp::endpoint& from, std:
 
 // --- HTTP ----------------------------------------------------------------------------------
 
+// Descriptors the HTTP endpoint leaves for everything else: each match's recording (and
+// a desync dump beside it), plus the Agones SDK's connections, the log file and the odd
+// file a match opens. The connection cap comes down to keep them free, so a flood of
+// scrapers can never stop a new match from opening its recording.
+uint64_t reserved_descriptors(const ServerOptions& o) { return 2ull * o.max_matches + 16; }
+
 sim::Status Server::Impl::start_http() {
   if (options.metrics_bind.empty()) return {};
   Udp::endpoint at = *parse_endpoint(options.metrics_bind);
-  http = std::make_unique<HttpServer>(io, [this](const std::string& path) { return http_handler(path); });
+  HttpLimits limits;
+  const uint64_t reserve = reserved_descriptors(options);
+  if (std::optional<uint64_t> free = free_descriptors()) {
+    const uint64_t room = *free > reserve ? *free - reserve : 0;
+    if (room < limits.max_connections) {
+      // At least one, so /healthz still answers; the backoff covers the rest.
+      limits.max_connections = static_cast<uint32_t>(std::max<uint64_t>(room, 1));
+      log.warn("http_connection_cap_lowered", {{"cap", limits.max_connections},
+                                               {"free_descriptors", *free},
+                                               {"reserved_for_matches", reserve},
+                                               {"hint", "raise the open-files limit (ulimit -n)"}});
+    }
+  }
+  http = std::make_unique<HttpServer>(io, [this](const std::string& path) { return http_handler(path); }, log,
+                                      limits);
   std::string err = http->start(asio::ip::tcp::endpoint(at.address(), at.port()));
   if (!err.empty()) return sim::Error{"--metrics " + options.metrics_bind + ": " + err};
   auto e = http->local_endpoint();
@@ -295,7 +316,9 @@ sim::Status Server::Impl::start_http() {
 }
 
 HttpResponse Server::Impl::http_handler(const std::string& path) {
-  if (path == "/metrics") return {200, "text/plain; version=0.0.4; charset=utf-8", metrics.prometheus_text()};
+  if (path == "/metrics") {
+    return {200, "text/plain; version=0.0.4; charset=utf-8", metrics.prometheus_text() + http->prometheus_text()};
+  }
   if (path == "/healthz") {
     if (stop_requested.load()) return {503, "text/plain", "stopping\n"};
     if (!healthy()) return {503, "text/plain", "ticks late\n"};

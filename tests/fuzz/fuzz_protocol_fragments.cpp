@@ -1,7 +1,7 @@
 // libFuzzer: a sequence of datagrams into one unauthenticated connection, so the fuzzer
 // can write chunks directly: fragments, reliable messages, large-block fragments, in any
 // order and with any sizes, while time advances. Exercises reassembly bounds, timeouts,
-// ordering and zstd decompression of blocks.
+// ordering and zstd decompression of blocks, at the real ConnectionConfig limits.
 // Input: repeated [len:u16][time step:u8][datagram bytes ...].
 #include <keel/protocol/connection.h>
 
@@ -11,9 +11,10 @@
 namespace kp = keel::protocol;
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-  kp::ConnectionConfig config;
-  config.max_block_bytes = 1 << 20;  // keep single inputs fast
-  config.max_reassembly_bytes = 64 * 1024;
+  // The limits the server and the client run with (both use the defaults): 8 partial
+  // messages, 1 MiB held in them, 256 KiB per unreliable message, 64 MiB per block, a
+  // 64-fragment block window. Toy limits would leave the real bounds unfuzzed.
+  const kp::ConnectionConfig config;
   kp::Connection c(config);
   double now = 0;
   size_t pos = 0;
