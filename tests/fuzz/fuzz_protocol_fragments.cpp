@@ -13,7 +13,11 @@ namespace kp = keel::protocol;
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   kp::ConnectionConfig config;
   config.max_block_bytes = 1 << 20;  // keep single inputs fast
+  config.max_receive_block_bytes = 1 << 20;
   config.max_reassembly_bytes = 64 * 1024;
+  config.max_held_bytes = 4 << 20;
+  kp::MemoryBudget shared;
+  config.shared_budget = &shared;
   kp::Connection c(config);
   double now = 0;
   size_t pos = 0;
@@ -31,6 +35,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     while (c.take_block()) {
     }
     c.update(now);
+    // What the connection holds for its peer never passes its bound, and the shared
+    // budget sees exactly that.
+    if (c.held_bytes() > config.max_held_bytes || shared.used() != c.held_bytes()) __builtin_trap();
   }
   return 0;
 }
