@@ -83,6 +83,9 @@ BOT_PID=""
 wait "$ATTACK_PID" || true
 ATTACK_PID=""
 peak_kib=$(awk '/^VmHWM:/ {print $2}' "/proc/$SERVER_PID/status")
+# CPU seconds the server used (user + system), to tell its own cost from the machine's load.
+server_cpu=$(awk -v hz="$(getconf CLK_TCK)" '{printf "%.1f", ($14 + $15) / hz}' "/proc/$SERVER_PID/stat")
+load=$(cut -d' ' -f1-3 /proc/loadavg)
 curl -s "127.0.0.1:$HTTP/metrics" >"$OUT/metrics.txt"
 kill -TERM "$SERVER_PID"
 wait "$SERVER_PID" || true
@@ -98,9 +101,10 @@ for rec in "$OUT"/recordings/*.krec; do
   fi
 done
 
-python3 - "$OUT" "$peak_kib" "$health_checks" "$health_bad" "$verified" "$failed" <<'PY'
+python3 - "$OUT" "$peak_kib" "$health_checks" "$health_bad" "$verified" "$failed" "$server_cpu" "$load" <<'PY'
 import json, re, sys
 out, peak_kib, checks, bad, verified, failed = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4]), int(sys.argv[5]), int(sys.argv[6])
+server_cpu, load = sys.argv[7], sys.argv[8]
 bots = json.load(open(out + "/bots.json"))
 attack = json.load(open(out + "/attack.json"))
 metrics = {}
@@ -117,6 +121,7 @@ print(f"  hash checks        {bots['hash_checks']}, mismatches {bots['hash_misma
 print(f"  ticks              {g('keel_ticks_total')}, late {g('keel_ticks_late_total')}, dropped {g('keel_ticks_dropped_total')}")
 print(f"  /healthz           {checks - bad} of {checks} ok")
 print(f"  server peak RSS    {peak_kib / 1024:.1f} MiB; client memory peak {g('keel_client_memory_peak_bytes')} B")
+print(f"  server CPU         {server_cpu} s; machine load average at the end {load}")
 print(f"  attack             {attack['datagrams']} datagrams in {attack['seconds']:.0f} s: " +
       ", ".join(f"{k} {v}" for k, v in sorted(attack['sent'].items())))
 print("  drops              " + ", ".join(f"{k} {v}" for k, v in sorted(drops.items())))
