@@ -422,7 +422,7 @@ void Client::Impl::on_accept(const protocol::fb::ConnectionAccept& m, double now
 void Client::Impl::on_block_info(const protocol::fb::BlockInfo& m) {
   bool predict = config.mode == Mode::Predict;
   if (m.kind() > 1 || (m.kind() == 1 && !predict) || m.size() == 0 ||
-      m.size() > config.connection.max_block_bytes) {
+      m.size() > config.connection.max_receive_block_bytes) {
     drops.add(DropReason::OutOfRange);
     return;
   }

@@ -34,6 +34,11 @@ constexpr size_t kRecentGroups = 32;
 // (128 packets, twice a full block window).
 constexpr uint32_t kAckEvery = 16;
 constexpr size_t kMaxAcksDue = 8;
+// Large-block receive: decompressed output grows in steps of at least this, and the
+// decompression window is bounded to 2^kMaxWindowLog (8 MiB; zstd levels 1-19 stay
+// within it, only the --ultra levels 20-22 ask for more).
+constexpr size_t kBlockOutputStep = 64u << 10;
+constexpr int kMaxWindowLog = 23;
 
 std::array<uint8_t, crypto_aead_chacha20poly1305_IETF_NPUBBYTES> nonce_for(uint64_t seq) {
   std::array<uint8_t, crypto_aead_chacha20poly1305_IETF_NPUBBYTES> n{};
@@ -49,7 +54,9 @@ struct Connection::Outgoing {
   size_t room() const { return kMaxPayloadBytes - payload.size(); }
 };
 
-Connection::Connection(const ConnectionConfig& config) : config_(config) {}
+Connection::Connection(const ConnectionConfig& config) : config_(config) {
+  held_.shared = config_.shared_budget;
+}
 
 void Connection::set_keys(const ConnectionKeys& keys) {
   if (sodium_init() < 0) return;  // cannot happen on a supported platform
@@ -257,13 +264,17 @@ DropReason Connection::receive(std::span<const uint8_t> datagram, double now) {
   }
   replay_.accept(seq64);
   newest_received_ = std::max(newest_received_, seq64);
-  received_.record(h.sequence);
   last_receive_time_ = now;
   ++stats_.packets_received;
   stats_.bytes_received += datagram.size();
   process_acks(h, now);
   packet_wants_ack_ = false;
+  packet_refused_ = false;
   r = read_chunks(plain, now);
+  // Recorded (and so acked) after its chunks were read: a packet whose data could not be
+  // held is left unacked, and the reliable data in it comes again. Everything else in it
+  // that was taken is deduplicated when it does.
+  if (!packet_refused_) received_.record(h.sequence);
   if (packet_wants_ack_ && ++ack_pending_ >= kAckEvery) {
     // Held now, while the ack bits still cover all of these packets.
     if (acks_due_.size() < kMaxAcksDue) {
@@ -373,11 +384,12 @@ DropReason Connection::read_chunks(std::span<const uint8_t> payload, double now)
       uint32_t usize = r.u32();
       auto bytes = r.bytes(r.u16());
       if (r.ok()) d = on_block_fragment(id, index, count, csize, usize, bytes);
-      packet_wants_ack_ = packet_wants_ack_ || r.ok();
+      packet_wants_ack_ = packet_wants_ack_ || (r.ok() && d != DropReason::BlockRefused);
     } else {
       return DropReason::MalformedPayload;
     }
     if (!r.ok()) return DropReason::MalformedPayload;
+    if (d == DropReason::MemoryBudget) packet_refused_ = true;
     // A bad chunk is counted but does not stop the good ones after it.
     if (d != DropReason::None && d != DropReason::Duplicate && first == DropReason::None) {
       first = d;
@@ -392,6 +404,8 @@ DropReason Connection::on_reliable(uint16_t id, std::span<const uint8_t> bytes) 
   auto ahead = static_cast<uint16_t>(id - next_expected_id_);
   if (ahead >= config_.max_reliable_in_flight) return DropReason::Duplicate;
   if (reliable_in_.count(id) != 0) return DropReason::Duplicate;
+  // Charged here and released by take(): waiting ahead of a gap or delivered, it is held.
+  if (!hold(bytes.size())) return DropReason::MemoryBudget;
   reliable_in_.emplace(id, std::vector<uint8_t>(bytes.begin(), bytes.end()));
   for (auto it = reliable_in_.find(next_expected_id_); it != reliable_in_.end();
        it = reliable_in_.find(next_expected_id_)) {
@@ -412,6 +426,7 @@ DropReason Connection::on_unreliable(uint8_t channel, std::span<const uint8_t> b
 DropReason Connection::deliver(uint8_t channel, std::vector<uint8_t> message) {
   auto& q = queues_[channel];
   if (q.size() >= config_.max_queued_messages) return DropReason::ReceiveQueueFull;
+  if (!hold(message.size())) return DropReason::MemoryBudget;
   q.push_back(std::move(message));
   return DropReason::None;
 }
@@ -435,6 +450,7 @@ DropReason Connection::on_fragment(uint8_t channel, uint16_t group, uint32_t ind
   if (a == nullptr) return DropReason::ReassemblyFull;
   if (a->count != count) return DropReason::FragmentInvalid;
   if (!a->parts[index].empty()) return DropReason::Duplicate;
+  if (!hold(bytes.size())) return DropReason::MemoryBudget;
   a->parts[index].assign(bytes.begin(), bytes.end());
   a->bytes += bytes.size();
   reassembly_bytes_ += bytes.size();
@@ -443,6 +459,7 @@ DropReason Connection::on_fragment(uint8_t channel, uint16_t group, uint32_t ind
   message.reserve(a->bytes);
   for (auto& p : a->parts) message.insert(message.end(), p.begin(), p.end());
   reassembly_bytes_ -= a->bytes;
+  unhold(a->bytes);  // deliver() charges the whole message
   reassemblies_.erase(reassemblies_.begin() + (a - reassemblies_.data()));
   recent_groups_.push_back(key);
   if (recent_groups_.size() > kRecentGroups) recent_groups_.pop_front();
@@ -461,6 +478,7 @@ Connection::Reassembly* Connection::find_or_start_reassembly(uint8_t channel, ui
   while (!reassemblies_.empty() && (reassemblies_.size() >= config_.max_reassemblies ||
                                     reassembly_bytes_ + need > config_.max_reassembly_bytes)) {
     reassembly_bytes_ -= reassemblies_.front().bytes;
+    unhold(reassemblies_.front().bytes);
     reassemblies_.erase(reassemblies_.begin());
     drops_.add(DropReason::ReassemblyFull);
   }
@@ -474,6 +492,7 @@ void Connection::expire_reassemblies(double now) {
   for (size_t i = 0; i < reassemblies_.size();) {
     if (now - reassemblies_[i].started > config_.reassembly_timeout) {
       reassembly_bytes_ -= reassemblies_[i].bytes;
+      unhold(reassemblies_[i].bytes);
       reassemblies_.erase(reassemblies_.begin() + static_cast<std::ptrdiff_t>(i));
     } else {
       ++i;
@@ -484,17 +503,16 @@ void Connection::expire_reassemblies(double now) {
 DropReason Connection::on_block_fragment(uint16_t id, uint32_t index, uint32_t count,
                                          uint32_t csize, uint32_t usize,
                                          std::span<const uint8_t> bytes) {
+  // Refused before anything is looked at or kept: a peer that may not send blocks costs
+  // one comparison per fragment.
+  if (config_.max_receive_block_bytes == 0) return DropReason::BlockRefused;
   BlockReceive& b = block_receive_;
   if (last_block_done_ && !sequence_greater_than(id, *last_block_done_)) {
     return DropReason::Duplicate;  // a resend of a block we already have (its ack was lost)
   }
   if (!b.active || b.id != id) {
-    if (usize > config_.max_block_bytes || csize > ZSTD_compressBound(config_.max_block_bytes) ||
-        count != std::max<uint32_t>(1, (csize + kBlockFragmentBytes - 1) / kBlockFragmentBytes)) {
-      return DropReason::BlockInvalid;
-    }
-    b = BlockReceive{true, id, count, csize, usize, 0, std::vector<uint8_t>(count, 0),
-                     std::vector<uint8_t>(csize)};
+    DropReason r = start_block_receive(id, count, csize, usize);
+    if (r != DropReason::None) return r;
   }
   if (count != b.fragment_count || csize != b.compressed_size || usize != b.uncompressed_size ||
       index >= count) {
@@ -503,17 +521,156 @@ DropReason Connection::on_block_fragment(uint16_t id, uint32_t index, uint32_t c
   size_t begin = size_t{index} * kBlockFragmentBytes;
   size_t expect = std::min(kBlockFragmentBytes, size_t{csize} - std::min<size_t>(begin, csize));
   if (bytes.size() != expect) return DropReason::BlockInvalid;
-  if (b.have[index]) return DropReason::Duplicate;
-  b.have[index] = 1;
-  if (!bytes.empty()) std::memcpy(b.data.data() + begin, bytes.data(), bytes.size());
-  if (++b.received < b.fragment_count) return DropReason::None;
-  std::vector<uint8_t> out(b.uncompressed_size);
-  size_t n = ZSTD_decompress(out.data(), out.size(), b.data.data(), b.data.size());
+  if (index < b.next_feed || b.ahead.count(index) != 0) return DropReason::Duplicate;
+  if (index > b.next_feed) {
+    // Early: kept (and charged) until the fragments before it have arrived.
+    if (!hold(bytes.size())) return DropReason::MemoryBudget;
+    b.ahead.emplace(index, std::vector<uint8_t>(bytes.begin(), bytes.end()));
+    return DropReason::None;
+  }
+  DropReason r = feed_block(bytes);
+  ++b.next_feed;
+  for (auto it = b.ahead.find(b.next_feed); r == DropReason::None && it != b.ahead.end();
+       it = b.ahead.find(b.next_feed)) {
+    r = feed_block(it->second);
+    unhold(it->second.size());
+    b.ahead.erase(it);
+    ++b.next_feed;
+  }
+  if (r == DropReason::None && b.next_feed < b.fragment_count) return DropReason::None;
+  if (r == DropReason::None) r = finish_block();
+  // Done or failed: either way this block id is finished, and its later fragments are
+  // duplicates rather than the start of another transfer.
   last_block_done_ = id;
-  b = BlockReceive{};
-  if (ZSTD_isError(n) || n != out.size()) return DropReason::BlockInvalid;
-  blocks_done_.push_back(std::move(out));
+  reset_block_receive();
+  return r;
+}
+
+DropReason Connection::start_block_receive(uint16_t id, uint32_t count, uint32_t csize,
+                                           uint32_t usize) {
+  const size_t cap = config_.max_receive_block_bytes;
+  if (usize > cap || csize > ZSTD_compressBound(cap) ||
+      count != std::max<uint32_t>(1, (csize + kBlockFragmentBytes - 1) / kBlockFragmentBytes)) {
+    return DropReason::BlockInvalid;
+  }
+  reset_block_receive();
+  std::unique_ptr<void, StreamFree> stream(ZSTD_createDStream());
+  if (!stream) return DropReason::MemoryBudget;
+  auto* ds = static_cast<ZSTD_DStream*>(stream.get());
+  // The decompressor keeps a window of the frame's declared size: bounded here, so a
+  // frame cannot make it allocate more than the block could ever need (nor more than
+  // kMaxWindowLog, which every zstd level up to 19 stays within).
+  int window_log = 10;
+  while (window_log < kMaxWindowLog && (size_t{1} << window_log) < cap) ++window_log;
+  ZSTD_DCtx_setParameter(ds, ZSTD_d_windowLogMax, window_log);
+  size_t stream_bytes = ZSTD_sizeof_DStream(ds);
+  if (!hold(stream_bytes)) return DropReason::MemoryBudget;
+  BlockReceive& b = block_receive_;
+  b.active = true;
+  b.id = id;
+  b.fragment_count = count;
+  b.compressed_size = csize;
+  b.uncompressed_size = usize;
+  b.stream = std::move(stream);
+  b.stream_bytes = stream_bytes;
   return DropReason::None;
+}
+
+DropReason Connection::feed_block(std::span<const uint8_t> compressed) {
+  BlockReceive& b = block_receive_;
+  auto* ds = static_cast<ZSTD_DStream*>(b.stream.get());
+  ZSTD_inBuffer in{compressed.data(), compressed.size(), 0};
+  for (;;) {
+    if (b.frame_done) return in.pos == in.size ? DropReason::None : DropReason::BlockInvalid;
+    // Room for more output, grown as output is actually produced (charged first). One
+    // byte past the claimed size is offered too: if the frame fills it, it lied.
+    if (b.out.size() == b.out.capacity()) {
+      size_t want = std::min<size_t>(size_t{b.uncompressed_size} + 1,
+                                     std::max<size_t>(kBlockOutputStep, 2 * b.out.capacity()));
+      if (want <= b.out.capacity()) return DropReason::BlockInvalid;
+      if (!hold(want - b.out.capacity())) return DropReason::MemoryBudget;
+      size_t before = b.out.capacity();
+      b.out.reserve(want);
+      if (b.out.capacity() > want && !hold(b.out.capacity() - want)) {
+        unhold(want - before);  // cannot happen with libstdc++ (reserve is exact)
+        return DropReason::MemoryBudget;
+      }
+    }
+    size_t produced = b.out.size();
+    b.out.resize(b.out.capacity());
+    ZSTD_outBuffer out{b.out.data(), b.out.size(), produced};
+    size_t ret = ZSTD_decompressStream(ds, &out, &in);
+    b.out.resize(out.pos);
+    if (ZSTD_isError(ret) || out.pos > b.uncompressed_size) return DropReason::BlockInvalid;
+    size_t now_bytes = ZSTD_sizeof_DStream(ds);
+    if (now_bytes > b.stream_bytes) {
+      // The window the frame asked for (bounded by windowLogMax above).
+      if (!hold(now_bytes - b.stream_bytes)) return DropReason::MemoryBudget;
+      b.stream_bytes = now_bytes;
+    }
+    if (ret == 0) b.frame_done = true;
+    else if (in.pos == in.size && out.pos < out.size) return DropReason::None;  // wants input
+  }
+}
+
+DropReason Connection::finish_block() {
+  BlockReceive& b = block_receive_;
+  if (!b.frame_done || b.out.size() != b.uncompressed_size) return DropReason::BlockInvalid;
+  // Handed over still charged; take_block() releases it.
+  size_t charged = b.out.capacity();
+  blocks_done_.push_back(std::move(b.out));
+  blocks_done_charges_.push_back(charged);
+  b.out = {};
+  return DropReason::None;
+}
+
+void Connection::reset_block_receive() {
+  BlockReceive& b = block_receive_;
+  for (const auto& [index, bytes] : b.ahead) unhold(bytes.size());
+  unhold(b.out.capacity());
+  unhold(b.stream_bytes);
+  b = BlockReceive{};
+}
+
+void Connection::StreamFree::operator()(void* dstream) const {
+  ZSTD_freeDStream(static_cast<ZSTD_DStream*>(dstream));
+}
+
+bool MemoryBudget::try_charge(size_t n) {
+  size_t used = used_.load(std::memory_order_relaxed);
+  do {
+    if (n > limit() || used > limit() - n) {
+      refusals_.fetch_add(1, std::memory_order_relaxed);
+      return false;
+    }
+  } while (!used_.compare_exchange_weak(used, used + n, std::memory_order_relaxed));
+  size_t peak = peak_.load(std::memory_order_relaxed);
+  while (used + n > peak && !peak_.compare_exchange_weak(peak, used + n, std::memory_order_relaxed)) {
+  }
+  return true;
+}
+
+Connection::Held& Connection::Held::operator=(Held&& o) noexcept {
+  if (this != &o) {
+    if (shared != nullptr) shared->release(bytes);
+    shared = o.shared;
+    bytes = o.bytes;
+    o.bytes = 0;
+  }
+  return *this;
+}
+
+bool Connection::hold(size_t n) {
+  if (n > config_.max_held_bytes || held_.bytes > config_.max_held_bytes - n) return false;
+  if (held_.shared != nullptr && !held_.shared->try_charge(n)) return false;
+  held_.bytes += n;
+  return true;
+}
+
+void Connection::unhold(size_t n) {
+  n = std::min(n, held_.bytes);
+  held_.bytes -= n;
+  if (held_.shared != nullptr) held_.shared->release(n);
 }
 
 std::optional<std::vector<uint8_t>> Connection::take(Channel channel) {
@@ -522,6 +679,7 @@ std::optional<std::vector<uint8_t>> Connection::take(Channel channel) {
   if (q.empty()) return std::nullopt;
   auto m = std::move(q.front());
   q.pop_front();
+  unhold(m.size());
   return m;
 }
 
@@ -529,6 +687,8 @@ std::optional<std::vector<uint8_t>> Connection::take_block() {
   if (blocks_done_.empty()) return std::nullopt;
   auto b = std::move(blocks_done_.front());
   blocks_done_.pop_front();
+  unhold(blocks_done_charges_.front());
+  blocks_done_charges_.pop_front();
   return b;
 }
 

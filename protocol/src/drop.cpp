@@ -27,6 +27,9 @@ const char* to_string(DropReason reason) {
     case DropReason::Duplicate: return "duplicate";
     case DropReason::Stale: return "stale";
     case DropReason::BlockInvalid: return "block_invalid";
+    case DropReason::BlockRefused: return "block_refused";
+    case DropReason::MemoryBudget: return "memory_budget";
+    case DropReason::ChallengeReused: return "challenge_reused";
     case DropReason::kCount: break;
   }
   return "unknown";

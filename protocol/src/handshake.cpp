@@ -207,10 +207,58 @@ DropReason ServerHandshake::on_response(std::span<const uint8_t> datagram, const
     out.address.assign(addr.begin(), addr.end());
     if (!br.ok() || out.address != from) r = DropReason::ChallengeInvalid;
     else if (expire <= now_unix) r = DropReason::TokenExpired;
+    else r = accept_challenge_once(m->body_as_ConnectionResponse()->challenge_sequence(), expire, now_unix);
   }
   sodium_memzero(plain.data(), plain.size());
   drops_.add(r);
   return r;
+}
+
+DropReason ServerHandshake::accept_challenge_once(uint64_t sequence, uint64_t expire_time,
+                                                  uint64_t now_unix) {
+  if (sequence <= refuse_through_ || accepted_.count(sequence) != 0) return DropReason::ChallengeReused;
+  if (accepted_.size() >= kMaxAcceptedChallenges) {
+    // An expired one can go: its token's expiry, inside the challenge, refuses it anyway.
+    std::erase_if(accepted_, [&](const auto& a) { return a.second <= now_unix; });
+  }
+  while (accepted_.size() >= kMaxAcceptedChallenges) {
+    refuse_through_ = std::max(refuse_through_, accepted_.begin()->first);
+    accepted_.erase(accepted_.begin());
+  }
+  accepted_.emplace(sequence, expire_time);
+  return DropReason::None;
+}
+
+size_t connection_response_bytes() {
+  // Built once the way answer_challenge builds one: the sizes of every field are fixed
+  // (version and sequence non-zero, the sealed challenge kChallengePlainBytes + tag).
+  static const size_t bytes = [] {
+    std::vector<uint8_t> echo(kChallengePlainBytes + crypto_aead_chacha20poly1305_IETF_ABYTES);
+    flatbuffers::FlatBufferBuilder fbb(512);
+    auto body = fb::CreateConnectionResponseDirect(fbb, kProtocolVersion, 1, &echo);
+    return handshake_datagram(PacketType::ConnectionResponse,
+                              finish_message(fbb, fb::Body::ConnectionResponse, body.Union()), 0)
+        .size();
+  }();
+  return bytes;
+}
+
+DropReason check_handshake_shape(std::span<const uint8_t> datagram) {
+  PacketHeader h;
+  DropReason r = read_header(datagram, h);
+  if (r != DropReason::None) return r;
+  if (h.type == PacketType::ConnectionRequest) {
+    if (datagram.size() < kMinRequestBytes) return DropReason::TooSmall;
+  } else if (h.type == PacketType::ConnectionResponse) {
+    if (datagram.size() < connection_response_bytes()) return DropReason::TooSmall;
+    if (datagram.size() > connection_response_bytes()) return DropReason::TooLarge;
+  } else {
+    return DropReason::TypeNotAllowed;
+  }
+  PacketType type{};
+  const fb::Message* m = nullptr;
+  std::vector<uint8_t> storage;
+  return read_handshake(datagram, type, m, storage);
 }
 
 std::vector<uint8_t> build_connection_request(const ConnectToken& token) {

@@ -6,6 +6,22 @@ namespace keel::server {
 
 HandshakeLimiter::HandshakeLimiter(const Limits& limits) : limits_(limits) {
   total_.tokens = limits_.total_burst;
+  overflow_.tokens = limits_.overflow_burst;
+}
+
+HandshakeLimiter::Prefix HandshakeLimiter::prefix_of(const asio::ip::address& address) {
+  Prefix p{};
+  if (address.is_v4() || (address.is_v6() && address.to_v6().is_v4_mapped())) {
+    auto v4 = address.is_v4() ? address.to_v4().to_bytes()
+                              : asio::ip::make_address_v4(asio::ip::v4_mapped, address.to_v6()).to_bytes();
+    p[10] = 0xff;
+    p[11] = 0xff;
+    std::copy(v4.begin(), v4.begin() + 3, p.begin() + 12);  // a /24
+    return p;
+  }
+  auto v6 = address.to_v6().to_bytes();
+  std::copy(v6.begin(), v6.begin() + 8, p.begin());  // a /64
+  return p;
 }
 
 bool HandshakeLimiter::take(Bucket& b, double rate, double burst, double now) {
@@ -17,21 +33,29 @@ bool HandshakeLimiter::take(Bucket& b, double rate, double burst, double now) {
 }
 
 void HandshakeLimiter::forget_idle(double now) {
-  // A bucket that would have refilled completely holds no information: drop those. If
-  // every tracked source is busy, start over rather than grow without bound (a flood
-  // from more addresses than max_sources is what the global bucket is for).
-  double refill = limits_.per_source_burst / limits_.per_source_per_second;
-  std::erase_if(sources_, [&](const auto& entry) { return now - entry.second.time >= refill; });
-  if (sources_.size() >= limits_.max_sources) sources_.clear();
+  // A bucket that would have refilled completely is the same as a fresh one: forgetting
+  // it loses nothing. Busy buckets are never forgotten, so no flood can reset itself.
+  std::erase_if(sources_, [&](const auto& entry) {
+    return entry.second.tokens + (now - entry.second.time) * limits_.per_source_per_second >=
+           limits_.per_source_burst;
+  });
+  last_sweep_ = now;
 }
 
-bool HandshakeLimiter::allow(const std::string& source_ip, double now) {
-  auto it = sources_.find(source_ip);
-  if (it == sources_.end()) {
-    if (sources_.size() >= limits_.max_sources) forget_idle(now);
-    it = sources_.emplace(source_ip, Bucket{limits_.per_source_burst, now}).first;
-  }
-  if (!take(it->second, limits_.per_source_per_second, limits_.per_source_burst, now)) return false;
+HandshakeLimiter::Bucket* HandshakeLimiter::bucket_for(const Prefix& prefix, double now) {
+  auto it = sources_.find(prefix);
+  if (it != sources_.end()) return &it->second;
+  // Full: sweep for idle buckets, but not on every datagram (a sweep walks the table).
+  if (sources_.size() >= limits_.max_sources && now - last_sweep_ >= limits_.sweep_interval) forget_idle(now);
+  if (sources_.size() >= limits_.max_sources) return nullptr;
+  return &sources_.emplace(prefix, Bucket{limits_.per_source_burst, now}).first->second;
+}
+
+bool HandshakeLimiter::allow(const asio::ip::address& source, double now) {
+  Bucket* b = bucket_for(prefix_of(source), now);
+  bool ok = b != nullptr ? take(*b, limits_.per_source_per_second, limits_.per_source_burst, now)
+                         : take(overflow_, limits_.overflow_per_second, limits_.overflow_burst, now);
+  if (!ok) return false;
   return take(total_, limits_.total_per_second, limits_.total_burst, now);
 }
 

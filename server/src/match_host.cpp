@@ -20,6 +20,8 @@ namespace {
 // match at a reported tick for a desync dump (at most this many seconds to re-step).
 constexpr uint32_t kHashHistorySeconds = 5;
 constexpr uint32_t kMaxDumpsPerMatch = 16;
+// Datagrams one source may have waiting in a match's inbox (see post()).
+constexpr uint32_t kInboxPerSource = 64;
 
 std::string utc_stamp() {
   std::time_t t = std::time(nullptr);
@@ -54,6 +56,7 @@ MatchHost::MatchHost(uint64_t id, sim::Match match, const MatchSettings& setting
       scene_binary_(kp::scene_to_binary(scene_)),
       snapshot_config_(kp::SnapshotConfig::for_scene(scene_)),
       services_(std::move(services)),
+      connection_config_(client_connection_config(services_.options, services_.metrics)),
       persistent_(persistent),
       tick_rate_(scene_.settings.tick_rate),
       origin_ns_(now.ns),
@@ -99,13 +102,23 @@ sim::Status MatchHost::open_recording() {
 
 void MatchHost::post(Datagram d) {
   std::lock_guard<std::mutex> lock(inbox_mutex_);
-  // Bounded: a flood costs the flooder's datagrams, never the server's memory.
+  // Bounded: a flood costs the flooder's datagrams, never the server's memory. Each
+  // source may fill only kInboxPerSource of it between two runs of the match (a run
+  // comes every tick; an honest client sends a few datagrams a tick), so a flood from
+  // one address cannot crowd out another player's packets.
   size_t cap = 1024 + 256 * static_cast<size_t>(session_count_.load());
-  if (inbox_.size() >= cap) {
+  uint32_t& mine = inbox_per_source_[{d.socket, d.from}];
+  if (inbox_.size() >= cap || mine >= kInboxPerSource) {
     services_.metrics.drop(ServerDrop::InboxFull);
     return;
   }
+  ++mine;
   inbox_.push_back(std::move(d));
+}
+
+void MatchHost::release(const Router::Key& key) {
+  std::lock_guard<std::mutex> lock(inbox_mutex_);
+  releases_.push_back(key);
 }
 
 void MatchHost::admit(Admission a) {
@@ -132,14 +145,31 @@ bool MatchHost::ended(Now now) const {
 void MatchHost::run(Now now) {
   std::vector<Datagram> inbox;
   std::vector<Admission> admissions;
+  std::vector<Router::Key> releases;
   {
     std::lock_guard<std::mutex> lock(inbox_mutex_);
     inbox.swap(inbox_);
+    inbox_per_source_.clear();
     admissions.swap(admissions_);
+    releases.swap(releases_);
   }
   now_s_ = now.s();
+  take_releases(releases);
+  // Datagrams that came before an admission go to the sessions they came for: a session
+  // being replaced (its client reconnected from the same address) takes its last
+  // packets, a Disconnect among them, before its successor opens; with the same token
+  // the successor would accept them too. A new client's own first packets wait for its
+  // session.
+  std::vector<Datagram*> for_new;
+  for (Datagram& d : inbox) {
+    bool admitting = std::any_of(admissions.begin(), admissions.end(), [&](const Admission& a) {
+      return a.socket == d.socket && a.from == d.from;
+    });
+    if (admitting && find_session(d.socket, d.from) == nullptr) for_new.push_back(&d);
+    else receive(d, now);
+  }
   take_admissions(admissions, now);
-  for (Datagram& d : inbox) receive(d, now);
+  for (Datagram* d : for_new) receive(*d, now);
   expire_sessions(now);
   step_due(now);
   for (Session& s : sessions_) advance_sync(s);
@@ -363,6 +393,7 @@ void MatchHost::flush_connections(Now now) {
     s.rate_tokens = std::min<double>(services_.options.max_packets_per_second,
                                      s.rate_tokens + dt * services_.options.max_packets_per_second);
     for (const auto& d : s.conn.update(now.s())) {
+      if (!may_send(s, d.size())) continue;  // reliable data in it is resent later
       services_.sender.send(s.socket, s.endpoint, d);
       s.budget_bytes -= double(d.size());
       s.bytes_sent += d.size();

@@ -33,12 +33,17 @@ struct Datagram {
   uint32_t socket = 0;
   Udp::endpoint from;
   std::vector<uint8_t> bytes;
+  /// A handshake response resent by a session's client (bytes empty): it earns the
+  /// session this many more bytes of send allowance while the client is unproven.
+  size_t earned = 0;
 };
 
 struct Admission {
   protocol::AcceptedClient client;
   uint32_t socket = 0;
   Udp::endpoint from;
+  uint64_t route = 0;          ///< the Router id of the session's route
+  size_t handshake_bytes = 0;  ///< the response datagram's size: the first send allowance
 };
 
 /// What every match shares with the server (all thread-safe).
@@ -78,6 +83,9 @@ class MatchHost : public std::enable_shared_from_this<MatchHost> {
 
   // --- tick thread ---
   void admit(Admission a);
+  /// The session at `key` was replaced by a fresh handshake routed elsewhere: it closes
+  /// at the match's next run, silently (the address now belongs to the new session).
+  void release(const Router::Key& key);
   /// Sessions open or admitted (for the players-per-match limit).
   uint32_t session_count() const { return session_count_.load(); }
   uint32_t max_players() const { return max_players_; }
@@ -122,7 +130,11 @@ class MatchHost : public std::enable_shared_from_this<MatchHost> {
 
   // Sessions (match_sessions.cpp).
   void take_admissions(std::vector<Admission>& admissions, Now now);
+  void take_releases(const std::vector<Router::Key>& releases);
+  bool may_send(Session& s, size_t bytes);
   void open_session(Admission& a, Now now);
+  static protocol::ConnectionConfig client_connection_config(const ServerOptions& options,
+                                                             Metrics& metrics);
   void receive(Datagram& d, Now now);
   void handle_control(Session& s, std::span<const uint8_t> bytes);
   void handle_input(Session& s, std::span<const uint8_t> bytes);
@@ -157,6 +169,7 @@ class MatchHost : public std::enable_shared_from_this<MatchHost> {
   std::vector<uint8_t> scene_binary_;
   protocol::SnapshotConfig snapshot_config_;
   HostServices services_;
+  protocol::ConnectionConfig connection_config_;  // every client's, with the memory bounds
   bool persistent_;
   uint32_t tick_rate_;
 
@@ -191,7 +204,11 @@ class MatchHost : public std::enable_shared_from_this<MatchHost> {
 
   std::mutex inbox_mutex_;
   std::vector<Datagram> inbox_;
+  // Datagrams in inbox_ per source, so one source's flood fills only its own share and
+  // never drops another player's packets (cleared with each drain).
+  std::map<std::pair<uint32_t, Udp::endpoint>, uint32_t> inbox_per_source_;
   std::vector<Admission> admissions_;
+  std::vector<Router::Key> releases_;
 
   std::atomic<uint64_t> tick_{0};
   std::atomic<uint64_t> hash_{0};

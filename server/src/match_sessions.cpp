@@ -52,16 +52,73 @@ std::vector<uint8_t> event_message(fb::MatchEventKind kind, uint64_t tick, uint3
 
 }  // namespace
 
+// What the server holds for a client is bounded by its own figure and by the server's
+// shared budget: clients send inputs (under 2 KB a message) and small control messages,
+// so unreliable messages are capped at 16 KiB, partial ones at 64 KiB, and large blocks
+// are refused unless the game asked for them.
+kp::ConnectionConfig MatchHost::client_connection_config(const ServerOptions& options, Metrics& metrics) {
+  kp::ConnectionConfig c;
+  c.max_unreliable_message = 16u << 10;
+  c.max_reassembly_bytes = 64u << 10;
+  c.max_receive_block_bytes = options.client_block_bytes;
+  c.max_held_bytes = options.client_memory_bytes;
+  if (options.client_block_bytes > 0) {
+    // The block's decompressed bytes (doubling as they grow), its early fragments and
+    // the decompression window come on top.
+    c.max_held_bytes += 3 * options.client_block_bytes + (9u << 20);
+  }
+  c.shared_budget = &metrics.client_memory;
+  metrics.client_memory_per_client_limit.store(c.max_held_bytes);
+  return c;
+}
+
 void MatchHost::take_admissions(std::vector<Admission>& admissions, Now now) {
   for (Admission& a : admissions) open_session(a, now);
+}
+
+void MatchHost::take_releases(const std::vector<Router::Key>& releases) {
+  for (const Router::Key& key : releases) {
+    if (Session* s = find_session(key.first, key.second)) close(*s, "replaced", std::nullopt);
+  }
+}
+
+// The allowance of a client that has not yet proven itself (session.h): every datagram
+// to it is checked against what it has sent us.
+bool MatchHost::may_send(Session& s, size_t bytes) {
+  if (s.proven) return true;
+  if (s.unproven_allowance < static_cast<double>(bytes)) {
+    services_.metrics.drop(ServerDrop::SendWithheld);
+    return false;
+  }
+  s.unproven_allowance -= static_cast<double>(bytes);
+  return true;
 }
 
 void MatchHost::open_session(Admission& a, Now now) {
   const uint32_t player = static_cast<uint32_t>(a.client.client_id);
   for (Session& old : sessions_) {
-    // The same player again (a reconnect with a fresh token): the new, authenticated
-    // address wins; the old session leaves first so the match sees leave-then-join.
-    if (old.player == player && old.state != SessionState::Closed) close(old, "replaced", fb::DenyReason::Kicked);
+    if (old.state == SessionState::Closed || old.socket != a.socket || old.endpoint != a.from) continue;
+    if (old.client_key == a.client.keys.receive) {
+      // The same token from the same address while its session lives: the client resent
+      // its request, got two challenges and answered both. One session; it takes the
+      // route the second answer was given (the old id was replaced).
+      old.route = a.route;
+      session_count_.fetch_sub(1);
+      return;
+    }
+  }
+  for (Session& old : sessions_) {
+    if (old.state == SessionState::Closed) continue;
+    // A fresh handshake from the same address with another token: the client restarted
+    // or reconnected. The old session goes silently (the address is the new one's now).
+    if (old.socket == a.socket && old.endpoint == a.from) {
+      close(old, "replaced", std::nullopt);
+      continue;
+    }
+    // The same player again from elsewhere (a reconnect with a fresh token): the new,
+    // authenticated address wins; the old session leaves first so the match sees
+    // leave-then-join.
+    if (old.player == player) close(old, "replaced", fb::DenyReason::Kicked);
   }
   uint32_t index = 0;
   while (std::any_of(sessions_.begin(), sessions_.end(), [&](const Session& s) {
@@ -69,12 +126,15 @@ void MatchHost::open_session(Admission& a, Now now) {
   })) {
     ++index;
   }
-  Session& s = sessions_.emplace_back(snapshot_config_);
+  Session& s = sessions_.emplace_back(snapshot_config_, connection_config_);
   s.player = player;
   s.client_index = index;
   s.socket = a.socket;
   s.endpoint = a.from;
   s.address = a.client.address;
+  s.route = a.route;
+  s.client_key = a.client.keys.receive;
+  s.unproven_allowance = static_cast<double>(a.handshake_bytes);
   s.timeout = services_.options.idle_timeout;
   if (a.client.timeout_seconds > 0) s.timeout = std::min<double>(s.timeout, a.client.timeout_seconds);
   s.conn.set_keys(a.client.keys);
@@ -101,7 +161,14 @@ Session* MatchHost::find_session(uint32_t socket, const Udp::endpoint& from) {
 void MatchHost::receive(Datagram& d, Now now) {
   Session* s = find_session(d.socket, d.from);
   if (s == nullptr) {
+    if (d.bytes.empty()) return;  // a resent response for a session already gone
     services_.metrics.drop(ServerDrop::UnknownAddress);
+    return;
+  }
+  if (d.bytes.empty()) {
+    // The client resent its handshake response (our ConnectionAccept may have been lost):
+    // it may be answered with as many bytes again.
+    if (!s->proven) s->unproven_allowance += static_cast<double>(d.earned);
     return;
   }
   // Only authenticated packets spend the budget, so packets spoofed with this client's
@@ -117,6 +184,7 @@ void MatchHost::receive(Datagram& d, Now now) {
   // A packet can authenticate and still carry a chunk that is dropped (a resent reliable
   // message already delivered): the good chunks count, so judge by the packet counter.
   if (s->conn.stats().packets_received == accepted_before) return;
+  s->proven = true;  // it holds the keys and receives at this address
   s->rate_tokens -= 1.0;
   s->last_heard = now.s();
   s->bytes_received += d.bytes.size();
@@ -291,12 +359,14 @@ void MatchHost::close(Session& s, const std::string& reason, std::optional<fb::D
     std::vector<uint8_t> msg = disconnect_message(*tell);
     for (int i = 0; i < 3; ++i) {
       s.conn.send(kp::Channel::Control, msg);
-      for (const auto& d : s.conn.update(now_s_ + i * 1e-4)) services_.sender.send(s.socket, s.endpoint, d);
+      for (const auto& d : s.conn.update(now_s_ + i * 1e-4)) {
+        if (may_send(s, d.size())) services_.sender.send(s.socket, s.endpoint, d);
+      }
     }
   }
   s.state = SessionState::Closed;
   s.close_reason = reason;
-  services_.router.remove({s.socket, s.endpoint});
+  services_.router.remove({s.socket, s.endpoint}, s.route);
   pending_events_.push_back({sim::PlayerEvent::Kind::Leave, s.player});
   services_.metrics.players.fetch_sub(1);
   session_count_.fetch_sub(1);

@@ -15,6 +15,7 @@ const char* to_string(ServerDrop d) {
     case ServerDrop::SendFailed: return "send_failed";
     case ServerDrop::Late: return "late";
     case ServerDrop::HandshakeRateLimited: return "handshake_rate_limited";
+    case ServerDrop::SendWithheld: return "send_withheld";
     case ServerDrop::kCount: break;
   }
   return "unknown";
@@ -109,6 +110,15 @@ std::string Metrics::prometheus_text() const {
   line(out, "keel_snapshots_sent_total", "counter", "Snapshot messages sent.", snapshots_sent.load());
   line(out, "keel_snapshots_skipped_total", "counter", "Snapshots skipped by a client's send budget.", snapshots_skipped.load());
   line(out, "keel_connections_total", "counter", "Clients admitted.", connections.load());
+  line(out, "keel_client_memory_bytes", "gauge",
+       "Bytes held for clients now (partial messages, out-of-order control messages, blocks).",
+       client_memory.used());
+  line(out, "keel_client_memory_peak_bytes", "gauge", "Most bytes held for clients at once.",
+       client_memory.peak());
+  line(out, "keel_client_memory_limit_bytes", "gauge", "Bound on the bytes held for all clients.",
+       client_memory.limit());
+  line(out, "keel_client_memory_per_client_limit_bytes", "gauge",
+       "Bound on the bytes held for one client.", client_memory_per_client_limit.load());
   out += "# HELP keel_drops_total Datagrams, messages or inputs dropped, by reason.\n# TYPE keel_drops_total counter\n";
   char buf[256];
   for (const auto& [reason, n] : c.drops) {

@@ -2,6 +2,7 @@
 // read by /metrics (Prometheus text exposition format) and Server::counters().
 #pragma once
 
+#include <keel/protocol/connection.h>
 #include <keel/protocol/drop.h>
 #include <keel/server/server.h>
 
@@ -21,6 +22,7 @@ enum class ServerDrop : uint8_t {
   SendFailed,          ///< the socket refused a datagram (buffer full)
   Late,                ///< an input for a tick already stepped
   HandshakeRateLimited,  ///< a handshake over the per-address or whole-server rate
+  SendWithheld,        ///< a datagram not sent to an unproven client: over its allowance
   kCount
 };
 const char* to_string(ServerDrop d);
@@ -36,6 +38,10 @@ class Metrics {
   std::atomic<uint64_t> desyncs{0}, hash_checks{0}, inputs_missing{0};
   std::atomic<uint64_t> snapshots_sent{0}, snapshots_skipped{0};
   std::atomic<uint64_t> connections{0}, matches_started{0};
+  /// Bytes held for all clients' connections together (ServerOptions::clients_memory_bytes
+  /// is its limit), and the per-client bound, for /metrics.
+  protocol::MemoryBudget client_memory;
+  std::atomic<uint64_t> client_memory_per_client_limit{0};
 
   void drop(protocol::DropReason r, uint64_t n = 1);
   void drop(ServerDrop r, uint64_t n = 1);

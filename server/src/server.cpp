@@ -238,9 +238,16 @@ void Server::Impl::on_handshake(uint32_t socket, const Udp::endpoint& from, std:
     metrics.drop(ServerDrop::NotAdmitting);
     return;
   }
+  // Malformed handshakes are dropped before they spend any allowance: a flood of them
+  // must not use up the rate that real players' handshakes need.
+  kp::DropReason shape = kp::check_handshake_shape(bytes);
+  if (shape != kp::DropReason::None) {
+    metrics.drop(shape);
+    return;
+  }
   const double t = now().ns * 1e-9;
   const bool allowed = from.address().is_loopback() ? handshake_limiter.allow_unlimited_source(t)
-                                                     : handshake_limiter.allow(from.address().to_string(), t);
+                                                     : handshake_limiter.allow(from.address(), t);
   if (!allowed) {
     metrics.drop(ServerDrop::HandshakeRateLimited);
     return;
@@ -262,12 +269,19 @@ void Server::Impl::on_handshake(uint32_t socket, const Udp::endpoint& from, std:
     Admission a;
     kp::DropReason r = hs.on_response(bytes, address, unix_now, a.client);
     metrics.drop(r);
+    if (r == kp::DropReason::ChallengeReused) {
+      // Each challenge admits once. A resend from a session's own client (its
+      // ConnectionAccept may be lost) earns that session the bytes to answer it.
+      if (auto host = router.find({socket, from})) host->post(Datagram{socket, from, {}, bytes.size()});
+      return;
+    }
     if (r != kp::DropReason::None) {
       log.debug("handshake_dropped", {{"address", address}, {"reason", kp::to_string(r)}});
       return;
     }
     a.socket = socket;
     a.from = from;
+    a.handshake_bytes = bytes.size();
     {
       std::lock_guard<std::mutex> lock(pending_mutex);
       if (pending.size() >= 1024) {
@@ -458,8 +472,12 @@ void Server::Impl::admit(Admission& a, Now now) {
     deny(a, fb::DenyReason::TokenInvalid, "client id does not fit a 32-bit player id");
     return;
   }
+  // Every admission comes from a fresh challenge (each is accepted once), so an address
+  // that has a session already is a client that restarted or reconnected: the new
+  // session replaces the old one (MatchHost::open_session tells a second handshake of
+  // the same connection attempt apart).
   Router::Key key{a.socket, a.from};
-  if (router.contains(key)) return;  // a resent response: the session exists already
+  std::shared_ptr<MatchHost> routed = router.find(key);
   std::shared_ptr<MatchHost> host;
   {
     std::lock_guard<std::mutex> lock(matches_mutex);
@@ -487,11 +505,14 @@ void Server::Impl::admit(Admission& a, Now now) {
     deny(a, fb::DenyReason::MatchOver, "the match is over");
     return;
   }
-  if (host->session_count() >= host->max_players()) {
+  // A replacement in the same match frees its old seat as it opens.
+  if (host->session_count() >= host->max_players() && routed != host) {
     deny(a, fb::DenyReason::ServerFull, "--max-players reached in this match");
     return;
   }
-  router.add(key, host);
+  auto [route, before] = router.assign(key, host);
+  if (before && before != host) before->release(key);
+  a.route = route;
   host->admit(std::move(a));
 }
 
@@ -694,6 +715,7 @@ sim::Expected<std::unique_ptr<Server>> Server::create(const ServerOptions& optio
   }
   auto impl = std::make_unique<Impl>(options, level, log_file);
   impl->rules = std::move(rules);
+  impl->metrics.client_memory.set_limit(options.clients_memory_bytes);
   auto agones_env = AgonesOptions::from_environment();
   if (!agones_env) return agones_env.error();
   st = check_token_addresses(options, options.agones || agones_env->has_value());

@@ -9,6 +9,7 @@
 #include <keel/protocol/input_codec.h>
 #include <keel/protocol/snapshot_stream.h>
 
+#include <array>
 #include <cstdint>
 #include <map>
 #include <string>
@@ -22,7 +23,8 @@ const char* to_string(SessionState s);
 enum class SyncStep { None, Scene, CheckpointDue, Checkpoint };
 
 struct Session {
-  Session(const protocol::SnapshotConfig& config) : snapshots(config) {}
+  Session(const protocol::SnapshotConfig& config, const protocol::ConnectionConfig& connection)
+      : conn(connection), snapshots(config) {}
 
   uint32_t player = 0;
   uint32_t client_index = 0;
@@ -43,6 +45,16 @@ struct Session {
   protocol::FrameWindow frames;
   bool frames_on = false;  ///< frames are added from the checkpoint's tick on
 
+  uint64_t route = 0;        ///< the Router id of this session's route
+  /// The token's client-to-server key: tells a second handshake of this connection
+  /// attempt (same token) from a reconnect (a new token).
+  std::array<uint8_t, 32> client_key{};
+  /// Until the client's first authenticated packet proves it holds the keys and receives
+  /// at its address, the server sends it at most as many bytes as it received from that
+  /// address (the handshake response, and any resends of it): no amplification, even for
+  /// a response replayed by someone else.
+  bool proven = false;
+  double unproven_allowance = 0;
   double rate_tokens = 0;    ///< packets the client may still send (token bucket)
   double budget_bytes = 0;   ///< bytes the server may still send it (token bucket)
   double bucket_time = 0;

@@ -501,3 +501,223 @@ TEST(Connection, HostileDatagramsNeitherCrashNorDisruptAnEstablishedConnection) 
   EXPECT_GT(drops[kp::DropReason::Replayed], 0u);
   EXPECT_GT(drops[kp::DropReason::WrongProtocolId], 0u);
 }
+
+namespace {
+
+// An unauthenticated Connected datagram carrying one large-block fragment whose fields
+// say whatever the test (playing a hostile peer) wants.
+std::vector<uint8_t> block_fragment(uint16_t seq, uint16_t id, uint16_t index, uint16_t count,
+                                    uint32_t csize, uint32_t usize, std::span<const uint8_t> bytes) {
+  std::vector<uint8_t> d(kp::kPacketHeaderBytes);
+  kp::PacketHeader h;
+  h.sequence = seq;
+  kp::write_header(h, std::span<uint8_t, kp::kPacketHeaderBytes>(d.data(), kp::kPacketHeaderBytes));
+  auto u16 = [&](uint16_t v) { d.push_back(uint8_t(v)), d.push_back(uint8_t(v >> 8)); };
+  auto u32 = [&](uint32_t v) { u16(uint16_t(v)), u16(uint16_t(v >> 16)); };
+  d.push_back(4);  // BlockFragment
+  u16(id);
+  u16(index);
+  u16(count);
+  u32(csize);
+  u32(usize);
+  u16(static_cast<uint16_t>(bytes.size()));
+  d.insert(d.end(), bytes.begin(), bytes.end());
+  return d;
+}
+
+// A zstd frame of `zeros` zero bytes, compressed in pieces (the test never holds them
+// all), with a window of 2^window_log bytes (0: the level's own).
+std::vector<uint8_t> zstd_bomb(size_t zeros, int window_log = 0) {
+  ZSTD_CCtx* cctx = ZSTD_createCCtx();
+  ZSTD_CCtx_setPledgedSrcSize(cctx, zeros);
+  if (window_log != 0) ZSTD_CCtx_setParameter(cctx, ZSTD_c_windowLog, window_log);
+  std::vector<uint8_t> piece(1u << 20, 0), out(ZSTD_compressBound(piece.size())), frame;
+  for (size_t done = 0; done < zeros;) {
+    size_t n = std::min(piece.size(), zeros - done);
+    done += n;
+    ZSTD_inBuffer in{piece.data(), n, 0};
+    ZSTD_EndDirective end = done == zeros ? ZSTD_e_end : ZSTD_e_continue;
+    size_t left = 0;
+    do {
+      ZSTD_outBuffer o{out.data(), out.size(), 0};
+      left = ZSTD_compressStream2(cctx, &o, &in, end);
+      frame.insert(frame.end(), out.begin(), out.begin() + static_cast<std::ptrdiff_t>(o.pos));
+    } while (in.pos < in.size || (end == ZSTD_e_end && left != 0));
+  }
+  ZSTD_freeCCtx(cctx);
+  return frame;
+}
+
+}  // namespace
+
+TEST(Connection, BlocksAreRefusedUnreadWhenTheReceiverTakesNone) {
+  kp::ConnectionConfig refuse;
+  refuse.max_receive_block_bytes = 0;
+  Pair p({0, 0, 0, 0, 0, 4});
+  p.b = kp::Connection(refuse);
+  kp::ConnectionKeys kb;
+  for (int i = 0; i < 32; ++i) kb.receive[i] = static_cast<uint8_t>(i), kb.send[i] = static_cast<uint8_t>(100 + i);
+  p.b.set_keys(kb);
+  ASSERT_TRUE(p.a.send_block(pattern(200000, 1)));
+  for (int i = 0; i < 60; ++i) {
+    p.step();
+    EXPECT_EQ(p.b.held_bytes(), 0u);
+  }
+  EXPECT_FALSE(p.b.take_block().has_value());
+  EXPECT_GT(p.b.drops()[kp::DropReason::BlockRefused], 100u);  // 183 fragments, resent
+  EXPECT_EQ(p.b.drops()[kp::DropReason::BlockInvalid], 0u);
+  // Control traffic still flows both ways.
+  ASSERT_TRUE(p.a.send(kp::Channel::Control, pattern(30, 2)));
+  for (int i = 0; i < 5; ++i) p.step();
+  auto m = p.b.take(kp::Channel::Control);
+  ASSERT_TRUE(m.has_value());
+  EXPECT_EQ(*m, pattern(30, 2));
+}
+
+TEST(Connection, AFragmentClaimingAHugeBlockHoldsOnlyWhatArrived) {
+  // One fragment from the middle of a block that claims 60 MiB compressed, 64 MiB
+  // uncompressed: nothing is sized from the claim, only the fragment is kept (it waits
+  // for the ones before it), plus the decompressor's own state.
+  kp::Connection c;
+  const uint32_t csize = 60u << 20, usize = 64u << 20;
+  const auto count = static_cast<uint16_t>((csize + 1099) / 1100);
+  auto bytes = pattern(1100, 3);
+  ASSERT_EQ(c.receive(block_fragment(1, 0, 7, count, csize, usize, bytes), 0.0), kp::DropReason::None);
+  EXPECT_GE(c.held_bytes(), 1100u);
+  EXPECT_LT(c.held_bytes(), 512u << 10) << "held " << c.held_bytes();
+  // A claim past the receiver's bound is refused outright.
+  kp::ConnectionConfig small;
+  small.max_receive_block_bytes = 1u << 20;
+  kp::Connection d(small);
+  EXPECT_EQ(d.receive(block_fragment(1, 0, 7, count, csize, usize, bytes), 0.0), kp::DropReason::BlockInvalid);
+  EXPECT_EQ(d.held_bytes(), 0u);
+}
+
+// Feeds a whole zstd frame to `c` as block 0, claimed as `usize` bytes.
+void send_frame_as_block(kp::Connection& c, const std::vector<uint8_t>& frame, uint32_t usize) {
+  const auto csize = static_cast<uint32_t>(frame.size());
+  const auto count = static_cast<uint16_t>((csize + 1099) / 1100);
+  for (uint16_t i = 0; i < count; ++i) {
+    size_t begin = size_t{i} * 1100;
+    std::span<const uint8_t> part(frame.data() + begin, std::min<size_t>(1100, frame.size() - begin));
+    c.receive(block_fragment(static_cast<uint16_t>(i + 1), 0, i, count, csize, usize, part), 0.0);
+  }
+}
+
+TEST(Connection, AZstdBombStopsAtTheClaimedSizeAndFreesEverything) {
+  // 64 MiB of zeros in about 2 KB, claimed as a 1 MiB block. With a 128 KiB window (which
+  // the receiver's window bound allows) it decompresses: output stops one byte past
+  // the claim, the block is refused, and nothing is left held.
+  kp::ConnectionConfig config;
+  config.max_receive_block_bytes = 1u << 20;
+  kp::MemoryBudget shared;
+  config.shared_budget = &shared;
+  kp::Connection c(config);
+  auto frame = zstd_bomb(64u << 20, 17);
+  ASSERT_LT(frame.size(), 4096u);
+  send_frame_as_block(c, frame, 1u << 20);
+  EXPECT_EQ(c.drops()[kp::DropReason::BlockInvalid], 1u);
+  EXPECT_FALSE(c.take_block().has_value());
+  EXPECT_EQ(c.held_bytes(), 0u);
+  EXPECT_EQ(shared.used(), 0u);
+  // What it ever held: about the 1 MiB cap (the output grows in steps up to the claim
+  // plus one byte) and the decompressor's state, never the 64 MiB.
+  EXPECT_GT(shared.peak(), 1u << 20);
+  EXPECT_LT(shared.peak(), 3u << 20) << shared.peak();
+
+  // The same bomb with the level's own window (a frame asking for more window than a
+  // 1 MiB block could need) is refused at its header, before any window is allocated.
+  kp::MemoryBudget shared2;
+  config.shared_budget = &shared2;
+  kp::Connection d(config);
+  send_frame_as_block(d, zstd_bomb(64u << 20), 1u << 20);
+  EXPECT_EQ(d.drops()[kp::DropReason::BlockInvalid], 1u);
+  EXPECT_EQ(shared2.used(), 0u);
+  EXPECT_LT(shared2.peak(), 512u << 10) << shared2.peak();
+}
+
+TEST(Connection, ABlockDecompressedAsItArrivesMatchesWhatWasSent) {
+  // A block whose fragments arrive in reverse order: all but the first wait, then the
+  // whole frame is decompressed at once; and one in order, decompressed as it comes.
+  std::vector<uint8_t> block(300000);
+  for (size_t i = 0; i < block.size(); ++i) block[i] = static_cast<uint8_t>((i / 7) ^ (i % 251));
+  std::vector<uint8_t> frame(ZSTD_compressBound(block.size()));
+  frame.resize(ZSTD_compress(frame.data(), frame.size(), block.data(), block.size(), 3));
+  const auto csize = static_cast<uint32_t>(frame.size());
+  const auto count = static_cast<uint16_t>((csize + 1099) / 1100);
+  ASSERT_GT(count, 3);
+  for (bool reverse : {true, false}) {
+    kp::Connection c;
+    size_t peak_held = 0;
+    for (uint16_t k = 0; k < count; ++k) {
+      uint16_t i = reverse ? static_cast<uint16_t>(count - 1 - k) : k;
+      size_t begin = size_t{i} * 1100;
+      std::span<const uint8_t> part(frame.data() + begin, std::min<size_t>(1100, frame.size() - begin));
+      EXPECT_EQ(c.receive(block_fragment(static_cast<uint16_t>(k + 1), 0, i, count, csize,
+                                         static_cast<uint32_t>(block.size()), part), 0.0),
+                kp::DropReason::None);
+      peak_held = std::max(peak_held, c.held_bytes());
+    }
+    auto got = c.take_block();
+    ASSERT_TRUE(got.has_value()) << reverse;
+    EXPECT_EQ(*got, block);
+    EXPECT_EQ(c.held_bytes(), 0u);
+    // Held at most: the compressed frame waiting (reverse) or a step of output, plus the
+    // decompressed block and the decompressor's state.
+    EXPECT_LT(peak_held, frame.size() + 2 * block.size() + (256u << 10));
+  }
+}
+
+TEST(Connection, DataRefusedForMemoryIsNotAckedAndComesAgain) {
+  // The receiver may hold 4 KB; it does not take its control messages for 20 steps, so
+  // most of 40 messages of 500 bytes are refused (memory_budget) and their packets left
+  // unacked. Once it takes them, resends bring every one, in order, exactly once.
+  kp::ConnectionConfig tight;
+  tight.max_held_bytes = 4096;
+  Pair p({5, 0, 0, 0, 0, 6});
+  p.b = kp::Connection(tight);
+  kp::ConnectionKeys kb;
+  for (int i = 0; i < 32; ++i) kb.receive[i] = static_cast<uint8_t>(i), kb.send[i] = static_cast<uint8_t>(100 + i);
+  p.b.set_keys(kb);
+  for (uint32_t i = 0; i < 40; ++i) ASSERT_TRUE(p.a.send(kp::Channel::Control, pattern(500, 100 + i)));
+  for (int i = 0; i < 20; ++i) {
+    p.step();
+    EXPECT_LE(p.b.held_bytes(), 4096u);
+  }
+  EXPECT_GT(p.b.drops()[kp::DropReason::MemoryBudget], 0u);
+  std::vector<std::vector<uint8_t>> got;
+  for (int i = 0; i < 600 && got.size() < 40; ++i) {
+    p.step();
+    while (auto m = p.b.take(kp::Channel::Control)) got.push_back(std::move(*m));
+  }
+  ASSERT_EQ(got.size(), 40u);
+  for (uint32_t i = 0; i < 40; ++i) EXPECT_EQ(got[i], pattern(500, 100 + i)) << i;
+  EXPECT_EQ(p.b.held_bytes(), 0u);
+}
+
+TEST(Connection, MemoryBudgetIsSharedAndReleasedWithTheConnection) {
+  kp::MemoryBudget shared(3000);
+  kp::ConnectionConfig config;
+  config.shared_budget = &shared;
+  {
+    kp::Connection c1(config), c2(config);
+    auto bytes = pattern(1100, 4);
+    // Early fragments (index 1) of two blocks: each is held, until the shared 3000 runs out.
+    EXPECT_EQ(c1.receive(block_fragment(1, 0, 1, 3, 3000, 9000, bytes), 0.0), kp::DropReason::MemoryBudget)
+        << "the decompressor's state alone is larger than 3000 bytes";
+  }
+  EXPECT_EQ(shared.used(), 0u);
+  EXPECT_GT(shared.refusals(), 0u);
+  shared.set_limit(8u << 20);
+  {
+    kp::Connection c1(config);
+    kp::Connection moved(config);
+    auto bytes = pattern(1100, 4);
+    ASSERT_EQ(c1.receive(block_fragment(1, 0, 1, 3, 3000, 9000, bytes), 0.0), kp::DropReason::None);
+    size_t held = shared.used();
+    EXPECT_EQ(held, c1.held_bytes());
+    moved = std::move(c1);  // the charge moves with the connection
+    EXPECT_EQ(shared.used(), held);
+  }
+  EXPECT_EQ(shared.used(), 0u);
+}

@@ -38,7 +38,7 @@ kp::ConnectToken mint_test_token(const TestClientOptions& o) {
 TestClient::TestClient(asio::io_context& io, TestClientOptions options)
     : options_(std::move(options)), socket_(io), server_(parse(options_.server)), rng_(options_.seed) {
   socket_.open(server_.protocol());
-  socket_.bind({server_.address(), 0});
+  socket_.bind({server_.address(), options_.local_port});
   socket_.non_blocking(true);
 }
 
@@ -59,7 +59,7 @@ void TestClient::send(const std::vector<uint8_t>& bytes) {
 }
 
 void TestClient::start(double now) {
-  token_ = mint_test_token(options_);
+  token_ = options_.token ? *options_.token : mint_test_token(options_);
   request_ = kp::build_connection_request(token_);
   send(request_);
   last_handshake_send_ = now;
@@ -91,6 +91,7 @@ void TestClient::receive_all(double now) {
     asio::error_code ec;
     size_t n = socket_.receive_from(asio::buffer(buf), from, 0, ec);
     if (ec) return;
+    bytes_received_ += n;
     if (lose()) continue;
     on_datagram({buf.data(), n}, now);
     if (disconnected_) return;

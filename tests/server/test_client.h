@@ -38,6 +38,10 @@ struct TestClientOptions {
   protocol::TokenKey key = protocol::development_token_key();
   /// What the token names as the server's addresses; empty: `server`.
   std::vector<std::string> token_addresses;
+  /// The local UDP port to bind (0: any). A restarted client binds its old one.
+  uint16_t local_port = 0;
+  /// A token to use instead of minting one (a reconnect with the same token).
+  std::optional<protocol::ConnectToken> token;
 };
 
 class TestClient {
@@ -75,6 +79,10 @@ class TestClient {
   /// Every datagram this client sent (for replay tests).
   const std::vector<std::vector<uint8_t>>& sent() const { return sent_; }
   asio::ip::udp::socket& socket() { return socket_; }
+  const protocol::ConnectToken& token() const { return token_; }
+  uint16_t local_port() const { return socket_.local_endpoint().port(); }
+  /// Bytes of every datagram received from the server (lost ones included).
+  uint64_t bytes_received() const { return bytes_received_; }
   /// Sends raw bytes to the server from this client's socket.
   void send_raw(const std::vector<uint8_t>& bytes);
   /// Asks for a new checkpoint, as a predicting client that lost the frame chain does.
@@ -127,6 +135,7 @@ class TestClient {
   uint64_t confirmed_ = 0;
   uint64_t checkpoints_ = 0;
   std::vector<std::vector<uint8_t>> sent_;
+  uint64_t bytes_received_ = 0;
   std::map<uint64_t, protocol::QuantInput> inputs_sent_;
 };
 

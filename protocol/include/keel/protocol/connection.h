@@ -10,7 +10,16 @@
 //     any fragment is lost — the codecs above make that harmless;
 //   - one reliable large-block transfer at a time (a scene, a multi-MB state checkpoint):
 //     zstd-compressed, fragmented, flow-controlled by a window of fragments in flight and
-//     a byte budget per second, each fragment resent until acked.
+//     a byte budget per second, each fragment resent until acked. A receiver may refuse
+//     blocks altogether (max_receive_block_bytes = 0: a server never needs one from its
+//     clients); one that takes them decompresses as the fragments arrive, in order, into
+//     memory that grows with what actually arrives and decompresses, never with what a
+//     fragment claims.
+// Everything a connection holds for its peer (partial messages, out-of-order control
+// messages, delivered messages not yet taken, block fragments and their decompressed
+// bytes) is charged to a per-connection bound (max_held_bytes) and, when given, to a
+// MemoryBudget shared with other connections; what does not fit is dropped and counted
+// (memory_budget), and the peer's resends bring it again once there is room.
 // Every packet is authenticated (ChaCha20-Poly1305 IETF, the 64-bit packet counter as the
 // nonce, the header as additional data) when keys are set, and replayed or old
 // sequences are dropped. RTT, jitter and loss are estimated from the acks.
@@ -20,9 +29,12 @@
 #include <keel/protocol/packet.h>
 
 #include <array>
+#include <atomic>
 #include <cstdint>
+#include <limits>
 #include <deque>
 #include <map>
+#include <memory>
 #include <optional>
 #include <span>
 #include <vector>
@@ -35,6 +47,27 @@ enum class Channel : uint8_t {
   Input = 2,     ///< unreliable
   Frames = 3,    ///< unreliable (server input frames; redundancy is in the message)
   kCount
+};
+
+/// A bound on the bytes many connections hold for their peers together (one server's
+/// clients): charged before an allocation, released when it is freed. Thread-safe; the
+/// connections charging it may live on different threads.
+class MemoryBudget {
+ public:
+  explicit MemoryBudget(size_t limit = std::numeric_limits<size_t>::max()) : limit_(limit) {}
+  void set_limit(size_t limit) { limit_.store(limit); }
+  /// Charges n bytes if they fit under the limit; false (and nothing charged) otherwise.
+  bool try_charge(size_t n);
+  void release(size_t n) { used_.fetch_sub(n, std::memory_order_relaxed); }
+  size_t used() const { return used_.load(std::memory_order_relaxed); }
+  size_t peak() const { return peak_.load(std::memory_order_relaxed); }
+  size_t limit() const { return limit_.load(std::memory_order_relaxed); }
+  /// Charges refused because the limit was reached.
+  uint64_t refusals() const { return refusals_.load(std::memory_order_relaxed); }
+
+ private:
+  std::atomic<size_t> used_{0}, peak_{0}, limit_;
+  std::atomic<uint64_t> refusals_{0};
 };
 
 struct ConnectionConfig {
@@ -51,7 +84,15 @@ struct ConnectionConfig {
   size_t max_reassembly_bytes = 1 << 20;  ///< bytes held in partial messages
   double reassembly_timeout = 1.0;     ///< s before a partial message is dropped
   size_t max_queued_messages = 256;    ///< per channel, delivered but not yet taken
-  size_t max_block_bytes = 64u << 20;  ///< uncompressed large block
+  size_t max_block_bytes = 64u << 20;  ///< uncompressed large block we send
+  /// Uncompressed large block we accept from the peer; 0 refuses every block fragment
+  /// (counted block_refused, never acked, nothing kept).
+  size_t max_receive_block_bytes = 64u << 20;
+  /// Bytes held for the peer at once (see the file comment). The default leaves room for
+  /// a full receive block, its decompression window and the other bounds above.
+  size_t max_held_bytes = 96u << 20;
+  /// Shared with other connections when set (not owned; must outlive the connection).
+  MemoryBudget* shared_budget = nullptr;
   uint32_t block_window = 64;          ///< block fragments in flight
   double block_bytes_per_second = 2.0e6;  ///< flow control for large blocks
   int zstd_level = 3;
@@ -104,6 +145,8 @@ class Connection {
 
   const ConnectionStats& stats() const { return stats_; }
   const DropCounters& drops() const { return drops_; }
+  /// Bytes held for the peer now (bounded by max_held_bytes).
+  size_t held_bytes() const { return held_.bytes; }
   /// Seconds since the last accepted packet (for time-outs), given the current time.
   double idle_seconds(double now) const { return now - last_receive_time_; }
 
@@ -145,15 +188,35 @@ class Connection {
     double budget = 0;
     double budget_time = -1;
   };
+  // Bytes charged to this connection's bound and the shared budget; released when the
+  // connection goes (a move carries the charge along).
+  struct Held {
+    MemoryBudget* shared = nullptr;
+    size_t bytes = 0;
+    Held() = default;
+    Held(Held&& o) noexcept : shared(o.shared), bytes(o.bytes) { o.bytes = 0; }
+    Held& operator=(Held&& o) noexcept;
+    ~Held() {
+      if (shared != nullptr) shared->release(bytes);
+    }
+  };
+  struct StreamFree {
+    void operator()(void* dstream) const;
+  };
+  // A block being received: fragments are fed to the decompressor in index order as soon
+  // as they are contiguous; ones that arrive early wait in `ahead`.
   struct BlockReceive {
     bool active = false;
     uint16_t id = 0;
     uint32_t fragment_count = 0;
     uint32_t compressed_size = 0;
     uint32_t uncompressed_size = 0;
-    uint32_t received = 0;
-    std::vector<uint8_t> have;
-    std::vector<uint8_t> data;
+    uint32_t next_feed = 0;  // fragments [0, next_feed) are decompressed
+    std::map<uint32_t, std::vector<uint8_t>> ahead;
+    std::vector<uint8_t> out;  // decompressed so far (out.size() bytes are charged)
+    std::unique_ptr<void, StreamFree> stream;  // ZSTD_DStream
+    size_t stream_bytes = 0;   // charged for the decompressor's own memory
+    bool frame_done = false;
   };
 
   void fill_packet(Outgoing& out, double now);
@@ -172,6 +235,12 @@ class Connection {
                          std::span<const uint8_t> bytes, double now);
   DropReason on_block_fragment(uint16_t id, uint32_t index, uint32_t count, uint32_t csize,
                                uint32_t usize, std::span<const uint8_t> bytes);
+  DropReason start_block_receive(uint16_t id, uint32_t count, uint32_t csize, uint32_t usize);
+  DropReason feed_block(std::span<const uint8_t> compressed);
+  DropReason finish_block();
+  void reset_block_receive();
+  bool hold(size_t n);  // charges n bytes; false (nothing charged) when over a bound
+  void unhold(size_t n);
   Reassembly* find_or_start_reassembly(uint8_t channel, uint16_t group, uint32_t count,
                                        double now);
   DropReason deliver(uint8_t channel, std::vector<uint8_t> message);
@@ -196,6 +265,9 @@ class Connection {
   uint32_t ack_pending_ = 0;
   std::vector<AckState> acks_due_;
   bool packet_wants_ack_ = false;  // set by read_chunks for the packet being read
+  // Set by read_chunks when a chunk of the packet being read was dropped for want of
+  // memory: the packet is then not acked, so the peer resends what it carried.
+  bool packet_refused_ = false;
   double last_receive_time_ = 0;
   SequenceBuffer<SentPacket> sent_;
   std::deque<uint16_t> unresolved_;  // sent sequences not yet counted as acked or lost
@@ -219,9 +291,11 @@ class Connection {
   uint16_t next_block_id_ = 0;
   std::optional<uint16_t> last_block_done_;
   std::deque<std::vector<uint8_t>> blocks_done_;
+  std::deque<size_t> blocks_done_charges_;  // bytes charged for each, released by take_block
 
   ConnectionStats stats_;
   DropCounters drops_;
+  Held held_;
 };
 
 }  // namespace keel::protocol

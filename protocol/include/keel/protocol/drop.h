@@ -33,6 +33,9 @@ enum class DropReason : uint8_t {
   Duplicate,             ///< already received (fragments, blocks)
   Stale,                 ///< too old to matter (snapshot older than the newest, etc.)
   BlockInvalid,          ///< a large-block fragment that does not fit the block in progress
+  BlockRefused,          ///< a large-block fragment from a peer that may not send blocks
+  MemoryBudget,          ///< would hold more than the connection's or the server's bound
+  ChallengeReused,       ///< a challenge that was already accepted once (replay or resend)
   kCount
 };
 

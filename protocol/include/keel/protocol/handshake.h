@@ -8,7 +8,9 @@
 // The server answers a valid request with a challenge: the token's keys and identity,
 // encrypted under a random key only this server process holds, which the client must
 // echo from the same address. That round trip proves the client receives at the address
-// it claims before any connection state is created.
+// it claims before any connection state is created. Each challenge is accepted once:
+// a response echoed again (a resend, or a replay after the client left) is refused as
+// challenge_reused, so a captured response can never admit a second session.
 #pragma once
 
 #include <keel/protocol/drop.h>
@@ -17,6 +19,7 @@
 
 #include <array>
 #include <cstdint>
+#include <map>
 #include <span>
 #include <string>
 #include <vector>
@@ -24,6 +27,16 @@
 namespace keel::protocol {
 
 inline constexpr size_t kMinRequestBytes = 1200;
+
+/// The size of every ConnectionResponse (the client echoes a fixed-size challenge).
+size_t connection_response_bytes();
+
+/// The checks on a handshake datagram that cost no cryptography, for a server to run
+/// before it spends any rate allowance or decryption on it: the header (protocol id,
+/// version, type), a ConnectionRequest of at least kMinRequestBytes or a
+/// ConnectionResponse of exactly connection_response_bytes(), the length prefix and the
+/// FlatBuffers Verifier. Challenges and denies (server-to-client) are TypeNotAllowed.
+DropReason check_handshake_shape(std::span<const uint8_t> datagram);
 
 /// A client the server admitted: who it is and the keys for its Connection.
 struct AcceptedClient {
@@ -55,10 +68,16 @@ class ServerHandshake {
   /// (already seen from another address).
   DropReason on_request(std::span<const uint8_t> datagram, const std::string& from,
                         uint64_t now_unix, std::vector<uint8_t>& reply);
-  /// Checks a ConnectionResponse; on None, `out` describes the admitted client.
+  /// Checks a ConnectionResponse; on None, `out` describes the admitted client. A
+  /// challenge is accepted once; echoed again it is ChallengeReused (with `out` filled
+  /// in, so the caller can tell a resend from its own session's address).
   DropReason on_response(std::span<const uint8_t> datagram, const std::string& from,
                          uint64_t now_unix, AcceptedClient& out);
   const DropCounters& drops() const { return drops_; }
+  /// Accepted challenges remembered (until their token expires), at most
+  /// kMaxAcceptedChallenges.
+  size_t accepted_challenges() const { return accepted_.size(); }
+  static constexpr size_t kMaxAcceptedChallenges = 65536;
 
  private:
   struct UsedToken {
@@ -70,12 +89,20 @@ class ServerHandshake {
                            uint64_t now_unix, std::vector<uint8_t>& reply);
   DropReason remember_token(std::span<const uint8_t, 16> mac, const std::string& from,
                             uint64_t expire_time, uint64_t now_unix);
+  DropReason accept_challenge_once(uint64_t sequence, uint64_t expire_time, uint64_t now_unix);
 
   TokenKey key_;
   std::vector<std::string> addresses_;  // a token must name one of them
   std::array<uint8_t, 32> challenge_key_{};
-  uint64_t challenge_sequence_ = 0;
+  // Starts at 1: FlatBuffers leaves a field at its default (0) out, which would make the
+  // first response a different size from every other.
+  uint64_t challenge_sequence_ = 1;
   std::vector<UsedToken> used_;  // bounded by kMaxUsedTokens
+  // Accepted challenge sequence -> its token's expiry. When full, the lowest sequence is
+  // forgotten and every sequence up to it is refused from then on (refuse_through_), so
+  // forgetting never lets a challenge in twice.
+  std::map<uint64_t, uint64_t> accepted_;
+  uint64_t refuse_through_ = 0;
   DropCounters drops_;
 };
 

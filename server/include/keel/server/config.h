@@ -4,6 +4,7 @@
 
 #include <keel/sim/expected.h>
 
+#include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -32,6 +33,15 @@ struct ServerOptions {
   uint32_t tick_rate = 0;                 ///< --tick-rate: 0 = the scene's (30, 60 or 120)
   uint32_t max_catch_up_ticks = 5;        ///< --max-catch-up-ticks after a stall
   uint32_t client_kbps = 4000;            ///< --client-kbps: per-client send budget
+  /// Largest large block (uncompressed) a client may send; 0 (the default) refuses every
+  /// client block fragment unread (block_refused). Only a game that reads client blocks
+  /// turns this on; Keel itself never needs one.
+  size_t client_block_bytes = 0;
+  /// Bytes the server holds for one client at most (partial messages, out-of-order
+  /// control messages); a client block's bytes come on top (docs/security.md).
+  size_t client_memory_bytes = 512u << 10;
+  /// Bytes the server holds for all clients together.
+  size_t clients_memory_bytes = 64u << 20;
   uint32_t threads = 0;                   ///< --threads stepping matches; 0 = all cores
   bool log_json = false;                  ///< --log-json
   std::string log_level = "info";         ///< --log-level debug|info|warn|error
