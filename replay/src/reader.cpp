@@ -147,7 +147,7 @@ std::optional<uint64_t> find_next_chunk(const ByteSource& src, uint64_t from, co
 
 TickCursor::TickCursor(const ByteSource& src, uint64_t offset, uint64_t expected_tick,
                        std::optional<std::pair<uint64_t, uint64_t>> after, ChunkLimits limits)
-    : src_(src), limits_(limits), offset_(offset), expected_(expected_tick), good_end_(offset) {
+    : src_(src), limits_(limits), offset_(offset), expected_(expected_tick), start_tick_(expected_tick), good_end_(offset) {
   if (after) {
     last_tick_ = after->first;
     last_hash_ = after->second;
@@ -341,8 +341,11 @@ void TickCursor::check_footer(const Chunk& chunk) {
   for (const TickRange& l : footer->lost) {
     if (!l.up_to) inner.push_back(l);
   }
-  const bool agrees = last_tick_ && footer->last_tick == *last_tick_ && footer->checkpoints == checkpoints_ &&
-                      (segments_.empty() || footer->first_tick == segments_.front().first) && inner == gaps_;
+  // The footer's last tick is the last the recording knew of: a recovered file's last
+  // ticks may be a gap it lists.
+  const uint64_t covered = std::max(last_tick_.value_or(0), gaps_.empty() ? 0 : gaps_.back().last);
+  const bool agrees = last_tick_ && footer->last_tick == covered && footer->checkpoints == checkpoints_ &&
+                      footer->first_tick == start_tick_ && inner == gaps_;
   if (!agrees) {
     problem(chunk.offset, "the footer does not agree with the chunks before it (ticks, checkpoints or gaps)");
     return;

@@ -63,6 +63,9 @@ sim::Expected<RecoverResult> recover_recording(const std::string& in, const std:
     if (l.up_to) result.lost_tail = l;
   }
   result.lost = cursor.gaps();
+  // The footer covers every tick the recording knew of, lost ones too: a recovered file
+  // that lost its last ticks to damage still says how far it went.
+  for (const TickRange& g : result.lost) footer.last_tick = std::max(footer.last_tick, g.last);
   result.flush_every_ticks = rec->header().flush_every_ticks;
   result.last_sync = idx.last_sync;
   if (!idx.writer_finished && idx.tail_lost_up_to > 0) {
@@ -79,7 +82,7 @@ sim::Expected<RecoverResult> recover_recording(const std::string& in, const std:
   if (!app.ok || !closed) return sim::Error{out + ": write failed"};
 
   result.first_tick = footer.first_tick;
-  result.last_tick = footer.last_tick;
+  result.last_tick = cursor.last_tick().value_or(footer.first_tick);
   result.checkpoints_kept = uint32_t(footer.checkpoints.size());
   result.segments = cursor.segments();
   result.problems = rec->open_problems();

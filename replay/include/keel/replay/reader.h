@@ -126,6 +126,7 @@ class TickCursor {
   ChunkLimits limits_;
   uint64_t offset_;
   uint64_t expected_;
+  uint64_t start_tick_;
   std::optional<uint64_t> last_tick_;
   uint64_t last_hash_ = 0;
   uint64_t good_end_;
