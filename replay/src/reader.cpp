@@ -235,7 +235,9 @@ bool TickCursor::handle_chunk(Chunk& chunk, std::optional<TickRecord>& out) {
       break;
     case ChunkType::Sync: {
       auto tick = decode_sync(chunk.payload);
-      if (tick && last_record_ && *tick == *last_record_) last_sync_ = *tick;
+      // A sync names the tick record before it; when that record was lost to damage the
+      // sync still says how far the writer got.
+      if (tick && last_record_ && *tick >= *last_record_) last_sync_ = *tick;
       else problem(here, "a sync chunk that does not follow its tick");
       accepted = false;  // describes the writer's flushes, not the match: not copied
       break;
@@ -347,7 +349,8 @@ void TickCursor::check_footer(const Chunk& chunk) {
   const bool agrees = last_tick_ && footer->last_tick == covered && footer->checkpoints == checkpoints_ &&
                       footer->first_tick == start_tick_ && inner == gaps_;
   if (!agrees) {
-    problem(chunk.offset, "the footer does not agree with the chunks before it (ticks, checkpoints or gaps)");
+    // After damage the footer cannot agree; only a disagreement of its own is news.
+    if (problems_.empty()) problem(chunk.offset, "the footer does not agree with the chunks before it (ticks, checkpoints or gaps)");
     return;
   }
   std::vector<uint8_t> tail;
