@@ -204,7 +204,7 @@ void TickCursor::resync(const Chunk& chunk, const std::string& why) {
     Chunk after;
     std::string ignored;
     ChunkStatus st = read_chunk(src_, chunk.end, after, ignored, limits_);
-    if (st == ChunkStatus::Ok || st == ChunkStatus::End) {
+    if (st == ChunkStatus::Ok || st == ChunkStatus::End || (st == ChunkStatus::Truncated && after.type != 0)) {
       offset_ = chunk.end;
       return;
     }

@@ -116,6 +116,52 @@ TEST_F(Fixture, RawFlipInACheckpointIsCaughtByItsChecksum) {
   EXPECT_NE(o.str().find("damaged: 120 ticks verified (0..120); no tick is lost"), std::string::npos) << o.str();
 }
 
+// The file recover makes of it: a gap from 41 to 59 that its footer lists. verify re-runs
+// both segments and says the file is incomplete (exit 3); info lists the gap; dump
+// reaches ticks on either side (from the checkpoint at 60 after it) and refuses one in it.
+TEST_F(Fixture, RecoveredFileWithAGapIsReplayedSegmentBySegment) {
+  ChunkSpan c = find_chunk(file, ChunkType::Tick, 41);
+  file[c.payload() + 3] ^= 0x10;
+  write_bytes(damaged, file);
+  const std::string fixed = dir.path("fixed.krec");
+  std::ostringstream o, e;
+  EXPECT_EQ(cli::recover(damaged, fixed, cli::Io{o, e}), 3) << o.str();
+  EXPECT_NE(o.str().find("kept 102 ticks (0..40, 60..120) and 4 checkpoints"), std::string::npos) << o.str();
+  EXPECT_NE(o.str().find("lost: ticks 41..59"), std::string::npos) << o.str();
+  auto rec = Recording::open(fixed);
+  ASSERT_TRUE(rec);
+  EXPECT_TRUE(rec->index().finished);
+  EXPECT_TRUE(rec->index().problems.empty()) << rec->index().problems.front();
+  EXPECT_EQ(rec->index().gaps, (std::vector<TickRange>{{41, 59}}));
+  VerifyResult v = verify(*rec, VerifyOptions{});
+  EXPECT_FALSE(v.damaged);
+  EXPECT_EQ(v.verified, 100u) << v.error;
+  std::ostringstream vo, ve;
+  EXPECT_EQ(cli::verify(verify_args(fixed), cli::Io{vo, ve}), 3) << vo.str();
+  EXPECT_NE(vo.str().find("incomplete: 100 ticks verified (0..40, 60..120); ticks 41..59 are missing"), std::string::npos)
+      << vo.str();
+  std::ostringstream io_out, io_err;
+  EXPECT_EQ(cli::info(fixed, cli::Io{io_out, io_err}), 0);
+  EXPECT_NE(io_out.str().find("missing: ticks 41..59"), std::string::npos) << io_out.str();
+  for (uint64_t tick : {30u, 75u}) {
+    cli::DumpArgs d;
+    d.rec = fixed;
+    d.tick = tick;
+    std::ostringstream dout, derr;
+    EXPECT_EQ(cli::dump(d, cli::Io{dout, derr}), 0) << derr.str();
+    EXPECT_NE(dout.str().find("\"tick\": " + std::to_string(tick)), std::string::npos) << dout.str().substr(0, 200);
+  }
+  cli::DumpArgs in_gap;
+  in_gap.rec = fixed;
+  in_gap.tick = 45;
+  std::ostringstream gout, gerr;
+  EXPECT_EQ(cli::dump(in_gap, cli::Io{gout, gerr}), 2);
+  EXPECT_NE(gerr.str().find("before tick 45"), std::string::npos) << gerr.str();
+  // Recovering the recovered file keeps the gap listed and loses nothing more.
+  std::ostringstream ro, re;
+  EXPECT_EQ(cli::recover(fixed, dir.path("again.krec"), cli::Io{ro, re}), 0) << ro.str();
+}
+
 // A checkpoint whose chunk is intact but whose state is not what its tick hashed to.
 TEST_F(Fixture, CheckpointWithWrongStateIsReportedAtItsTick) {
   ChunkSpan c = find_chunk(file, ChunkType::Checkpoint, 90);

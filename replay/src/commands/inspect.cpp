@@ -174,6 +174,7 @@ int recover(const std::string& in, const std::string& out, Io io) {
            << (r->last_sync ? " and last flushed at tick " + std::to_string(*r->last_sync) : std::string()) << ")\n";
   }
   if (!r->lost_data) io.out << "nothing was lost\n";
+  else if (r->lost.empty() && !r->lost_tail) io.out << "no tick was lost; the damaged chunks were left out\n";
   return r->lost_data ? kPartial : kOk;
 }
 
