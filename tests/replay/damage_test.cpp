@@ -209,7 +209,10 @@ TEST_F(Fixture, TruncatedAnywhereRecoversEveryCompleteTick) {
     bool lossless = cut >= footer + kChunkHeadBytes;
     EXPECT_EQ(code, lossless ? 0 : 3) << "cut at " << cut << ": " << o.str();
     EXPECT_EQ(o.str().find("nothing was lost") != std::string::npos, lossless) << o.str();
-    if (!lossless) EXPECT_NE(o.str().find("lost: the tail after tick " + std::to_string(expected - 1) + ", up to "), std::string::npos) << o.str();
+    if (!lossless) {
+      EXPECT_NE(o.str().find("lost: the tail after tick " + std::to_string(expected - 1) + ", up to "), std::string::npos)
+          << o.str();
+    }
   }
 }
 

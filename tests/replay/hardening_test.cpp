@@ -98,8 +98,12 @@ TEST(Hardening, EveryByteFlipIsCaughtAndRecoveryKeepsTheRest) {
       ASSERT_EQ(code, 2) << "flip at byte " << i << ":\n" << out;
       ASSERT_NE(out.find("damaged: "), std::string::npos) << "flip at byte " << i << ":\n" << out;
       const std::string where = hit ? "at byte " + std::to_string(hit->offset) : "";
-      if (hit && hit->offset > kPreambleBytes) ASSERT_NE(out.find(where), std::string::npos) << "flip at byte " << i << ":\n" << out;
-      if (!hit && i < kPreambleBytes) ASSERT_NE(out.find("the preamble (bytes 0..15) is damaged"), std::string::npos) << out;
+      if (hit && hit->offset > kPreambleBytes) {
+        ASSERT_NE(out.find(where), std::string::npos) << "flip at byte " << i << ":\n" << out;
+      }
+      if (!hit && i < kPreambleBytes) {
+        ASSERT_NE(out.find("the preamble (bytes 0..15) is damaged"), std::string::npos) << out;
+      }
     }
     ++flips;
     auto rec = Recording::open(damaged);
