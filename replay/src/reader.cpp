@@ -38,13 +38,21 @@ class FileSource final : public ByteSource {
     if (offset > size_ || n > size_ - offset) return false;
     out.resize(n);
     if (n == 0) return true;
-    if (fseeko(file_, off_t(offset), SEEK_SET) != 0) return false;
-    return std::fread(out.data(), 1, n, file_) == n;
+    // Chunks are mostly read in file order: seeking only when needed keeps stdio's
+    // buffer (a seek discards it) and saves a system call per chunk.
+    if (offset != pos_ && fseeko(file_, off_t(offset), SEEK_SET) != 0) {
+      pos_ = UINT64_MAX;
+      return false;
+    }
+    const bool ok = std::fread(out.data(), 1, n, file_) == n;
+    pos_ = ok ? offset + n : UINT64_MAX;
+    return ok;
   }
 
  private:
   std::FILE* file_;
   uint64_t size_;
+  mutable uint64_t pos_ = UINT64_MAX;  // where the stream stands; UINT64_MAX: unknown
 };
 
 uint32_t le32(const uint8_t* p) { return uint32_t(p[0]) | uint32_t(p[1]) << 8 | uint32_t(p[2]) << 16 | uint32_t(p[3]) << 24; }

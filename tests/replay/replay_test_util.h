@@ -58,6 +58,9 @@ inline std::vector<uint8_t> read_bytes(const std::string& path) {
 }
 
 inline void write_bytes(const std::string& path, const std::vector<uint8_t>& bytes) {
+  // A fresh file, not a truncated one: ext4 writes a file truncated and rewritten back
+  // to disk at close (its replace-by-truncate heuristic), ~2 ms each time.
+  fs::remove(path);
   std::ofstream out(path, std::ios::binary | std::ios::trunc);
   out.write(reinterpret_cast<const char*>(bytes.data()), std::streamsize(bytes.size()));
 }
