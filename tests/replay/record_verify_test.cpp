@@ -225,6 +225,25 @@ TEST(Recording, FutureFormatVersionIsRefusedClearly) {
   EXPECT_NE(out.find("newer"), std::string::npos) << out;
 }
 
+// A version 1 file (no preamble check, chunks without a frame check) is refused by name.
+TEST(Recording, VersionOneIsRefusedClearly) {
+  TempDir dir;
+  const std::string rec = dir.path("a.krec");
+  record(rec, load_scene("pyramid.json"), 5, false);
+  std::vector<uint8_t> file = read_bytes(rec);
+  std::vector<uint8_t> v1(kRecordingMagic.begin(), kRecordingMagic.end());
+  v1.insert(v1.end(), {1, 0, 0, 0, 0, 0, 0, 0});
+  // Its header chunk as version 1 framed it: type and length, then the payload.
+  v1.insert(v1.end(), file.begin() + 16, file.begin() + 24);
+  v1.insert(v1.end(), file.begin() + 28, file.end());
+  write_bytes(rec, v1);
+  auto r = Recording::open(rec);
+  ASSERT_FALSE(r);
+  EXPECT_NE(r.error().message.find("recording format version 1 is older than this build reads (this build reads version 2)"),
+            std::string::npos)
+      << r.error().message;
+}
+
 TEST(Recording, NotARecordingAndUnknownRulesAreRefused) {
   TempDir dir;
   const std::string junk = dir.path("junk.krec");
