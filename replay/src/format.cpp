@@ -20,6 +20,7 @@ namespace {
 constexpr size_t kEventBytes = 5;   // u8 kind, u32 player
 constexpr size_t kInputBytes = 20;  // u32 player, 3 x f32, u32 buttons
 constexpr size_t kCheckpointRefBytes = 16;
+constexpr size_t kLostRangeBytes = 17;  // u64 first, u64 last, u8 up_to
 
 sim::Error field_error(const char* chunk, const ByteReader& r) {
   return sim::Error{std::string(chunk) + " chunk: " + r.error()};
@@ -33,8 +34,38 @@ const char* to_string(ChunkType t) {
     case ChunkType::Tick: return "tick";
     case ChunkType::Checkpoint: return "checkpoint";
     case ChunkType::Footer: return "footer";
+    case ChunkType::HeaderCopy: return "header copy";
+    case ChunkType::Sync: return "sync";
   }
   return "unknown";
+}
+
+std::string to_string(const TickRange& r) {
+  if (r.first == r.last && !r.up_to) return std::to_string(r.first);
+  return std::to_string(r.first) + ".." + (r.up_to ? "up to " : "") + std::to_string(r.last);
+}
+
+// Generous per-item allowances over what sim's canonical state spends on each (a body is
+// ~200 bytes, a contact with four points 121, a touching pair 8): a body's 4 KiB covers
+// its slot, its character and sixteen contact pairs. Rules-made bodies are counted as the
+// sandbox's most: a character and kMaxBallsPerPlayer balls for each of
+// kMaxPlayersPerMatch players.
+uint64_t max_checkpoint_state_bytes(const sim::SceneDef& scene) {
+  constexpr uint64_t kBase = 1u << 20, kPerBody = 4096, kPerCollider = 2048, kPerJoint = 1024;
+  uint64_t bodies = scene.bodies.size() + uint64_t(sim::kMaxPlayersPerMatch) * (1 + sim::SandboxRules::kMaxBallsPerPlayer);
+  uint64_t bytes = kBase + bodies * kPerBody + (scene.joints.size() + scene.characters.size()) * kPerJoint;
+  for (const sim::BodyDef& b : scene.bodies) {
+    for (const sim::ColliderDef& c : b.colliders) {
+      bytes += kPerCollider + 12 * uint64_t(c.points.size()) + 4 * uint64_t(c.indices.size()) + 4 * uint64_t(c.heights.size());
+    }
+  }
+  return std::min<uint64_t>(bytes, kMaxCheckpointStateBytes);
+}
+
+uint64_t max_checkpoint_payload(uint64_t state_limit) {
+  // 25 bytes of fields, then the state stored raw or as a zstd frame (which stays within
+  // ZSTD_compressBound: the size plus 1/256 plus a little).
+  return 25 + state_limit + state_limit / 128 + 4096;
 }
 
 std::string hex_hash(uint64_t h) {
@@ -54,6 +85,7 @@ void encode_header(const Header& h, std::vector<uint8_t>& out) {
   w.u64(h.start_tick);
   w.u32(h.tick_rate);
   w.u32(h.checkpoint_interval);
+  w.u32(h.flush_every_ticks);
   w.u8(uint8_t(h.checkpoint_compression));
   w.u32(uint32_t(h.metadata.size()));
   for (const auto& [key, value] : h.metadata) {
@@ -76,6 +108,7 @@ sim::Expected<Header> decode_header(std::span<const uint8_t> payload) {
   h.start_tick = r.u64();
   h.tick_rate = r.u32();
   h.checkpoint_interval = r.u32();
+  h.flush_every_ticks = r.u32();
   uint8_t compression = r.u8();
   if (r.ok() && compression > uint8_t(Compression::Zstd)) r.fail("unknown checkpoint compression " + std::to_string(compression));
   h.checkpoint_compression = Compression(compression);
@@ -89,6 +122,7 @@ sim::Expected<Header> decode_header(std::span<const uint8_t> payload) {
   auto scene = r.bytes(scene_bytes);
   h.scene.assign(scene.begin(), scene.end());
   if (r.ok() && h.tick_rate == 0) r.fail("tick_rate is 0");
+  if (r.ok() && h.flush_every_ticks == 0) r.fail("flush_every_ticks is 0");
   if (!r.ok()) return field_error("header", r);
   return h;
 }
@@ -157,7 +191,7 @@ sim::Expected<std::pair<uint64_t, uint64_t>> peek_checkpoint(std::span<const uin
   return std::pair{tick, hash};
 }
 
-sim::Expected<Checkpoint> decode_checkpoint(std::span<const uint8_t> payload) {
+sim::Expected<Checkpoint> decode_checkpoint(std::span<const uint8_t> payload, uint64_t max_state_bytes) {
   ByteReader r(payload);
   Checkpoint c;
   c.tick = r.u64();
@@ -165,7 +199,10 @@ sim::Expected<Checkpoint> decode_checkpoint(std::span<const uint8_t> payload) {
   uint8_t compression = r.u8();
   uint64_t raw_size = r.u64();
   if (r.ok() && compression > uint8_t(Compression::Zstd)) r.fail("unknown compression " + std::to_string(compression));
-  if (r.ok() && raw_size > kMaxCheckpointStateBytes) r.fail("state size " + std::to_string(raw_size) + " exceeds the limit");
+  if (r.ok() && raw_size > std::min(max_state_bytes, kMaxCheckpointStateBytes)) {
+    r.fail("state size " + std::to_string(raw_size) + " exceeds the " + std::to_string(max_state_bytes) +
+           "-byte limit for this recording's scene");
+  }
   if (r.ok() && compression == uint8_t(Compression::None) && raw_size != r.left()) {
     r.fail("state size " + std::to_string(raw_size) + " does not match the " + std::to_string(r.left()) + " bytes stored");
   }
@@ -194,6 +231,12 @@ void encode_footer(const Footer& f, std::vector<uint8_t>& out) {
     w.u64(c.tick);
     w.u64(c.offset);
   }
+  w.u32(uint32_t(f.lost.size()));
+  for (const TickRange& l : f.lost) {
+    w.u64(l.first);
+    w.u64(l.last);
+    w.u8(l.up_to ? 1 : 0);
+  }
 }
 
 sim::Expected<Footer> decode_footer(std::span<const uint8_t> payload) {
@@ -207,6 +250,15 @@ sim::Expected<Footer> decode_footer(std::span<const uint8_t> payload) {
     c.tick = r.u64();
     c.offset = r.u64();
   }
+  uint32_t lost = r.count(kLostRangeBytes, kMaxLostRangesInFooter, "lost range");
+  f.lost.resize(lost);
+  for (TickRange& l : f.lost) {
+    l.first = r.u64();
+    l.last = r.u64();
+    uint8_t up_to = r.u8();
+    if (r.ok() && (up_to > 1 || l.last < l.first)) r.fail("a lost range is not a range");
+    l.up_to = up_to == 1;
+  }
   if (r.ok() && f.last_tick < f.first_tick) r.fail("last_tick is before first_tick");
   bool sorted = std::is_sorted(f.checkpoints.begin(), f.checkpoints.end(),
                                [](const CheckpointRef& a, const CheckpointRef& b) { return a.tick < b.tick; });
@@ -215,30 +267,77 @@ sim::Expected<Footer> decode_footer(std::span<const uint8_t> payload) {
   return f;
 }
 
+namespace {
+
+uint32_t preamble_check(std::span<const uint8_t> first12) {
+  return uint32_t(XXH3_64bits(first12.data(), first12.size()));
+}
+
+}  // namespace
+
 std::vector<uint8_t> encode_preamble(uint32_t version) {
   std::vector<uint8_t> out(kRecordingMagic.begin(), kRecordingMagic.end());
   ByteWriter w(out);
   w.u32(version);
-  w.u32(0);  // reserved flags, written as 0 and ignored
+  w.u32(preamble_check(out));
   return out;
 }
 
-sim::Expected<uint32_t> decode_preamble(std::span<const uint8_t> bytes) {
+Preamble decode_preamble(std::span<const uint8_t> bytes) {
+  Preamble p;
   if (bytes.size() < kPreambleBytes || !std::equal(kRecordingMagic.begin(), kRecordingMagic.end(), bytes.begin())) {
-    return sim::Error{"not a Keel recording (the file does not start with the .krec magic)"};
+    p.why = "not a Keel recording (the file does not start with the .krec magic)";
+    return p;
   }
   ByteReader r(bytes.subspan(kRecordingMagic.size()));
-  uint32_t version = r.u32();
-  if (version > kFormatVersion) {
-    return sim::Error{"recording format version " + std::to_string(version) + " is newer than this build reads (version " +
-                      std::to_string(kFormatVersion) + "); use a keel-replay from the Keel release that wrote it"};
+  p.version = r.u32();
+  const uint32_t check = r.u32();
+  const std::string ours = " (this build reads version " + std::to_string(kFormatVersion) + ")";
+  if (p.version == 1) {
+    // Version 1 had no check here (its last 4 bytes were reserved zeros).
+    p.status = Preamble::Status::Older;
+    p.why = "recording format version 1 is older than this build reads" + ours +
+            "; read it with a keel-replay from the Keel release that wrote it";
+  } else if (check != preamble_check(bytes.first(12))) {
+    // The version itself may be the damaged byte: it is believed only with its check.
+    p.status = Preamble::Status::Damaged;
+    p.why = "its check does not match (it reads version " + std::to_string(p.version) + ")";
+  } else if (p.version > kFormatVersion) {
+    p.status = Preamble::Status::Newer;
+    p.why = "recording format version " + std::to_string(p.version) + " is newer than this build reads (version " +
+            std::to_string(kFormatVersion) + "); use a keel-replay from the Keel release that wrote it";
+  } else if (p.version != kFormatVersion) {
+    p.status = Preamble::Status::Damaged;
+    p.why = "recording format version " + std::to_string(p.version) + " is not a valid version";
+  } else {
+    p.status = Preamble::Status::Ok;
   }
-  if (version < 1) return sim::Error{"recording format version " + std::to_string(version) + " is not a valid version"};
-  return version;
+  return p;
 }
 
-uint64_t chunk_checksum(std::span<const uint8_t> type_length_payload) {
-  return XXH3_64bits(type_length_payload.data(), type_length_payload.size());
+uint32_t frame_check(uint32_t type, uint32_t length) {
+  uint8_t head[8];
+  for (int i = 0; i < 4; ++i) {
+    head[i] = uint8_t(type >> (8 * i));
+    head[4 + i] = uint8_t(length >> (8 * i));
+  }
+  return uint32_t(XXH3_64bits(head, sizeof head));
+}
+
+void encode_sync(uint64_t tick, std::vector<uint8_t>& out) {
+  ByteWriter w(out);
+  w.u64(tick);
+}
+
+sim::Expected<uint64_t> decode_sync(std::span<const uint8_t> payload) {
+  ByteReader r(payload);
+  uint64_t tick = r.u64();
+  if (!r.ok()) return field_error("sync", r);
+  return tick;
+}
+
+uint64_t chunk_checksum(std::span<const uint8_t> head_and_payload) {
+  return XXH3_64bits(head_and_payload.data(), head_and_payload.size());
 }
 
 void frame_chunk(uint32_t type, std::span<const uint8_t> payload, std::vector<uint8_t>& out) {
@@ -246,6 +345,7 @@ void frame_chunk(uint32_t type, std::span<const uint8_t> payload, std::vector<ui
   ByteWriter w(out);
   w.u32(type);
   w.u32(uint32_t(payload.size()));
+  w.u32(frame_check(type, uint32_t(payload.size())));
   w.bytes(payload);
   w.u64(chunk_checksum(std::span<const uint8_t>(out).subspan(start)));
 }

@@ -6,6 +6,7 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <algorithm>
 
 namespace keel::replay {
 
@@ -33,13 +34,15 @@ struct Appender {
 sim::Expected<RecoverResult> recover_recording(const std::string& in, const std::string& out) {
   auto rec = Recording::open(in);
   if (!rec) return rec.error();
+  const RecordingIndex& idx = rec->index();  // the lost tail and the gaps need the whole pass
   std::FILE* f = std::fopen(out.c_str(), "wb");
   if (f == nullptr) return sim::Error{out + ": cannot create: " + std::strerror(errno)};
   Appender app{f};
-  app.write(encode_preamble(rec->header().format_version));
+  app.write(encode_preamble());
   std::vector<uint8_t> header;
   encode_header(rec->header(), header);
   app.chunk(uint32_t(ChunkType::Header), header);
+  app.chunk(uint32_t(ChunkType::HeaderCopy), header);
 
   RecoverResult result;
   Footer footer;
@@ -55,6 +58,21 @@ sim::Expected<RecoverResult> recover_recording(const std::string& in, const std:
     ++result.ticks_kept;
     footer.last_tick = t->tick;
   }
+  // What an earlier recovery lost stays listed; what this one loses is added.
+  for (const TickRange& l : idx.lost_before_recovery) {
+    if (l.up_to) result.lost_tail = l;
+  }
+  result.lost = cursor.gaps();
+  // The footer covers every tick the recording knew of, lost ones too: a recovered file
+  // that lost its last ticks to damage still says how far it went.
+  for (const TickRange& g : result.lost) footer.last_tick = std::max(footer.last_tick, g.last);
+  result.flush_every_ticks = rec->header().flush_every_ticks;
+  result.last_sync = idx.last_sync;
+  if (!idx.writer_finished && idx.tail_lost_up_to > 0) {
+    result.lost_tail = TickRange{idx.highest_tick + 1, idx.highest_tick + idx.tail_lost_up_to, true};
+  }
+  footer.lost = result.lost;
+  if (result.lost_tail) footer.lost.push_back(*result.lost_tail);
   std::vector<uint8_t> payload;
   encode_footer(footer, payload);
   uint64_t footer_offset = app.offset;
@@ -64,10 +82,18 @@ sim::Expected<RecoverResult> recover_recording(const std::string& in, const std:
   if (!app.ok || !closed) return sim::Error{out + ": write failed"};
 
   result.first_tick = footer.first_tick;
-  result.last_tick = footer.last_tick;
+  result.last_tick = cursor.last_tick().value_or(footer.first_tick);
   result.checkpoints_kept = uint32_t(footer.checkpoints.size());
-  result.lost_data = cursor.lost_data();
-  result.problems = cursor.problems();
+  result.segments = cursor.segments();
+  result.problems = rec->open_problems();
+  result.problems.insert(result.problems.end(), cursor.problems().begin(), cursor.problems().end());
+  // Only what this recovery loses counts: a recovered file recovers losing nothing more.
+  bool new_loss = !result.problems.empty() || (result.lost_tail && !idx.writer_finished);
+  for (const TickRange& g : result.lost) {
+    new_loss = new_loss || std::find(idx.lost_before_recovery.begin(), idx.lost_before_recovery.end(), g) ==
+                               idx.lost_before_recovery.end();
+  }
+  result.lost_data = new_loss;
   return result;
 }
 

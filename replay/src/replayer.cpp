@@ -101,7 +101,8 @@ sim::Expected<Replay> Replay::start(const Recording& rec, uint64_t tick, const R
 
 bool Replay::step() {
   std::optional<TickRecord> t = cursor_.next();
-  if (!t) return false;
+  // A jump is a gap in the recording: the ticks after it need their checkpoint.
+  if (!t || t->tick != match_.tick() + 1) return false;
   inputs_ = std::move(t->inputs);
   match_.step(inputs_);
   recorded_hash_ = t->hash;
@@ -122,24 +123,19 @@ void check_checkpoints(const Recording& rec, uint64_t from, uint64_t to, std::ve
 
 }  // namespace
 
-VerifyResult verify(const Recording& rec, const VerifyOptions& options) {
-  VerifyResult result;
-  const RecordingIndex& idx = rec.index();
-  result.warnings = idx.problems;
-  const uint64_t from = options.from.value_or(idx.first_tick);
-  const uint64_t to = options.to.value_or(idx.last_tick);
-  if (from > to || from < idx.first_tick || to > idx.last_tick) {
-    result.error = rec.name() + ": the range " + tick_str(from) + ".." + tick_str(to) + " is not inside the recorded ticks " +
-                   tick_str(idx.first_tick) + ".." + tick_str(idx.last_tick);
-    return result;
-  }
-  check_checkpoints(rec, from, to, result.warnings);
-  auto replay = Replay::start(rec, from, ReplayOptions{options.threads, options.rules});
+namespace {
+
+// Re-runs ticks a..b of one segment, comparing every hash; false on a divergence or an
+// error (both written into `result`).
+bool verify_run(const Recording& rec, const VerifyOptions& options, uint64_t a, uint64_t b, uint64_t total,
+                VerifyResult& result) {
+  auto replay = Replay::start(rec, a, ReplayOptions{options.threads, options.rules});
   if (!replay) {
     result.error = replay.error().message;
-    return result;
+    return false;
   }
   result.warnings.insert(result.warnings.end(), replay->warnings().begin(), replay->warnings().end());
+  if (!replay->warnings().empty()) result.damaged = true;
   auto compare = [&]() {
     uint64_t replayed = replay->match().hash();
     if (replayed == replay->recorded_hash()) return true;
@@ -148,15 +144,45 @@ VerifyResult verify(const Recording& rec, const VerifyOptions& options) {
     result.replayed = replayed;
     return false;
   };
-  if (!compare()) return result;
-  while (replay->tick() < to) {
+  if (!compare()) return false;
+  while (replay->tick() < b) {
     if (!replay->step()) {
-      result.error = rec.name() + ": the ticks end at " + tick_str(replay->tick()) + " although the index reached " + tick_str(to);
-      return result;
+      result.error = rec.name() + ": the ticks end at " + tick_str(replay->tick()) + " although the index reached " + tick_str(b);
+      return false;
     }
-    if (!compare()) return result;
+    if (!compare()) return false;
     ++result.verified;
-    if (options.progress && (result.verified % 32 == 0 || replay->tick() == to)) options.progress(result.verified, to - from);
+    if (options.progress && (result.verified % 32 == 0 || replay->tick() == b)) options.progress(result.verified, total);
+  }
+  return true;
+}
+
+}  // namespace
+
+VerifyResult verify(const Recording& rec, const VerifyOptions& options) {
+  VerifyResult result;
+  const RecordingIndex& idx = rec.index();
+  result.warnings = idx.problems;
+  result.damaged = !idx.problems.empty();
+  const uint64_t from = options.from.value_or(idx.first_tick);
+  const uint64_t to = options.to.value_or(idx.last_tick);
+  if (from > to || from < idx.first_tick || to > idx.last_tick || idx.segments.empty()) {
+    result.error = rec.name() + ": the range " + tick_str(from) + ".." + tick_str(to) + " is not inside the recorded ticks " +
+                   tick_str(idx.first_tick) + ".." + tick_str(idx.last_tick);
+    return result;
+  }
+  size_t before = result.warnings.size();
+  check_checkpoints(rec, from, to, result.warnings);
+  if (result.warnings.size() != before) result.damaged = true;
+  // Each run of consecutive ticks is re-run from its own start (a checkpoint after a gap).
+  uint64_t total = 0;
+  for (const TickRange& s : idx.segments) {
+    if (s.last >= from && s.first <= to) total += std::min(to, s.last) - std::max(from, s.first);
+  }
+  for (const TickRange& s : idx.segments) {
+    if (s.last < from || s.first > to) continue;
+    if (!verify_run(rec, options, std::max(from, s.first), std::min(to, s.last), total, result)) return result;
+    result.verified_ranges.push_back(TickRange{std::max(from, s.first), std::min(to, s.last)});
   }
   return result;
 }

@@ -58,7 +58,17 @@ struct RecordingWriter::Impl {
     return write_bytes(framed);
   }
 
+  // Every flush is preceded by a sync chunk naming the last tick written: after a crash
+  // the reader knows the writer got through that tick and at most flush_every more.
   bool flush_now() {
+    if (!error.empty()) return false;
+    payload.clear();
+    encode_sync(last_tick, payload);
+    if (!write_chunk(ChunkType::Sync)) return false;
+    return flush_file();
+  }
+
+  bool flush_file() {
     if (!error.empty()) return false;
     ticks_since_flush = 0;
     if (std::fflush(file) != 0) error = std::string("flush failed: ") + std::strerror(errno);
@@ -69,6 +79,12 @@ struct RecordingWriter::Impl {
     payload.clear();
     const uint64_t hash = match.hash();
     encode_tick(TickRecord{match.tick(), hash, inputs}, payload);
+    if (payload.size() > kMaxTickPayload) {
+      // A reader refuses a larger record: refuse to write one rather than lose the tick.
+      error = "tick " + std::to_string(match.tick()) + " holds " + std::to_string(inputs.events.size()) + " events and " +
+              std::to_string(inputs.inputs.size()) + " inputs, more than a tick record can hold";
+      return false;
+    }
     if (!write_chunk(ChunkType::Tick)) return false;
     last_tick = match.tick();
     last_hash = hash;
@@ -121,6 +137,7 @@ sim::Expected<RecordingWriter> RecordingWriter::create(const std::string& path, 
   h.start_tick = match.tick();
   h.tick_rate = rate;
   h.checkpoint_interval = options.checkpoint_interval;
+  h.flush_every_ticks = impl->flush_every;
   h.checkpoint_compression = options.checkpoint_compression;
   h.metadata = options.metadata;
   h.scene = protocol::scene_to_binary(match.scene());
@@ -128,8 +145,10 @@ sim::Expected<RecordingWriter> RecordingWriter::create(const std::string& path, 
   encode_header(h, impl->payload);
 
   impl->first_tick = match.tick();
+  // The header twice: a damaged byte in one copy leaves the other to read.
   bool ok = impl->write_bytes(encode_preamble()) && impl->write_chunk(ChunkType::Header) &&
-            impl->write_tick({}, match) && (match.tick() == 0 || impl->write_checkpoint(match)) && impl->flush_now();
+            impl->write_chunk(ChunkType::HeaderCopy) && impl->write_tick({}, match) &&
+            (match.tick() == 0 || impl->write_checkpoint(match)) && impl->flush_now();
   if (!ok) return sim::Error{path + ": " + impl->error};
   return RecordingWriter(std::move(impl));
 }
@@ -162,9 +181,9 @@ sim::Status RecordingWriter::finish() {
   Impl& w = *impl_;
   if (w.file == nullptr) return w.error.empty() ? sim::Status::ok() : w.failed();
   w.payload.clear();
-  encode_footer(Footer{w.first_tick, w.last_tick, w.checkpoints}, w.payload);
+  encode_footer(Footer{w.first_tick, w.last_tick, w.checkpoints, {}}, w.payload);
   uint64_t footer_offset = w.offset;
-  bool ok = w.write_chunk(ChunkType::Footer) && w.write_bytes(encode_tail(footer_offset)) && w.flush_now();
+  bool ok = w.write_chunk(ChunkType::Footer) && w.write_bytes(encode_tail(footer_offset)) && w.flush_file();
   if (std::fclose(w.file) != 0 && ok) {
     w.error = std::string("close failed: ") + std::strerror(errno);
     ok = false;

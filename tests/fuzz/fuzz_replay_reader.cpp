@@ -1,6 +1,7 @@
-// libFuzzer target for everything that reads recording bytes: the preamble, header and
-// chunk framing, every payload decoder, the footer and tail, checkpoint decompression,
-// recovery's cursor, a short verify, and desync dumps.
+// libFuzzer target for everything that reads recording bytes: the preamble, the header
+// and its copy, chunk framing and frame checks, the scan for the next sound chunk after
+// damage, every payload decoder, gaps and segments, the footer and tail, checkpoint
+// decompression under the scene's limit, a short verify of each segment, and desync dumps.
 // Build: configure with clang and -DKEEL_BUILD_FUZZ=ON; run:
 //   build-fuzz/bin/fuzz_replay_reader -max_total_time=60 tests/fuzz/corpus/replay_reader
 #include <keel/protocol/scene.h>
@@ -8,6 +9,7 @@
 #include <keel/replay/reader.h>
 #include <keel/replay/replayer.h>
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <vector>
@@ -26,9 +28,13 @@ void exercise(const Recording& rec) {
   const RecordingIndex& idx = rec.index();
   for (const CheckpointRef& ref : rec.checkpoints()) (void)rec.read_checkpoint(ref);
   if (!small_scene(rec.header())) return;
-  VerifyOptions options;
-  options.to = std::min<uint64_t>(idx.last_tick, idx.first_tick + 4);
-  (void)verify(rec, options);
+  // A few ticks at the start of every segment (each starts from its own checkpoint).
+  for (size_t i = 0; i < idx.segments.size() && i < 4; ++i) {
+    VerifyOptions options;
+    options.from = idx.segments[i].first;
+    options.to = std::min<uint64_t>(idx.segments[i].last, idx.segments[i].first + 4);
+    (void)verify(rec, options);
+  }
 }
 
 }  // namespace

@@ -187,8 +187,22 @@ TEST(Recording, UnknownChunkTypesAreSkipped) {
   std::vector<uint8_t> payload = {1, 2, 3, 4, 5};
   frame_chunk(uint32_t(77), payload, extra);
   file.insert(file.begin() + std::ptrdiff_t(after.end()), extra.begin(), extra.end());
+  // A newer writer's footer would count the chunk in its offsets: rebuild it so.
+  ChunkSpan fc = chunks_of(file).back();
+  ASSERT_EQ(fc.type, uint32_t(ChunkType::Footer));
+  auto footer = decode_footer(std::span<const uint8_t>(file).subspan(fc.payload(), fc.length));
+  ASSERT_TRUE(footer);
+  for (CheckpointRef& c : footer->checkpoints) {
+    if (c.offset > after.offset) c.offset += extra.size();
+  }
+  file.resize(fc.offset);
+  std::vector<uint8_t> footer_payload;
+  encode_footer(*footer, footer_payload);
+  frame_chunk(ChunkType::Footer, footer_payload, file);
+  std::vector<uint8_t> tail = encode_tail(fc.offset);
+  file.insert(file.end(), tail.begin(), tail.end());
   const std::string edited = dir.path("b.krec");
-  write_bytes(edited, file);  // the footer's offsets are now stale: readers fall back to scanning
+  write_bytes(edited, file);
   std::string out;
   EXPECT_EQ(run_verify(edited, out), 0) << out;
   EXPECT_EQ(last_line(out), "verified 20 ticks");
@@ -199,15 +213,35 @@ TEST(Recording, FutureFormatVersionIsRefusedClearly) {
   const std::string rec = dir.path("a.krec");
   record(rec, load_scene("pyramid.json"), 5, false);
   std::vector<uint8_t> file = read_bytes(rec);
-  file[8] = 2;  // format version, little-endian u32 after the magic
+  std::vector<uint8_t> future = encode_preamble(3);  // a sound preamble (its check matches) of version 3
+  std::copy(future.begin(), future.end(), file.begin());
   write_bytes(rec, file);
   auto r = Recording::open(rec);
   ASSERT_FALSE(r);
-  EXPECT_NE(r.error().message.find("format version 2 is newer than this build reads (version 1)"), std::string::npos)
+  EXPECT_NE(r.error().message.find("format version 3 is newer than this build reads (version 2)"), std::string::npos)
       << r.error().message;
   std::string out;
   EXPECT_EQ(run_verify(rec, out), 2);
   EXPECT_NE(out.find("newer"), std::string::npos) << out;
+}
+
+// A version 1 file (no preamble check, chunks without a frame check) is refused by name.
+TEST(Recording, VersionOneIsRefusedClearly) {
+  TempDir dir;
+  const std::string rec = dir.path("a.krec");
+  record(rec, load_scene("pyramid.json"), 5, false);
+  std::vector<uint8_t> file = read_bytes(rec);
+  std::vector<uint8_t> v1(kRecordingMagic.begin(), kRecordingMagic.end());
+  v1.insert(v1.end(), {1, 0, 0, 0, 0, 0, 0, 0});
+  // Its header chunk as version 1 framed it: type and length, then the payload.
+  v1.insert(v1.end(), file.begin() + 16, file.begin() + 24);
+  v1.insert(v1.end(), file.begin() + 28, file.end());
+  write_bytes(rec, v1);
+  auto r = Recording::open(rec);
+  ASSERT_FALSE(r);
+  EXPECT_NE(r.error().message.find("recording format version 1 is older than this build reads (this build reads version 2)"),
+            std::string::npos)
+      << r.error().message;
 }
 
 TEST(Recording, NotARecordingAndUnknownRulesAreRefused) {

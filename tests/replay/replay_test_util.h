@@ -58,6 +58,9 @@ inline std::vector<uint8_t> read_bytes(const std::string& path) {
 }
 
 inline void write_bytes(const std::string& path, const std::vector<uint8_t>& bytes) {
+  // A fresh file, not a truncated one: ext4 writes a file truncated and rewritten back
+  // to disk at close (its replace-by-truncate heuristic), ~2 ms each time.
+  fs::remove(path);
   std::ofstream out(path, std::ios::binary | std::ios::trunc);
   out.write(reinterpret_cast<const char*>(bytes.data()), std::streamsize(bytes.size()));
 }
@@ -112,7 +115,7 @@ struct ChunkSpan {
   uint32_t type = 0;
   size_t offset = 0;  ///< of the frame
   size_t length = 0;  ///< payload bytes
-  size_t payload() const { return offset + 8; }
+  size_t payload() const { return offset + kChunkHeadBytes; }
   size_t end() const { return offset + kChunkFrameBytes + length; }
 };
 
@@ -122,7 +125,7 @@ inline uint64_t le64(const uint8_t* p) { return uint64_t(le32(p)) | uint64_t(le3
 inline std::vector<ChunkSpan> chunks_of(const std::vector<uint8_t>& file) {
   std::vector<ChunkSpan> out;
   size_t at = kPreambleBytes;
-  while (at + 8 <= file.size()) {
+  while (at + kChunkHeadBytes <= file.size()) {
     ChunkSpan c{le32(&file[at]), at, le32(&file[at + 4])};
     if (c.end() > file.size()) break;
     out.push_back(c);
@@ -144,8 +147,8 @@ inline ChunkSpan find_chunk(const std::vector<uint8_t>& file, ChunkType type, ui
 /// Recomputes a chunk's checksum after its payload was edited (a wrong but well-framed
 /// recording, as a buggy or diverged writer would make).
 inline void fix_checksum(std::vector<uint8_t>& file, const ChunkSpan& c) {
-  uint64_t sum = chunk_checksum(std::span<const uint8_t>(file).subspan(c.offset, 8 + c.length));
-  for (int i = 0; i < 8; ++i) file[c.offset + 8 + c.length + size_t(i)] = uint8_t(sum >> (8 * i));
+  uint64_t sum = chunk_checksum(std::span<const uint8_t>(file).subspan(c.offset, kChunkHeadBytes + c.length));
+  for (int i = 0; i < 8; ++i) file[c.offset + kChunkHeadBytes + c.length + size_t(i)] = uint8_t(sum >> (8 * i));
 }
 
 }  // namespace keel::replay::test

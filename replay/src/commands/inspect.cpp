@@ -49,6 +49,23 @@ std::string rules_note(const std::string& rules, Io io) {
          "docs/replay.md)";
 }
 
+// "ticks 0..40, 60..120"
+std::string ranges(const std::vector<TickRange>& rs) {
+  std::string out;
+  for (const TickRange& r : rs) out += (out.empty() ? "" : ", ") + to_string(r);
+  return out.empty() ? "none" : out;
+}
+
+// What a crash (or a writer still running) leaves unknown, in the words verify and info use.
+std::string incomplete_reason(const Header& h, const RecordingIndex& idx) {
+  if (idx.writer_finished) return "the file is cut short inside its footer; every tick is there";
+  std::string why = "the writer did not finish (killed, crashed, or still recording): the tail after tick " +
+                    std::to_string(idx.highest_tick) + " is lost, up to " + std::to_string(idx.tail_lost_up_to) +
+                    " ticks (it flushes every " + std::to_string(h.flush_every_ticks) + " ticks";
+  if (idx.last_sync) why += " and last flushed at tick " + std::to_string(*idx.last_sync);
+  return why + ")";
+}
+
 }  // namespace
 
 int info(const std::string& path, Io io) {
@@ -72,11 +89,16 @@ int info(const std::string& path, Io io) {
          << idx.player_events << " join/leave events, " << idx.input_frames << " input frames\n";
   print_checkpoints(idx, h.checkpoint_interval, io.out);
   for (const auto& [key, value] : h.metadata) io.out << "metadata: " << key << " = " << value << "\n";
-  if (idx.finished && idx.problems.empty()) {
+  if (idx.finished && idx.problems.empty() && idx.gaps.empty()) {
     io.out << "complete: yes\n";
   } else {
-    io.out << "complete: no (" << (idx.finished ? "damaged" : "no footer: the writer did not finish") << ")\n";
+    io.out << "complete: no (" << (!idx.problems.empty() ? "damaged" : !idx.gaps.empty() ? "ticks are missing" : incomplete_reason(rec->header(), idx))
+           << ")\n";
     for (const std::string& p : idx.problems) io.out << "problem: " << p << "\n";
+  }
+  for (const TickRange& g : idx.gaps) io.out << "missing: ticks " << to_string(g) << "\n";
+  for (const TickRange& l : idx.lost_before_recovery) {
+    if (l.up_to) io.out << "lost before recovery: the tail, ticks " << to_string(l) << "\n";
   }
   return kOk;
 }
@@ -106,12 +128,26 @@ int verify(const VerifyArgs& args, Io io) {
            << hex_hash(r.replayed) << "\n";
     return kDiffers;
   }
-  // Damage (not a crash's partial last chunk) hides the ticks after it: that is no pass.
+  // Only a sound, finished file with every tick passes. Damage anywhere is exit 2,
+  // whatever the ticks that remain say; a file that lacks ticks but is sound is exit 3.
   const RecordingIndex& idx = rec->index();
-  if (idx.stopped_early && !idx.truncated && !args.to) {
-    io.out << "damaged after tick " << idx.last_tick << ": ticks " << idx.first_tick << ".." << idx.last_tick
-           << " verified, the rest cannot be re-run (keel-replay recover keeps the verified ones)\n";
+  const std::string held = std::to_string(r.verified) + " ticks verified (" + ranges(r.verified_ranges) + ")";
+  if (r.damaged) {
+    io.out << "damaged: " << held << "; " << (idx.gaps.empty() ? "no tick is lost" : "ticks " + ranges(idx.gaps) + " cannot be re-run")
+           << "; first damage: " << (idx.problems.empty() ? r.warnings.front() : idx.problems.front())
+           << " (keel-replay recover keeps every tick that can be re-run)\n";
     return kError;
+  }
+  if (!idx.gaps.empty()) {
+    io.out << "incomplete: " << held << "; ticks " << ranges(idx.gaps) << " are missing (lost before this file was recovered)\n";
+    return kPartial;
+  }
+  if (!idx.finished) {
+    io.out << "incomplete: " << held << "; " << incomplete_reason(rec->header(), idx) << "\n";
+    return kPartial;
+  }
+  for (const TickRange& l : idx.lost_before_recovery) {
+    if (l.up_to) io.out << "note: recovered from a file whose writer did not finish: ticks " << to_string(l) << " were lost\n";
   }
   io.out << "verified " << r.verified << " ticks\n";
   return kOk;
@@ -129,9 +165,16 @@ int recover(const std::string& in, const std::string& out, Io io) {
     io.out << "recovered nothing: no complete tick\n";
     return kDiffers;
   }
-  io.out << "kept " << r->ticks_kept << " ticks (" << r->first_tick << ".." << r->last_tick << ") and "
-         << r->checkpoints_kept << " checkpoints in " << out << "\n";
-  io.out << (r->lost_data ? "some data after tick " + std::to_string(r->last_tick) + " was lost\n" : "nothing was lost\n");
+  io.out << "kept " << r->ticks_kept << " ticks (" << ranges(r->segments) << ") and " << r->checkpoints_kept
+         << " checkpoints in " << out << "\n";
+  for (const TickRange& l : r->lost) io.out << "lost: ticks " << to_string(l) << " (damaged, or behind damage up to the next checkpoint)\n";
+  if (r->lost_tail) {
+    io.out << "lost: the tail after tick " << r->lost_tail->first - 1 << ", up to " << r->lost_tail->count()
+           << " ticks (the writer did not finish; it flushes every " << r->flush_every_ticks << " ticks"
+           << (r->last_sync ? " and last flushed at tick " + std::to_string(*r->last_sync) : std::string()) << ")\n";
+  }
+  if (!r->lost_data) io.out << "nothing was lost\n";
+  else if (r->lost.empty() && !r->lost_tail) io.out << "no tick was lost; the damaged chunks were left out\n";
   return r->lost_data ? kPartial : kOk;
 }
 

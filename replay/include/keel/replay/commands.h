@@ -27,8 +27,8 @@ struct Io {
 enum Exit : int {
   kOk = 0,
   kDiffers = 1,   ///< verify: diverged; diff: the sides differ; recover: nothing recovered
-  kError = 2,     ///< unreadable input, bad arguments, I/O failure
-  kPartial = 3,   ///< recover: some data was lost
+  kError = 2,     ///< unreadable input, bad arguments, I/O failure; verify: the file is damaged
+  kPartial = 3,   ///< recover: some data was lost; verify: sound but incomplete (no clean close, or gaps)
 };
 
 /// info REC: format version, build, scene, ticks, duration, players, checkpoints, and
@@ -41,7 +41,9 @@ struct VerifyArgs {
   std::optional<uint64_t> from;
   std::optional<uint64_t> to;
 };
-/// verify: last line `verified N ticks` (0) or `diverged at tick T: recorded H1 replayed H2` (1).
+/// verify: last line `verified N ticks` (0: a sound, finished file, every tick matched),
+/// `diverged at tick T: recorded H1 replayed H2` (1), `damaged: ...` (2, naming the first
+/// damaged byte offset and tick) or `incomplete: ...` (3: not closed cleanly, or gaps).
 int verify(const VerifyArgs& args, Io io);
 
 struct DumpArgs {

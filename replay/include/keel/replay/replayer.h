@@ -83,6 +83,11 @@ struct VerifyResult {
   uint64_t replayed = 0;
   std::string error;      ///< set when the range could not be re-run at all
   std::vector<std::string> warnings;
+  /// Damage was found (the index's problems, a checkpoint that does not decode or
+  /// restore): the ticks that remain may all verify, but the file is not sound.
+  bool damaged = false;
+  /// The runs of ticks re-run and matched (one per segment the range touches).
+  std::vector<TickRange> verified_ranges;
 };
 
 struct VerifyOptions {
@@ -97,7 +102,9 @@ struct VerifyOptions {
 
 /// Re-runs ticks [from, to] and compares every tick's hash with the recording's: the
 /// state at `from` first, then each tick stepped. The state hash covers the whole match,
-/// so ticks before `from` need no comparison of their own.
+/// so ticks before `from` need no comparison of their own. A recording with gaps is
+/// re-run segment by segment, each from the checkpoint it starts with; `verified`
+/// counts the steps of all of them.
 VerifyResult verify(const Recording& rec, const VerifyOptions& options);
 
 }  // namespace keel::replay
