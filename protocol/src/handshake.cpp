@@ -208,6 +208,8 @@ DropReason ServerHandshake::on_response(std::span<const uint8_t> datagram, const
     if (!br.ok() || out.address != from) r = DropReason::ChallengeInvalid;
     else if (expire <= now_unix) r = DropReason::TokenExpired;
     else r = accept_challenge_once(m->body_as_ConnectionResponse()->challenge_sequence(), expire, now_unix);
+    out.challenge_sequence = m->body_as_ConnectionResponse()->challenge_sequence();
+    out.issued_through = challenge_sequence_ - 1;
   }
   sodium_memzero(plain.data(), plain.size());
   drops_.add(r);

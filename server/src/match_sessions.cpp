@@ -98,10 +98,13 @@ void MatchHost::open_session(Admission& a, Now now) {
   const uint32_t player = static_cast<uint32_t>(a.client.client_id);
   for (Session& old : sessions_) {
     if (old.state == SessionState::Closed || old.socket != a.socket || old.endpoint != a.from) continue;
-    if (old.client_key == a.client.keys.receive) {
-      // The same token from the same address while its session lives: the client resent
-      // its request, got two challenges and answered both. One session; it takes the
-      // route the second answer was given (the old id was replaced).
+    if (old.client_key == a.client.keys.receive && a.client.challenge_sequence <= old.issued_through) {
+      // The same token from the same address while its session lives, answering a
+      // challenge issued before the session was accepted: the client resent its request,
+      // got two challenges and answered both. One session; it takes the route the second
+      // answer was given (the old id was replaced). A newer challenge means the client
+      // sent a new request after it was admitted, i.e. it started over: the loop below
+      // replaces the session.
       old.route = a.route;
       session_count_.fetch_sub(1);
       return;
@@ -109,8 +112,8 @@ void MatchHost::open_session(Admission& a, Now now) {
   }
   for (Session& old : sessions_) {
     if (old.state == SessionState::Closed) continue;
-    // A fresh handshake from the same address with another token: the client restarted
-    // or reconnected. The old session goes silently (the address is the new one's now).
+    // A fresh handshake from the same address (another token, or the same token
+    // restarted): the client restarted or reconnected. The old session goes silently (the address is the new one's now).
     if (old.socket == a.socket && old.endpoint == a.from) {
       close(old, "replaced", std::nullopt);
       continue;
@@ -134,6 +137,7 @@ void MatchHost::open_session(Admission& a, Now now) {
   s.address = a.client.address;
   s.route = a.route;
   s.client_key = a.client.keys.receive;
+  s.issued_through = a.client.issued_through;
   s.unproven_allowance = static_cast<double>(a.handshake_bytes);
   s.timeout = services_.options.idle_timeout;
   if (a.client.timeout_seconds > 0) s.timeout = std::min<double>(s.timeout, a.client.timeout_seconds);

@@ -49,6 +49,9 @@ struct Session {
   /// The token's client-to-server key: tells a second handshake of this connection
   /// attempt (same token) from a reconnect (a new token).
   std::array<uint8_t, 32> client_key{};
+  /// The newest challenge issued when this session's answer was accepted
+  /// (AcceptedClient::issued_through): an answer to a newer one is a restarted client.
+  uint64_t issued_through = 0;
   /// Until the client's first authenticated packet proves it holds the keys and receives
   /// at its address, the server sends it at most as many bytes as it received from that
   /// address (the handshake response, and any resends of it): no amplification, even for

@@ -170,6 +170,29 @@ TEST(ServerReconnect, ARestartedClientWithANewTokenReplacesItsOldSessionAtOnce) 
 namespace keel::test {
 namespace {
 
+TEST(ServerReconnect, ARestartedClientWithTheSameTokenReplacesItsOldSessionAtOnce) {
+  // The client dies without a goodbye and starts over on the same port with the token it
+  // still holds: its new request gets a challenge issued after the old session was
+  // accepted, so the answer replaces that session instead of being taken for a resend.
+  RunningServer rs(test_options("reconnect_same_token_restart"));
+  auto first = rs.client(71);
+  ASSERT_TRUE(drive({first.get()}, 5.0, [&] { return first->playing(); }));
+  TestClientOptions o;
+  o.server = rs.address;
+  o.client_id = 71;
+  o.local_port = first->local_port();
+  o.token = first->token();
+  first.reset();
+  TestClient again(rs.io, o);
+  double t0 = seconds_now();
+  again.start(t0);
+  ASSERT_TRUE(drive({&again}, 5.0, [&] { return again.playing(); }));
+  EXPECT_LT(seconds_now() - t0, 2.0);  // not the 10 s time-out of the old session
+  EXPECT_TRUE(drive({&again}, 2.0, [&] { return again.snapshots() > 10; }));
+  EXPECT_EQ(rs.server->counters().players, 1u);
+  EXPECT_FALSE(again.disconnected());
+}
+
 TEST(ServerReconnect, TwoChallengesAnsweredForOneTokenAdmitOneSession) {
   // A client on a slow link resends its request before the challenge comes back, gets
   // two challenges and answers both: one session, one join.

@@ -46,6 +46,13 @@ struct AcceptedClient {
   std::array<uint8_t, kUserDataBytes> user_data{};
   ConnectionKeys keys;  ///< server side: send = server-to-client
   std::string address;
+  /// The challenge this client answered, and the newest challenge the handshake had
+  /// issued when the answer was accepted. A later answer for the same token from the same
+  /// address whose challenge is newer than `issued_through` answers a request sent after
+  /// this one was accepted: the client started over (a restart keeps its token and, with
+  /// a fixed port, its address), so the host replaces the session instead of keeping it.
+  uint64_t challenge_sequence = 0;
+  uint64_t issued_through = 0;
 };
 
 /// Server side of the handshake. Time is passed in (unix seconds).
