@@ -88,19 +88,24 @@ TEST(ServerNonFinite, AMatchWhoseWorldGoesNaNEndsWithTheBodyNamedAndItsRecording
 TEST(ServerNonFinite, AnAbsurdSceneIsRefusedAtStartUpNamingTheField) {
   const std::string dir = fresh_dir("absurd_scene");
   const std::string scene = dir + "/absurd.json";
+  const std::string ball = R"({"id": 2, "motion": "Dynamic", "colliders": [{"shape": "Sphere", "radius": 0.5}]})";
   struct Case {
-    const char* body;
+    std::string scene;
     const char* message;
   } cases[] = {
-      {R"({"id": 2, "motion": "Dynamic", "position": {"x": 0, "y": 1e30, "z": 0},
-          "colliders": [{"shape": "Sphere", "radius": 0.5}]})",
+      {R"("bodies": [{"id": 2, "motion": "Dynamic", "position": {"x": 0, "y": 1e30, "z": 0},
+          "colliders": [{"shape": "Sphere", "radius": 0.5}]}])",
        "absurd.json: body 2: position.y must be within +-100000 (got 1e+30)"},
-      {R"({"id": 3, "motion": "Static", "colliders": [{"shape": "Box",
-          "half_extents": {"x": 1e30, "y": 1, "z": 1}}]})",
+      {R"("bodies": [{"id": 3, "motion": "Static", "colliders": [{"shape": "Box",
+          "half_extents": {"x": 1e30, "y": 1, "z": 1}}]}])",
        "absurd.json: body 3: colliders[0].half_extents.x must be at most 10000 (got 1e+30)"},
+      {R"("gravity": {"x": 0, "y": -1e30, "z": 0}, "bodies": [)" + ball + "]",
+       "absurd.json: settings: gravity.y must be within +-1000 (got -1e+30)"},
+      {R"("bodies": [)" + ball + R"(], "spawn_points": [{"position": {"x": 2e5, "y": 0, "z": 0}}])",
+       "absurd.json: spawn_points[0].position.x: must be within +-100000 (got 2e+05)"},
   };
   for (const Case& c : cases) {
-    std::ofstream(scene) << R"({"name": "absurd", "tick_rate": 60, "bodies": [)" << c.body << "]}";
+    std::ofstream(scene) << R"({"name": "absurd", "tick_rate": 60, )" << c.scene << "}";
     const std::string record = dir + "/rec";
     const char* argv[] = {"keel-server", "--scene", scene.c_str(), "--bind", "127.0.0.1:0", "--record",
                           record.c_str()};

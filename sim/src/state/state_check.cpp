@@ -195,7 +195,7 @@ void check_joints(Check& c, const WorldImpl& w) {
     const std::string at = "joints: slot " + std::to_string(i);
     c.require(joint_body_matches(w, j.body_a, j.def.body_a) && joint_body_matches(w, j.body_b, j.def.body_b), at,
               "body_a/body_b", "disagree with the bodies in their slots");
-    if (Status st = validate_joint(j.def); !st && !c.failed()) c.require(false, at, "", st.error().message.c_str());
+    if (Status st = validate_joint(j.def); !st) c.require(false, at, "description:", st.error().message.c_str());
     const bool impulses = finite(j.linear_impulse) && finite(j.angular_impulse) && finite(j.hold_impulse) &&
                           std::isfinite(j.spring_impulse) && std::isfinite(j.motor_impulse) &&
                           std::isfinite(j.lower_impulse) && std::isfinite(j.upper_impulse) &&
