@@ -10,7 +10,9 @@
 #   CTEST_ARGS="-R Golden" scripts/sanitize.sh    pass a filter to ctest
 #
 # Not part of scripts/test.sh: on a two-core machine it takes far longer than the
-# ordinary build (docs/security.md gives the measured time). Environment: BUILD_DIR
+# ordinary build (docs/security.md gives the measured time: about 27 minutes, 18 of them
+# building). Timing-sensitive server tests can fail there only because everything runs
+# several times slower; a sanitizer report says "ERROR: AddressSanitizer" or "runtime error". Environment: BUILD_DIR
 # (default build-asan), JOBS (build jobs, default 1), CTEST_ARGS (extra ctest arguments).
 set -euo pipefail
 
@@ -47,17 +49,26 @@ BUILT=$((SECONDS - START))
 echo "sanitize: built in $BUILT s"
 
 # halt_on_error makes the first report fatal; detect_leaks finds what a test forgot to free.
-export ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=1:halt_on_error=1:abort_on_error=0}"
+# alloc_dealloc_mismatch is off because Debian 12's Asio (1.28) frees what it allocated
+# with aligned_alloc through operator delete (asio/detail/memory.hpp, aligned_delete):
+# a report in a system header on every io_context thread, not in Keel.
+export ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=1:halt_on_error=1:abort_on_error=0:alloc_dealloc_mismatch=0}"
 export UBSAN_OPTIONS="${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}"
 t=$SECONDS
 status=0
 # shellcheck disable=SC2086
-# Suites that were not built (a target list was given) show up as *_NOT_BUILT: skipped.
-ctest --test-dir "$BUILD_DIR" --output-on-failure -j"$JOBS" --timeout 900 -E _NOT_BUILT \
-  ${CTEST_ARGS:-} || status=$?
+# Skipped: suites that were not built (a target list was given: *_NOT_BUILT), and the
+# install test, which links an unsanitized example project against the installed,
+# sanitized libraries and so cannot link. The full output goes to a log (a failing test's
+# output can be long); the summary and each failure's report are printed.
+LOG="$BUILD_DIR/sanitize-ctest.log"
+ctest --test-dir "$BUILD_DIR" --output-on-failure -j"$JOBS" --timeout 900 \
+  -E '_NOT_BUILT|keel_install_builds_custom_server' ${CTEST_ARGS:-} >"$LOG" 2>&1 || status=$?
+grep -E 'tests passed|\*\*\*Failed|\*\*\*Timeout|Exception' "$LOG" || true
+grep -E -A12 'ERROR: AddressSanitizer|ERROR: LeakSanitizer|runtime error:' "$LOG" | head -80 || true
 echo "sanitize: ctest took $((SECONDS - t)) s; $((SECONDS - START)) s in all (build $BUILT s)"
 if [ $status -ne 0 ]; then
-  echo "sanitize: FAILED (a test failed or a sanitizer reported; see the output above)" >&2
+  echo "sanitize: FAILED (a test failed or a sanitizer reported; full output in $LOG)" >&2
   exit 1
 fi
 echo "sanitize: every test passed under ASan + UBSan"
