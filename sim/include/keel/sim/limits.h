@@ -5,7 +5,7 @@
 // (docs/scene-format.md, "Limits", lists them with their reasons).
 //
 // The figures leave wide margins above every shipped scene (the largest: a 200 m ground
-// box, 80 kg bodies, 10 m/s) and far below where floats give out (3.4e38):
+// box, 80 kg bodies, a few m/s) and stay far below where floats give out (3.4e38):
 //   - a coordinate of 1e5 m still has 8 mm float spacing; further out contacts jitter;
 //   - the largest momentum-like product, mass * speed^2 = 1e12 kg * (1e4 m/s)^2 = 1e20,
 //     and an inertia, mass * size^2 = 1e12 * (1e4 m)^2 = 1e20, leave 18 decades;
