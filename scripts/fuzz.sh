@@ -47,6 +47,12 @@ fi
 # The session target records to /dev/shm (or /tmp)/keel-fuzz-session-PID, emptied after
 # every input. Nothing here needs options of its own: the loop below runs them like the rest.
 # --------------------------------------------------------------------------------------------
+# --- sim targets -----------------------------------------------------------------------
+# fuzz_sim_restore_state: the saved-state decoder (World::restore_state). Built by
+# sim/CMakeLists.txt, which also instruments keel_sim itself in this build (so every
+# target that steps a world checks the sim too); found by the glob above; seeds are
+# real saved states in tests/fuzz/corpus/sim_restore_state/.
+# --- end of sim targets ----------------------------------------------------------------
 
 # -O1 with line tables and asserts on (no NDEBUG): what libFuzzer recommends, quicker to
 # build than -O2 -g, and enough for symbolised stack traces.

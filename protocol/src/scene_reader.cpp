@@ -7,6 +7,7 @@
 #include <keel/sim/character.h>
 #include <keel/sim/hull.h>
 #include <keel/sim/joint.h>
+#include <keel/sim/limits.h>
 
 #include <charconv>
 #include <cmath>
@@ -179,7 +180,13 @@ class Reader {
     }
     out.settings.tick_rate = in.tick_rate();
     if (!read_vec3("gravity", in.gravity(), kDefaultGravity, out.settings.gravity)) return false;
-    return read_solver(in.solver(), out.settings);
+    if (!read_solver(in.solver(), out.settings)) return false;
+    // The sim's ranges (gravity, solver constants), so a scene that loads is one
+    // World::from_scene accepts. Its message names the field ("settings: gravity.y ...").
+    const sim::Status status = sim::validate_settings(out.settings);
+    if (status) return true;
+    error_ = source_ + ": " + status.error().message;
+    return false;
   }
 
   /// Absent solver fields (or an absent solver table) keep WorldSettings' defaults: the
@@ -514,6 +521,15 @@ class Reader {
                      out.spawn_points[i].position) ||
           !read_quat(Field(at, ".rotation"), point->rotation(), out.spawn_points[i].rotation)) {
         return false;
+      }
+      // Rules spawn characters here: a spawn point outside the world would be a body the
+      // world refuses the moment a player joins.
+      const sim::Vec3& p = out.spawn_points[i].position;
+      for (int k = 0; k < 3; ++k) {
+        if (std::fabs(p[k]) > sim::kMaxWorldExtent) {
+          return fail(Field(at, ".position", k == 0 ? ".x" : k == 1 ? ".y" : ".z"),
+                      "must be within +-100000 (got " + format_float(p[k]) + ")");
+        }
       }
     }
     return true;

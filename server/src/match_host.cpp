@@ -9,6 +9,7 @@
 #include <chrono>
 #include <ctime>
 #include <filesystem>
+#include <sstream>
 
 namespace keel::server {
 
@@ -215,6 +216,19 @@ void MatchHost::step_due(Now now) {
 }
 
 bool MatchHost::check_over() {
+  // A world that produced a NaN or an overflowing number ends here, at the tick it did,
+  // with the body named: clients would otherwise be sent (and predict from) garbage. The
+  // match then ends as an over match does: clients told, recording finished.
+  if (std::optional<sim::BodyFault> fault = match_.world().first_non_finite_body()) {
+    std::ostringstream value;
+    value << fault->value;
+    over_reason_ = "the world is no longer finite at tick " + std::to_string(match_.tick()) + ": body " +
+                   std::to_string(fault->body) + " " + fault->field + " = " + value.str();
+    over_.store(true);
+    services_.log.error("match_aborted_non_finite", {{"match", id_}, {"tick", match_.tick()}, {"body", fault->body},
+                                                     {"field", fault->field}, {"value", value.str()}});
+    return true;
+  }
   std::optional<std::string> reason = match_.rules().match_over(match_);
   if (!reason) return false;
   // Untrusted length: a custom rule set's reason goes into log lines, so it is bounded.

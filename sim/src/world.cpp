@@ -553,6 +553,7 @@ World::World(World&&) noexcept = default;
 World& World::operator=(World&&) noexcept = default;
 
 Expected<World> World::from_scene(const SceneDef& scene) {
+  if (Status st = validate_settings(scene.settings); !st) return st.error();
   World world(scene.settings);
   for (const BodyDef& def : scene.bodies) {
     auto id = world.add_body(def);

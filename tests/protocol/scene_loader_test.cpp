@@ -7,6 +7,7 @@
 #include <array>
 #include <keel/protocol/scene.h>
 #include <keel/protocol/scene_generated.h>
+#include <keel/sim/limits.h>
 
 #include <algorithm>
 #include <bit>
@@ -820,7 +821,9 @@ SceneDef unusual_scene() {
   body.id = 4294967294u;
   body.motion = MotionType::Kinematic;
   body.mass = -0.0f;
-  body.position = sim::Vec3(std::numeric_limits<float>::max(), -0.0f, 1e-30f);
+  // The edge of the world (the largest accepted coordinate; keel/sim/limits.h), a
+  // negative zero and a tiny value: each must come back bit for bit.
+  body.position = sim::Vec3(-sim::kMaxWorldExtent, -0.0f, 1e-30f);
   body.rotation = sim::make_quat(0.0f, 0.0f, -0.70710677f, 0.70710677f);
   body.linear_velocity = sim::Vec3(1, 2, 3);
   body.angular_velocity = sim::Vec3(-4, 5, -6);

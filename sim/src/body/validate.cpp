@@ -2,6 +2,7 @@
 // that names the body id and the field.
 #include <keel/sim/defs.h>
 #include <keel/sim/hull.h>
+#include <keel/sim/limits.h>
 
 #include "body/validate.h"
 #include "collision/mesh.h"
@@ -71,6 +72,32 @@ class Checker {
     finite(field, v);
     if (!failed() && v < 0.0f) fail(field, "", "must be >= 0", v);
   }
+  /// Finite and |v| <= limit (keel/sim/limits.h): keeps every product the step forms finite.
+  void within(const char* field, float v, float limit, const char* component = "") {
+    finite(field, v, component);
+    if (!failed() && !(std::fabs(v) <= limit)) fail_limit(field, component, "must be within +-", limit, v);
+  }
+  void within(const char* field, const Vec3& v, float limit) {
+    within(field, v.x, limit, ".x");
+    within(field, v.y, limit, ".y");
+    within(field, v.z, limit, ".z");
+  }
+  /// A size: min <= v <= max.
+  void size(const char* field, float v, float min, float max, const char* component = "") {
+    positive(field, v, component);
+    if (!failed() && v < min) fail_limit(field, component, "must be at least ", min, v);
+    if (!failed() && v > max) fail_limit(field, component, "must be at most ", max, v);
+  }
+  /// 0 <= v <= max.
+  void up_to(const char* field, float v, float max) {
+    non_negative(field, v);
+    if (!failed() && v > max) fail_limit(field, "", "must be at most ", max, v);
+  }
+  void fail_limit(const char* field, const char* component, const char* what, float limit, float got) {
+    std::ostringstream os;
+    os << what << limit;  // `what` ends with its own space, or with "+-"
+    fail(field, component, os.str().c_str(), got);
+  }
   void fail(const char* field, const char* component, const char* what, float got) {
     std::ostringstream os;
     os << "body " << def_.id << ": ";
@@ -97,25 +124,42 @@ class Checker {
   std::string message_;
 };
 
+// A hull is a moving part: its points are bounded like a box's half extents, so that its
+// size (and the mass and inertia that follow from it) stays in range.
+void check_hull_points(Checker& c, const std::vector<Vec3>& points) {
+  for (size_t i = 0; i < points.size() && !c.failed(); ++i) {
+    for (int k = 0; k < 3; ++k) {
+      if (std::isfinite(points[i][k]) && std::fabs(points[i][k]) <= kMaxShapeSize) continue;
+      std::ostringstream os;
+      os << "points[" << i << "]." << "xyz"[k] << " must be within +-" << kMaxShapeSize << " (got " << points[i][k]
+         << ")";
+      c.fail_plain(os.str());
+      return;
+    }
+  }
+}
+
 void check_collider(Checker& c, const ColliderDef& col, size_t index, MotionType motion,
                     std::shared_ptr<const ConvexHull>* built) {
   c.scope(long(index));
-  c.finite("center", col.center);
+  c.within("center", col.center, kMaxWorldExtent);
   c.rotation("rotation", col.rotation);
   switch (col.shape) {
     case ShapeType::Sphere:
-      c.positive("radius", col.radius);
+      c.size("radius", col.radius, kMinShapeSize, kMaxShapeSize);
       break;
     case ShapeType::Capsule:
-      c.positive("radius", col.radius);
-      c.non_negative("half_height", col.half_height);
+      c.size("radius", col.radius, kMinShapeSize, kMaxShapeSize);
+      c.up_to("half_height", col.half_height, kMaxShapeSize);
       break;
     case ShapeType::Box:
-      c.positive("half_extents", col.half_extents.x, ".x");
-      c.positive("half_extents", col.half_extents.y, ".y");
-      c.positive("half_extents", col.half_extents.z, ".z");
+      c.size("half_extents", col.half_extents.x, kMinShapeSize, kMaxShapeSize, ".x");
+      c.size("half_extents", col.half_extents.y, kMinShapeSize, kMaxShapeSize, ".y");
+      c.size("half_extents", col.half_extents.z, kMinShapeSize, kMaxShapeSize, ".z");
       break;
     case ShapeType::Hull:
+      check_hull_points(c, col.points);
+      if (c.failed()) break;
       if (auto hull = build_hull(col.points); !hull) c.fail_plain("points: " + hull.error().message);
       else if (built) *built = std::move(*hull);
       break;
@@ -136,15 +180,40 @@ void check_collider(Checker& c, const ColliderDef& col, size_t index, MotionType
     c.fail_plain(std::string("shape ") + to_string(col.shape) + " is only allowed on a Static body (this body is " +
                  to_string(motion) + ")");
   }
-  c.non_negative("friction", col.friction);
-  c.non_negative("restitution", col.restitution);
-  c.non_negative("density", col.density);
+  c.up_to("friction", col.friction, kMaxFriction);
+  c.up_to("restitution", col.restitution, kMaxRestitution);
+  c.up_to("density", col.density, kMaxDensity);
   c.scope(-1);
+}
+
+// A dynamic body's mass, given or computed from its colliders' densities and volumes,
+// within [kMinBodyMass, kMaxBodyMass]: the inverse mass and every momentum stay finite.
+void check_mass(Checker& c, const BodyDef& def, const BuiltHulls* built) {
+  if (def.motion != MotionType::Dynamic) return;
+  if (def.mass > 0.0f) {
+    if (def.mass < kMinBodyMass) c.fail_limit("mass", "", "must be at least ", kMinBodyMass, def.mass);
+    if (def.mass > kMaxBodyMass) c.fail_limit("mass", "", "must be at most ", kMaxBodyMass, def.mass);
+    return;
+  }
+  double total = 0.0;  // double: a sum of large parts must not overflow before the check
+  for (size_t i = 0; i < def.colliders.size(); ++i) {
+    const ConvexHull* hull = built && i < built->size() ? (*built)[i].get() : nullptr;
+    total += double(def.colliders[i].density) * double(shape_volume(def.colliders[i], hull));
+  }
+  if (total > 0.0 && total < double(kMinBodyMass)) {
+    c.fail_limit("mass", "", "computed from the colliders' densities must be at least ", kMinBodyMass, float(total));
+  } else if (total > double(kMaxBodyMass)) {
+    c.fail_limit("mass", "", "computed from the colliders' densities must be at most ", kMaxBodyMass,
+                 float(std::min(total, 3.0e38)));
+  }
 }
 
 }  // namespace
 
-Status validate_body(const BodyDef& def) { return validate_body(def, nullptr); }
+Status validate_body(const BodyDef& def) {
+  BuiltHulls hulls;  // the mass check reuses each hull the collider check built
+  return validate_body(def, &hulls);
+}
 
 Status validate_body(const BodyDef& def, BuiltHulls* built) {
   if (built) built->assign(def.colliders.size(), nullptr);
@@ -153,14 +222,14 @@ Status validate_body(const BodyDef& def, BuiltHulls* built) {
       def.motion != MotionType::Dynamic) {
     c.fail_plain("motion is not Static, Kinematic or Dynamic");
   }
-  c.finite("position", def.position);
+  c.within("position", def.position, kMaxWorldExtent);
   c.rotation("rotation", def.rotation);
-  c.finite("linear_velocity", def.linear_velocity);
-  c.finite("angular_velocity", def.angular_velocity);
+  c.within("linear_velocity", def.linear_velocity, kMaxLinearVelocity);
+  c.within("angular_velocity", def.angular_velocity, kMaxAngularVelocity);
   c.non_negative("mass", def.mass);
-  c.non_negative("linear_damping", def.linear_damping);
-  c.non_negative("angular_damping", def.angular_damping);
-  c.finite("gravity_scale", def.gravity_scale);
+  c.up_to("linear_damping", def.linear_damping, kMaxDamping);
+  c.up_to("angular_damping", def.angular_damping, kMaxDamping);
+  c.within("gravity_scale", def.gravity_scale, kMaxGravityScale);
   for (size_t i = 0; i < def.colliders.size() && !c.failed(); ++i) {
     if (c.failed()) break;
     check_collider(c, def.colliders[i], i, def.motion, built ? &(*built)[i] : nullptr);
@@ -172,7 +241,57 @@ Status validate_body(const BodyDef& def, BuiltHulls* built) {
       c.fail("mass", "", "must be > 0 on a dynamic body (or give a collider a density > 0)", def.mass);
     }
   }
+  if (!c.failed()) check_mass(c, def, built);
   if (c.failed()) return Error{c.message()};
+  return Status::ok();
+}
+
+namespace {
+
+// "settings: <field> <what> (got <value>)", or empty when `ok`.
+std::string settings_error(bool ok, const char* field, const std::string& what, double got) {
+  if (ok) return {};
+  std::ostringstream os;
+  os << "settings: " << field << " " << what << " (got " << got << ")";
+  return os.str();
+}
+
+std::string range_text(const char* lower, float upper) {
+  std::ostringstream os;
+  os << "must be in " << lower << upper << "]";
+  return os.str();
+}
+
+}  // namespace
+
+Status validate_settings(const WorldSettings& s) {
+  std::string e = settings_error(s.tick_rate >= 1 && s.tick_rate <= 1000, "tick_rate", "must be 1 to 1000", s.tick_rate);
+  if (e.empty()) e = settings_error(s.substeps >= 1 && s.substeps <= 64, "substeps", "must be 1 to 64", s.substeps);
+  const char* axis[3] = {"gravity.x", "gravity.y", "gravity.z"};
+  for (int k = 0; k < 3 && e.empty(); ++k) {
+    std::ostringstream what;
+    what << "must be within +-" << kMaxGravity;
+    e = settings_error(std::fabs(s.gravity[k]) <= kMaxGravity, axis[k], what.str(), s.gravity[k]);
+  }
+  // Every comparison is false for NaN, so a NaN fails each check.
+  auto in = [](float v, float lo_open, float hi) { return v > lo_open && v <= hi; };
+  if (e.empty()) {
+    e = settings_error(in(s.contact_hertz, 0.0f, kMaxSpringHertz), "contact_hertz",
+                       range_text("(0, ", kMaxSpringHertz), s.contact_hertz);
+  }
+  if (e.empty()) {
+    e = settings_error(s.contact_damping_ratio >= 0.0f && s.contact_damping_ratio <= kMaxDampingRatio,
+                       "contact_damping_ratio", range_text("[0, ", kMaxDampingRatio), s.contact_damping_ratio);
+  }
+  if (e.empty()) {
+    e = settings_error(s.contact_push_max_speed >= 0.0f && s.contact_push_max_speed <= kMaxLinearVelocity,
+                       "contact_push_max_speed", range_text("[0, ", kMaxLinearVelocity), s.contact_push_max_speed);
+  }
+  if (e.empty()) {
+    e = settings_error(s.restitution_threshold >= 0.0f && s.restitution_threshold <= kMaxLinearVelocity,
+                       "restitution_threshold", range_text("[0, ", kMaxLinearVelocity), s.restitution_threshold);
+  }
+  if (!e.empty()) return Error{e};
   return Status::ok();
 }
 

@@ -187,6 +187,11 @@ void read_characters(StateReader& in, WorldImpl& w) {
     c.warned = in.u8();
     if (!in.ok()) break;
     if (!validate_character_settings(s)) in.fail("character settings out of range");
+    // The controller's own state feeds the next step's velocities: finite, or the
+    // character would carry a NaN into the world on its first tick.
+    const bool finite_state = std::isfinite(c.cos_slope) && std::isfinite(c.gravity_scale) && finite(c.input.move) &&
+                              std::isfinite(c.climb_target_y) && finite(c.climb_dir) && finite(c.ground_normal);
+    if (!finite_state) in.fail("character " + std::to_string(c.body_id) + ": controller state is not finite");
     const bool body_ok = c.body_slot < w.bodies.size() && w.bodies[c.body_slot].alive &&
                          w.bodies[c.body_slot].generation == c.generation && w.bodies[c.body_slot].id == c.body_id &&
                          w.bodies[c.body_slot].motion == MotionType::Dynamic;

@@ -18,6 +18,7 @@
 
 #include <keel/sim/defs.h>
 #include <keel/sim/expected.h>
+#include <keel/sim/limits.h>
 #include <keel/sim/math.h>
 
 #include <cstdint>
@@ -27,8 +28,9 @@
 namespace keel::sim {
 
 // Size limits (kMaxMeshVertices, kMaxMeshTriangles, kMaxHeightfieldSamples) are in defs.h.
-/// Coordinates beyond this (m) are rejected: float spacing there is already ~0.06 m.
-inline constexpr float kMaxGeometryCoordinate = 1.0e6f;
+/// Vertex coordinates, heights and grid extents beyond this (m) are rejected: the world's
+/// extent (keel/sim/limits.h), where float spacing is already 8 mm.
+inline constexpr float kMaxGeometryCoordinate = kMaxWorldExtent;
 /// Triangles whose doubled area is below this (m^2) are degenerate and rejected.
 inline constexpr float kMinTriangleArea2 = 1.0e-12f;
 /// cos of the crease angle above which an edge is treated as flat (about 2.5 degrees).

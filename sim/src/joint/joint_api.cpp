@@ -3,6 +3,7 @@
 #include <keel/sim/joint.h>
 
 #include <keel/sim/det_math.h>
+#include <keel/sim/limits.h>
 
 #include "island/sleep.h"
 #include "joint/joint.h"
@@ -11,6 +12,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <sstream>
 #include <string>
 
 namespace keel::sim {
@@ -19,11 +21,11 @@ namespace {
 
 constexpr float kPi = 3.14159265358979323846f;
 
+// Shortest readable form: 4, 0.5, 1e+12 (std::to_string would print 1e30 with 31 digits).
 std::string num(float v) {
-  std::string s = std::to_string(v);
-  while (s.size() > 1 && s.back() == '0') s.pop_back();
-  if (!s.empty() && s.back() == '.') s.pop_back();
-  return s;
+  std::ostringstream os;
+  os << v;
+  return os.str();
 }
 
 bool finite(const Vec3& v) { return std::isfinite(v.x) && std::isfinite(v.y) && std::isfinite(v.z); }
@@ -31,8 +33,16 @@ bool finite(const Quat& q) {
   return std::isfinite(q.x) && std::isfinite(q.y) && std::isfinite(q.z) && std::isfinite(q.w);
 }
 
+// Finite and |v| <= limit (keel/sim/limits.h); NaN fails the comparison.
+bool within(float v, float limit) { return std::fabs(v) <= limit; }
+bool within(const Vec3& v, float limit) { return within(v.x, limit) && within(v.y, limit) && within(v.z, limit); }
+std::string limit_text(float limit) { return " (limit +-" + num(limit) + ")"; }
+
 Status check_frame(const Transform& t, const char* name) {
   if (!finite(t.position)) return Error{std::string(name) + ".position must be finite"};
+  if (!within(t.position, kMaxWorldExtent)) {
+    return Error{std::string(name) + ".position must be within the world" + limit_text(kMaxWorldExtent)};
+  }
   if (!finite(t.rotation) || glm::dot(t.rotation, t.rotation) < 1e-12f) {
     return Error{std::string(name) + ".rotation must be a finite, non-zero quaternion"};
   }
@@ -42,6 +52,9 @@ Status check_frame(const Transform& t, const char* name) {
 Status check_limit(const JointLimit& l, const char* name) {
   if (!l.enabled) return Status::ok();
   if (!std::isfinite(l.lower) || !std::isfinite(l.upper)) return Error{std::string(name) + ": lower and upper must be finite"};
+  if (!within(l.lower, kMaxWorldExtent) || !within(l.upper, kMaxWorldExtent)) {
+    return Error{std::string(name) + ": lower and upper must be within" + limit_text(kMaxWorldExtent)};
+  }
   if (l.lower > l.upper) {
     return Error{std::string(name) + ": lower must be <= upper (got " + num(l.lower) + " > " + num(l.upper) + ")"};
   }
@@ -55,11 +68,17 @@ Status check_spring(const JointSpring& s, const char* name) {
     return Error{std::string(name) + ".damping_ratio must be >= 0"};
   }
   if (!std::isfinite(s.target)) return Error{std::string(name) + ".target must be finite"};
+  if (s.hertz > kMaxSpringHertz) return Error{std::string(name) + ".hertz must be at most " + num(kMaxSpringHertz)};
+  if (s.damping_ratio > kMaxDampingRatio) {
+    return Error{std::string(name) + ".damping_ratio must be at most " + num(kMaxDampingRatio)};
+  }
+  if (!within(s.target, kMaxWorldExtent)) return Error{std::string(name) + ".target must be within" + limit_text(kMaxWorldExtent)};
   return Status::ok();
 }
 
-Status check_non_negative(float v, const char* name) {
+Status check_non_negative(float v, const char* name, float max = kMaxJointForce) {
   if (!(v >= 0.0f) || !std::isfinite(v)) return Error{std::string(name) + " must be finite and >= 0 (got " + num(v) + ")"};
+  if (v > max) return Error{std::string(name) + " must be at most " + num(max) + " (got " + num(v) + ")"};
   return Status::ok();
 }
 
@@ -154,8 +173,10 @@ Status validate_joint(const JointDef& d) {
   if (Status st = check_spring(d.spring, "spring"); !st) return st;
   if (Status st = check_spring(d.steer_spring, "steer_spring"); !st) return st;
   if (!std::isfinite(d.motor.speed)) return Error{"motor.speed must be finite"};
+  if (!within(d.motor.speed, kMaxJointSpeed)) return Error{"motor.speed must be within" + limit_text(kMaxJointSpeed)};
   if (Status st = check_non_negative(d.motor.max_force, "motor.max_force"); !st) return st;
   if (!std::isfinite(d.length)) return Error{"length must be finite"};
+  if (!within(d.length, kMaxWorldExtent)) return Error{"length must be within" + limit_text(kMaxWorldExtent)};
   if (!(d.cone_angle >= 0.0f) || !(d.cone_angle <= kPi)) return Error{"cone_angle must be in [0, pi] (got " + num(d.cone_angle) + ")"};
   if (Status st = check_non_negative(d.holding_torque, "holding_torque"); !st) return st;
   if (Status st = check_non_negative(d.break_force, "break_force"); !st) return st;
@@ -270,7 +291,10 @@ JointInfo joint_info(const World& world, JointId id) {
 void set_joint_motor(World& world, JointId id, const JointMotor& motor) {
   WorldImpl& w = WorldAccess::impl(world);
   Joint* j = get_joint(w, id);
-  if (!j || !std::isfinite(motor.speed) || !(motor.max_force >= 0.0f) || !std::isfinite(motor.max_force)) return;
+  // The limits add_joint applies (keel/sim/limits.h); a motor outside them is ignored.
+  if (!j || !within(motor.speed, kMaxJointSpeed) || !(motor.max_force >= 0.0f) || !(motor.max_force <= kMaxJointForce)) {
+    return;
+  }
   const JointMotor& old = j->def.motor;
   if (old.enabled == motor.enabled && old.speed == motor.speed && old.max_force == motor.max_force) return;
   j->def.motor = motor;

@@ -93,6 +93,10 @@ class BatchBuffer {
   }
   WideConstraint& operator[](size_t i) { return data_[i]; }
   const WideConstraint& operator[](size_t i) const { return data_[i]; }
+  /// The first batch, or null before any reservation: the kernels take this pointer and
+  /// index it only within [begin, end), which is empty in a world with no contacts (so
+  /// `&buffer[0]` there would form a reference through a null pointer).
+  WideConstraint* data() { return data_.get(); }
 
  private:
   std::unique_ptr<WideConstraint[]> data_;

@@ -462,11 +462,11 @@ void ContactSolver::run_block(const StagePlan::Stage& st, uint32_t begin, uint32
     case kFill: fill_bodies(begin, end); break;
     case kPack: pack_batches(begin, end); break;
     case kIntegrateVelocities: integrate_velocities(begin, end); break;
-    case kWarmStart: kernels_.warm_start(bodies_.data(), &batches_[0], begin, end); break;
-    case kSolve: kernels_.solve(bodies_.data(), &batches_[0], begin, end, constants_, true); break;
+    case kWarmStart: kernels_.warm_start(bodies_.data(), batches_.data(), begin, end); break;
+    case kSolve: kernels_.solve(bodies_.data(), batches_.data(), begin, end, constants_, true); break;
     case kIntegratePositions: integrate_positions(begin, end); break;
-    case kRelax: kernels_.solve(bodies_.data(), &batches_[0], begin, end, constants_, false); break;
-    case kRestitution: kernels_.restitution(bodies_.data(), &batches_[0], begin, end, constants_); break;
+    case kRelax: kernels_.solve(bodies_.data(), batches_.data(), begin, end, constants_, false); break;
+    case kRestitution: kernels_.restitution(bodies_.data(), batches_.data(), begin, end, constants_); break;
     case kStore: store_impulses(begin, end); break;
     case kWriteBack: write_back(begin, end); break;
     case kJointWarmStart:
@@ -491,14 +491,14 @@ void ContactSolver::run_part(uint32_t part) {
   for (uint32_t i = 0; i < substeps_; ++i) {
     integrate_velocities(body_begin, body_end);
     if (any_joint) warm_start_joints(joints);
-    kernels_.warm_start(bodies_.data(), &batches_[0], first, last);
+    kernels_.warm_start(bodies_.data(), batches_.data(), first, last);
     if (any_joint) solve_joints(joints, true);
-    kernels_.solve(bodies_.data(), &batches_[0], first, last, constants_, true);
+    kernels_.solve(bodies_.data(), batches_.data(), first, last, constants_, true);
     integrate_positions(body_begin, body_end);
     if (any_joint) solve_joints(joints, false);
-    kernels_.solve(bodies_.data(), &batches_[0], first, last, constants_, false);
+    kernels_.solve(bodies_.data(), batches_.data(), first, last, constants_, false);
   }
-  if (any_bounce_) kernels_.restitution(bodies_.data(), &batches_[0], first, last, constants_);
+  if (any_bounce_) kernels_.restitution(bodies_.data(), batches_.data(), first, last, constants_);
   store_impulses(first, last);
   write_back(body_begin, body_end);
 }

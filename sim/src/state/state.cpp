@@ -11,6 +11,7 @@
 #include <keel/sim/world.h>
 
 #include "character/character.h"
+#include "state/state_check.h"
 #include "state/state_io.h"
 #include "world_impl.h"
 
@@ -48,8 +49,7 @@ void read_settings(StateReader& r, WorldSettings& s) {
   s.contact_damping_ratio = r.f32();
   s.contact_push_max_speed = r.f32();
   s.restitution_threshold = r.f32();
-  if (s.tick_rate == 0 || s.tick_rate > 1000) r.fail("settings.tick_rate out of range");
-  if (s.substeps == 0 || s.substeps > 64) r.fail("settings.substeps out of range");
+  if (Status st = validate_settings(s); !st) r.fail(st.error().message);
 }
 
 void write_body(StateWriter& w, const Body& b) {
@@ -379,6 +379,28 @@ Status read_state(StateReader& r, WorldImpl& w, const WorldImpl& previous) {
   return Status::ok();
 }
 
+// The restored world must encode back to the very bytes it came from: such bytes would
+// otherwise hash differently from the world they restore to, and a peer that restored
+// them would report a desync it does not have. Every field is written as read, so this
+// fails only where the input used an encoding the writer never produces (a flag byte
+// other than 0 or 1, an alive byte of 2), or where a contact between two bodies that
+// cannot move disagrees with their poses (its ids and points are recomputed from them on
+// restore, as they were when those bodies fell asleep).
+Status check_canonical(const WorldImpl& w, std::span<const uint8_t> bytes) {
+  std::vector<uint8_t> again;
+  again.reserve(bytes.size());
+  StateWriter out(again);
+  write_state(w, out);
+  if (again.size() == bytes.size() && std::memcmp(again.data(), bytes.data(), bytes.size()) == 0) {
+    return Status::ok();
+  }
+  size_t at = 0;
+  while (at < again.size() && at < bytes.size() && again[at] == bytes[at]) ++at;
+  return Error{"world state is damaged: byte " + std::to_string(at) +
+               " is not in canonical form (a flag byte other than 0 or 1, or a resting contact that disagrees "
+               "with its bodies' poses)"};
+}
+
 }  // namespace
 
 std::vector<uint8_t> World::save_state() const {
@@ -402,6 +424,7 @@ Status World::restore_state(std::span<const uint8_t> bytes) {
     const Body& b = fresh->bodies[i];
     if (b.alive) fresh->id_to_slot[b.id] = i;
   }
+  if (Status st = check_state(*fresh); !st) return Error{"world state is damaged: " + st.error().message};
   auto& contacts = fresh->contacts.items();
   for (Contact& c : contacts) {
     c.body_a = fresh->shapes[c.shape_a].body;
@@ -417,6 +440,9 @@ Status World::restore_state(std::span<const uint8_t> bytes) {
       fresh->refresh_contact_from_poses(c, false);
     }
   }
+  // Last, on the world exactly as it would step: a forged held contact (its ids, its
+  // point count) does not survive that refresh, and is caught here with the rest.
+  if (Status st = check_canonical(*fresh, bytes); !st) return st;
   impl_ = std::move(fresh);
   return Status::ok();
 }

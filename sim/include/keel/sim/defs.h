@@ -106,6 +106,13 @@ struct WorldSettings {
 /// e.g. "body 12: colliders[0].radius must be > 0 (got -1)".
 Status validate_body(const BodyDef& def);
 
+/// Checks world settings against keel/sim/limits.h: tick_rate 1..1000, substeps 1..64,
+/// |gravity| components up to kMaxGravity, contact_hertz in (0, kMaxSpringHertz],
+/// contact_damping_ratio in [0, kMaxDampingRatio], contact_push_max_speed and
+/// restitution_threshold in [0, kMaxLinearVelocity]. The message names the field, e.g.
+/// "settings: gravity.y must be within +-1000 (got 1e+30)".
+Status validate_settings(const WorldSettings& settings);
+
 // Character controller descriptions (the API is in character.h).
 
 /// One segment of a scripted walk: for `ticks` ticks the character asks for `move`

@@ -12,6 +12,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <span>
 #include <vector>
 
@@ -95,6 +96,13 @@ struct ContactView {
   Point points[4];
 };
 
+/// A body whose pose or velocity a step left unusable (World::first_non_finite_body).
+struct BodyFault {
+  uint32_t body = 0;       ///< user id
+  const char* field = "";  ///< "position.x", "rotation.w", "linear_velocity.y", "angular_velocity.z", ...
+  float value = 0.0f;      ///< the offending component (NaN, an infinity, or beyond the limit)
+};
+
 struct WorldImpl;
 struct WorldAccess;
 
@@ -150,6 +158,13 @@ class World {
 
   /// Advances the world by one tick (1 / tick_rate seconds).
   void step();
+  /// The first body, in slot order, whose position, rotation, linear or angular velocity
+  /// has a component that is not finite or is beyond kMaxStateMagnitude
+  /// (keel/sim/limits.h); nullopt when there is none. Read-only (the state and its hash
+  /// are untouched) and cheap: a few compares per body, and sleeping bodies are skipped
+  /// (their state does not change while they sleep). A host calls it after each step to
+  /// stop a world that went wrong before its numbers reach anyone.
+  std::optional<BodyFault> first_non_finite_body() const;
   /// Ticks stepped since the world was created (or since the state it was restored from).
   uint64_t tick() const;
   const StepProfile& profile() const;
