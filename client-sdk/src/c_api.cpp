@@ -4,9 +4,11 @@
 #include <keel/client/keel_client.h>
 #include <keel/client/link_conditioner.h>
 
+#include <cstring>
 #include <exception>
 #include <new>
 #include <string>
+#include <type_traits>
 
 struct keel_client {
   std::unique_ptr<keel::client::Client> client;
@@ -40,6 +42,15 @@ keel::client::LinkImpairment impairment(const keel_link_config& l) {
   return {l.latency_ms, l.jitter_ms, l.loss, l.duplicate, l.reorder};
 }
 
+// A C caller may store any integer in the mode field; in C++ loading a value outside the
+// enum's range is undefined, so the field is read as its underlying integer first.
+bool known_mode(const keel_client_config& config) {
+  std::underlying_type_t<keel_mode> mode;
+  static_assert(sizeof mode == sizeof config.mode);
+  std::memcpy(&mode, &config.mode, sizeof mode);
+  return mode == KEEL_MODE_INTERPOLATE || mode == KEEL_MODE_PREDICT;
+}
+
 }  // namespace
 
 extern "C" {
@@ -54,8 +65,7 @@ void keel_client_config_init(keel_client_config* config) {
 keel_result keel_client_create(const keel_client_config* config, keel_client** out) {
   if (out == nullptr) return KEEL_ERROR_ARGUMENT;
   *out = nullptr;
-  if (config == nullptr || config->server_address == nullptr ||
-      (config->mode != KEEL_MODE_INTERPOLATE && config->mode != KEEL_MODE_PREDICT)) {
+  if (config == nullptr || config->server_address == nullptr || !known_mode(*config)) {
     return KEEL_ERROR_ARGUMENT;
   }
   try {

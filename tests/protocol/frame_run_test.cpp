@@ -158,7 +158,9 @@ TEST(FrameRun, HostilePayloadsAreRefused) {
     flipped[bit / 8] ^= uint8_t(1u << (bit % 8));
     const kp::fb::Message* fm = nullptr;
     std::vector<kp::InputFrameMessage> out;
-    if (kp::check_message(run_message(7, 2, flipped), fm) != kp::DropReason::None) continue;
+    // The message must outlive fm, which points into it.
+    const std::vector<uint8_t> message = run_message(7, 2, flipped);
+    if (kp::check_message(message, fm) != kp::DropReason::None) continue;
     // Accepted by the check means decodable, into exactly the two frames of the run.
     ASSERT_EQ(kp::decode_input_frame_run(*fm->body_as_ServerInputFrameRun(), out), kp::DropReason::None);
     ASSERT_EQ(out.size(), 2u);
