@@ -5,7 +5,7 @@
 
 #include <asio.hpp>
 
-#include <charconv>
+#include <keel/protocol/address.h>
 
 namespace keel::client {
 namespace {
@@ -86,19 +86,11 @@ class UdpTransport final : public Transport {
 }  // namespace
 
 bool split_host_port(const std::string& address, std::string& host, uint16_t& port) {
-  size_t colon = address.rfind(':');
-  if (colon == std::string::npos || colon == 0 || colon + 1 >= address.size()) return false;
-  host = address.substr(0, colon);
-  if (host.front() == '[') {
-    if (host.size() < 3 || host.back() != ']') return false;
-    host = host.substr(1, host.size() - 2);
-  }
-  unsigned value = 0;
-  const char* first = address.data() + colon + 1;
-  const char* last = address.data() + address.size();
-  auto [ptr, ec] = std::from_chars(first, last, value);
-  if (ec != std::errc() || ptr != last || value == 0 || value > 65535) return false;
-  port = static_cast<uint16_t>(value);
+  // The one parser keel-server and keel-token use too; a server to reach needs a port.
+  auto hp = protocol::parse_host_port(address);
+  if (!hp || hp->port == 0) return false;
+  host = hp->host;
+  port = hp->port;
   return true;
 }
 

@@ -1,4 +1,5 @@
 #include <keel/protocol/token.h>
+#include <keel/protocol/address.h>
 
 #include <keel/sim/byte_io.h>
 
@@ -35,6 +36,10 @@ bool valid_addresses(const std::vector<std::string>& addresses) {
   if (addresses.empty() || addresses.size() > kMaxTokenAddresses) return false;
   for (const auto& a : addresses) {
     if (a.empty() || a.size() > kMaxAddressBytes) return false;
+    // A server compares the addresses byte for byte with the ones it answers to, which it
+    // writes as parse_host_port reads them: a token naming anything else admits no one.
+    auto hp = parse_host_port(a);
+    if (!hp || hp->port == 0) return false;
   }
   return true;
 }
@@ -129,7 +134,7 @@ sim::Expected<ConnectToken> mint_token(const TokenKey& key, const MintParams& p,
                                        uint64_t now_unix) {
   ensure_sodium();
   if (!valid_addresses(p.server_addresses)) {
-    return sim::Error{"a token needs 1 to 8 server addresses of at most 63 bytes each"};
+    return sim::Error{"a token needs 1 to 8 server addresses, each HOST:PORT or [IPV6]:PORT (port 1-65535) of at most 63 bytes"};
   }
   PrivateToken priv;
   priv.client_id = p.client_id;

@@ -2,6 +2,8 @@
 
 #include "metrics.h"
 
+#include <keel/protocol/address.h>
+
 #include <sys/socket.h>
 
 #include <charconv>
@@ -9,28 +11,13 @@
 namespace keel::server {
 
 std::optional<Udp::endpoint> parse_endpoint(const std::string& text) {
-  std::string host;
-  std::string port;
-  if (!text.empty() && text[0] == '[') {
-    size_t close = text.find(']');
-    if (close == std::string::npos || close + 1 >= text.size() || text[close + 1] != ':') return std::nullopt;
-    host = text.substr(1, close - 1);
-    port = text.substr(close + 2);
-  } else {
-    size_t colon = text.rfind(':');
-    if (colon == std::string::npos || text.find(':') != colon) return std::nullopt;
-    host = text.substr(0, colon);
-    port = text.substr(colon + 1);
-  }
-  unsigned value = 0;
-  auto [end, ec] = std::from_chars(port.data(), port.data() + port.size(), value);
-  if (port.empty() || ec != std::errc() || end != port.data() + port.size() || value > 65535) {
-    return std::nullopt;
-  }
-  asio::error_code aec;
-  asio::ip::address addr = asio::ip::make_address(host, aec);
-  if (aec) return std::nullopt;
-  return Udp::endpoint(addr, static_cast<uint16_t>(value));
+  auto hp = protocol::parse_host_port(text);
+  if (!hp) return std::nullopt;
+  asio::error_code ec;
+  asio::ip::address addr = asio::ip::make_address(hp->host, ec);
+  // An IPv6 literal must come bracketed and an IPv4 one bare, as format_endpoint writes them.
+  if (ec || addr.is_v6() != hp->bracketed) return std::nullopt;
+  return Udp::endpoint(addr, hp->port);
 }
 
 std::string format_endpoint(const Udp::endpoint& e) {

@@ -14,6 +14,7 @@
 #define ASIO_STANDALONE 1
 #include <asio.hpp>
 
+#include <keel/protocol/address.h>
 #include <keel/protocol/connection.h>
 #include <keel/protocol/handshake.h>
 #include <keel/protocol/messages.h>
@@ -47,15 +48,12 @@ uint64_t unix_now() {
 }
 
 std::optional<Udp::endpoint> parse_endpoint(const std::string& text) {
-  size_t colon = text.rfind(':');
-  if (colon == std::string::npos) return std::nullopt;
-  std::string host = text.substr(0, colon);
-  if (!host.empty() && host.front() == '[') host = host.substr(1, host.size() - 2);
+  auto hp = kp::parse_host_port(text);
+  if (!hp || hp->port == 0) return std::nullopt;
   asio::error_code ec;
-  auto address = asio::ip::make_address(host, ec);
-  int port = std::atoi(text.c_str() + colon + 1);
-  if (ec || port <= 0 || port > 65535) return std::nullopt;
-  return Udp::endpoint(address, static_cast<uint16_t>(port));
+  auto address = asio::ip::make_address(hp->host, ec);
+  if (ec) return std::nullopt;
+  return Udp::endpoint(address, hp->port);
 }
 
 // A Connected datagram sealed as a client's Connection seals packet `seq`.

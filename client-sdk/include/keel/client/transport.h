@@ -39,7 +39,8 @@ class Transport {
 /// cannot be resolved or the socket cannot be opened.
 std::unique_ptr<Transport> open_udp_transport(const std::string& server_address, std::string& error);
 
-/// Splits "host:port" / "[v6]:port". False when malformed or the port is not 1..65535.
+/// Splits "host:port" / "[v6]:port" (keel/protocol/address.h: an IPv6 address must be
+/// bracketed). False when malformed or the port is not 1..65535.
 bool split_host_port(const std::string& address, std::string& host, uint16_t& port);
 
 }  // namespace keel::client

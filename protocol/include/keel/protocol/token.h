@@ -73,7 +73,8 @@ sim::Status save_token_key(const std::string& path, const TokenKey& key);
 sim::Expected<TokenKey> load_token_key(const std::string& path);
 
 /// Mints a token valid from `now_unix` for params.ttl_seconds. Fails on a bad address
-/// list (none, too many, too long).
+/// list (none, too many, too long, or one that keel/protocol/address.h does not read as
+/// HOST:PORT with a port of 1 to 65535).
 sim::Expected<ConnectToken> mint_token(const TokenKey& key, const MintParams& params,
                                        uint64_t now_unix);
 
