@@ -130,3 +130,38 @@ TEST(StateCheck, EveryPrefixOfAStateIsRefused) {
 
 }  // namespace
 }  // namespace keel::sim
+
+namespace keel::sim {
+namespace {
+
+TEST(StateCheck, AStateClaimingMoreSlotsThanItsSizeAllowsIsRefusedBeforeAllocating) {
+  // An empty world's state ends with its seven empty lists (bodies, their free list,
+  // colliders, theirs, contacts, touching and sensed pairs), the collider count at 68.
+  World empty;
+  std::vector<uint8_t> bytes = empty.save_state();
+  ASSERT_EQ(bytes.size(), 60u + 7 * 4);
+  ASSERT_EQ(get_u32(bytes, 60), 0u);
+  // Three million dead colliders: one byte each in the state (3 MB), about 180 bytes
+  // each in memory (over 500 MB), far beyond what a 3 MB state may claim.
+  constexpr uint32_t kDead = 3'000'000;
+  bytes.resize(68);
+  bytes.resize(72 + kDead + 5 * 4, 0);
+  put_u32(bytes, 68, kDead);
+  World w;
+  const uint64_t before = w.hash();
+  auto st = w.restore_state(bytes);
+  ASSERT_FALSE(st);
+  EXPECT_CONTAINS(st.error().message, "collider slots would need");
+  EXPECT_EQ(w.hash(), before);
+  // The same number of dead colliders in a world small enough is only refused later, for
+  // what it is (slots missing from the free list), not for its size.
+  bytes.resize(68);
+  bytes.resize(72 + 1000 + 5 * 4, 0);
+  put_u32(bytes, 68, 1000);
+  st = w.restore_state(bytes);
+  ASSERT_FALSE(st);
+  EXPECT_EQ(st.error().message.find("would need"), std::string::npos) << st.error().message;
+}
+
+}  // namespace
+}  // namespace keel::sim

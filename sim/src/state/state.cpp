@@ -334,7 +334,37 @@ void check_references(StateReader& r, const WorldImpl& w) {
   }
 }
 
+// What the slot arrays of a restored world may take. A dead slot costs a few bytes in the
+// state (a dead collider one) but a whole slot in memory (a collider's is about 180
+// bytes), so counts bounded by the bytes left would still let a small state claim
+// gigabytes. A state whose arrays need more than kSlotMemoryBase + kSlotMemoryPerByte
+// times its own size is refused before anything is allocated. A real state needs at most
+// a few times its size (every live slot writes most of what it holds), and the base
+// leaves room for worlds that once held some 300,000 colliders and removed them.
+constexpr size_t kSlotMemoryBase = size_t{64} << 20;
+constexpr size_t kSlotMemoryPerByte = 16;
+
+class SlotMemory {
+ public:
+  explicit SlotMemory(size_t state_bytes) : left_(kSlotMemoryBase + kSlotMemoryPerByte * state_bytes) {}
+  // Whether `count` slots of `each` bytes fit; fails the reader when they do not.
+  bool take(StateReader& r, uint64_t count, size_t each, const char* what) {
+    const uint64_t need = count * each;
+    if (need > left_) {
+      r.fail(std::string(what) + " would need " + std::to_string(need >> 20) + " MiB, more than a state of this size may (" +
+             std::to_string(left_ >> 20) + " MiB left)");
+      return false;
+    }
+    left_ -= need;
+    return true;
+  }
+
+ private:
+  size_t left_;
+};
+
 Status read_state(StateReader& r, WorldImpl& w, const WorldImpl& previous) {
+  SlotMemory memory(r.left());
   char magic[8] = {};
   r.bytes(magic, sizeof magic);
   if (!r.ok() || std::memcmp(magic, kMagic, sizeof kMagic) != 0) return Error{"not a Keel world state"};
@@ -347,6 +377,7 @@ Status read_state(StateReader& r, WorldImpl& w, const WorldImpl& previous) {
   w.tick = r.u64();
   w.next_auto_id = r.u32();
   uint32_t nb = r.count(5, kMaxSlots);
+  if (!memory.take(r, nb, sizeof(Body), "body slots")) nb = 0;
   w.bodies.assign(nb, Body{});
   for (Body& b : w.bodies) {
     b.alive = r.u8() != 0;
@@ -355,6 +386,7 @@ Status read_state(StateReader& r, WorldImpl& w, const WorldImpl& previous) {
   }
   read_free_list(r, w.free_bodies, w.bodies.size(), "body");
   uint32_t ns = r.count(1, kMaxSlots);
+  if (!memory.take(r, ns, sizeof(Shape), "collider slots")) ns = 0;
   w.shapes.assign(ns, Shape{});
   for (size_t i = 0; i < w.shapes.size(); ++i) {
     Shape& s = w.shapes[i];
@@ -365,6 +397,7 @@ Status read_state(StateReader& r, WorldImpl& w, const WorldImpl& previous) {
   }
   read_free_list(r, w.free_shapes, w.shapes.size(), "collider");
   uint32_t nc = r.count(9, kMaxSlots * 4);
+  if (!memory.take(r, nc, sizeof(Contact), "contacts")) nc = 0;
   auto& contacts = w.contacts.items();
   contacts.assign(nc, Contact{});
   for (Contact& c : contacts) read_contact(r, c);
