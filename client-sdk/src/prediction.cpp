@@ -116,7 +116,7 @@ void Predictor::write_dump(uint64_t expected_hash) {
   std::error_code ec;
   std::filesystem::create_directories(config_.dump_dir, ec);
   std::string path = config_.dump_dir + "/desync-player" + std::to_string(local_player_) + "-tick" +
-                     std::to_string(confirmed_->tick()) + ".kdsy";
+                     std::to_string(confirmed_->tick()) + replay::kDesyncDumpExtension;
   std::string note = config_.dump_note.empty() ? "keel client, player " + std::to_string(local_player_)
                                                : config_.dump_note;
   if (replay::write_desync_dump(path, *confirmed_, expected_hash, note)) stats_.last_dump_path = path;

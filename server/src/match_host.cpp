@@ -355,7 +355,7 @@ void MatchHost::write_desync_dump(Session& s, uint64_t tick, uint64_t server_has
     return;
   }
   std::string path = recording_path_.substr(0, recording_path_.size() - 5) + ".desync-t" +
-                     std::to_string(tick) + "-p" + std::to_string(s.player) + ".kdsn";
+                     std::to_string(tick) + "-p" + std::to_string(s.player) + replay::kDesyncDumpExtension;
   std::string note = "keel-server match " + std::to_string(id_) + ": player " + std::to_string(s.player) +
                      " (" + s.address + ") reported hash " + replay::hex_hash(reported) + " for tick " +
                      std::to_string(tick) + "; this is the server's state; recording " + recording_path_;

@@ -166,6 +166,8 @@ TEST(ServerSession, DesyncReportIsCountedToldAndDumped) {
     if (e.path().string().rfind(prefix, 0) == 0) dump_path = e.path().string();
   }
   ASSERT_FALSE(dump_path.empty());
+  // One desync dump format and one file name ending, the client's too.
+  EXPECT_TRUE(dump_path.ends_with(replay::kDesyncDumpExtension)) << dump_path;
   auto dump = replay::read_desync_dump(dump_path);
   ASSERT_TRUE(dump) << dump.error().message;
   EXPECT_EQ(dump->tick, tick);

@@ -21,6 +21,9 @@ namespace keel::replay {
 
 inline constexpr std::array<uint8_t, 8> kDesyncDumpMagic = {'K', 'E', 'E', 'L', 'D', 'S', 'Y', 'N'};
 inline constexpr uint32_t kDesyncDumpVersion = 1;
+/// The one file name ending for a desync dump, whoever writes it (keel-server beside its
+/// recording, a predicting client in its dump directory). Readers go by the magic.
+inline constexpr const char* kDesyncDumpExtension = ".kdsy";
 
 struct DesyncDump {
   uint64_t tick = 0;
