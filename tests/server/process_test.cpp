@@ -1,6 +1,6 @@
 // keel-server as a process and as a clock: command-line errors, graceful shutdown on
 // SIGTERM with a recording that verifies, and tick accuracy against the steady clock.
-#include "server_fixture.h"
+#include "process_helpers.h"
 
 #include <keel/server/config.h>
 
@@ -16,8 +16,6 @@
 #include <sstream>
 
 #include <nlohmann/json.hpp>
-
-extern char** environ;
 
 namespace keel::test {
 namespace {
@@ -88,16 +86,10 @@ TEST(ServerCommandLine, ALogFileThatCannotBeOpenedIsRefused) {
   EXPECT_NE(s.error().message.find("--log-file"), std::string::npos) << s.error().message;
 }
 
-uint16_t free_udp_port() {
-  asio::io_context io;
-  asio::ip::udp::socket s(io, {asio::ip::make_address("127.0.0.1"), 0});
-  return s.local_endpoint().port();
-}
-
 TEST(ServerProcess, SigtermMidMatchStopsCleanlyWithAVerifiedRecording) {
   std::string dir = fresh_dir("sigterm");
   std::string bin = std::string(KEEL_BINARY_DIR) + "/bin/keel-server";
-  std::string address = "127.0.0.1:" + std::to_string(free_udp_port());
+  std::string address = "127.0.0.1:" + std::to_string(free_port(false));
   std::string out_path = dir + "/stdout.txt";
   std::vector<std::string> args = {bin, "--scene", demo_scene(), "--bind", address, "--record", dir,
                                    "--status-interval", "0"};
@@ -157,34 +149,6 @@ TEST(ServerProcess, SigtermMidMatchStopsCleanlyWithAVerifiedRecording) {
   EXPECT_EQ(recordings, 1);
 }
 
-// Starts `args` (args[0] is the program) with stdout and stderr into `out_path`; 0 on failure.
-pid_t spawn(std::vector<std::string> args, const std::string& out_path) {
-  std::vector<char*> argv;
-  for (auto& a : args) argv.push_back(a.data());
-  argv.push_back(nullptr);
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_addopen(&actions, 1, out_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-  posix_spawn_file_actions_adddup2(&actions, 1, 2);
-  pid_t pid = 0;
-  if (posix_spawn(&pid, args[0].c_str(), &actions, nullptr, argv.data(), environ) != 0) pid = 0;
-  posix_spawn_file_actions_destroy(&actions);
-  return pid;
-}
-
-// The wait status once `pid` exits within `seconds`; otherwise it is killed and nullopt.
-std::optional<int> wait_exit(pid_t pid, double seconds) {
-  double end = seconds_now() + seconds;
-  int status = 0;
-  while (seconds_now() < end) {
-    if (waitpid(pid, &status, WNOHANG) == pid) return status;
-    std::this_thread::sleep_for(std::chrono::milliseconds(5));
-  }
-  kill(pid, SIGKILL);
-  waitpid(pid, &status, 0);
-  return std::nullopt;
-}
-
 nlohmann::json read_json(const std::string& path) {
   std::ifstream in(path);
   return nlohmann::json::parse(in, nullptr, /*allow_exceptions=*/false);
@@ -200,7 +164,7 @@ struct BotProcess {
     summary = dir + "/bots.json";
     output = dir + "/keel-bot.txt";
     std::string bin = std::string(KEEL_BINARY_DIR) + "/bin/keel-bot";
-    pid = spawn({bin, "--server", server, "--bots", std::to_string(bots), "--mode", "predict", "--match", "0",
+    pid = spawn_process({bin, "--server", server, "--bots", std::to_string(bots), "--mode", "predict", "--match", "0",
                  "--first-client-id", std::to_string(first_id), "--seconds", "60", "--summary", summary, "--quiet"},
                 output);
   }
@@ -212,50 +176,19 @@ struct BotProcess {
   }
 };
 
-uint16_t free_tcp_port() {
-  asio::io_context io;
-  asio::ip::tcp::acceptor a(io, {asio::ip::make_address("127.0.0.1"), 0});
-  return a.local_endpoint().port();
-}
-
-// GET http://127.0.0.1:port/path; "" when nothing answers.
-std::string http_get(uint16_t port, const std::string& path) {
-  asio::io_context io;
-  asio::ip::tcp::socket s(io);
-  asio::error_code ec;
-  s.connect({asio::ip::make_address("127.0.0.1"), port}, ec);
-  if (ec) return "";
-  std::string req = "GET " + path + " HTTP/1.1\r\nHost: x\r\n\r\n";
-  asio::write(s, asio::buffer(req), ec);
-  std::string body;
-  char buf[4096];
-  while (!ec) {
-    size_t n = s.read_some(asio::buffer(buf), ec);
-    body.append(buf, n);
-  }
-  return body;
-}
-
-// The value of an unlabelled metric in Prometheus text; -1 when absent.
-double metric(const std::string& text, const std::string& name) {
-  size_t at = text.find("\n" + name + " ");
-  if (at == std::string::npos) return -1;
-  return std::atof(text.c_str() + at + name.size() + 2);
-}
-
 // A real stall: the server process is stopped for a second (SIGSTOP), as a machine under
 // load or a debugger might. It must catch up at most --max-catch-up-ticks ticks, drop and
 // count the rest, log it, and tick at its rate afterwards.
 TEST(ServerProcess, AStoppedServerDropsItsBacklogAndTicksOnAtRate) {
   std::string dir = fresh_dir("sigstop");
   std::string bin = std::string(KEEL_BINARY_DIR) + "/bin/keel-server";
-  uint16_t metrics_port = free_tcp_port();
-  pid_t pid = spawn({bin, "--scene", demo_scene(), "--bind", "127.0.0.1:" + std::to_string(free_udp_port()),
+  uint16_t metrics_port = free_port(true);
+  pid_t pid = spawn_process({bin, "--scene", demo_scene(), "--bind", "127.0.0.1:" + std::to_string(free_port(false)),
                      "--record", dir, "--metrics", "127.0.0.1:" + std::to_string(metrics_port),
                      "--status-interval", "0", "--log-file", dir + "/server.log"},
                     dir + "/stdout.txt");
   ASSERT_GT(pid, 0);
-  auto ticks = [&] { return metric(http_get(metrics_port, "/metrics"), "keel_ticks_total"); };
+  auto ticks = [&] { return metric_value(http_fetch(metrics_port, "/metrics"), "keel_ticks_total"); };
   bool ticking = drive({}, 10.0, [&] { return ticks() >= 30; });
   if (!ticking) kill(pid, SIGKILL);
   ASSERT_TRUE(ticking);
@@ -264,10 +197,10 @@ TEST(ServerProcess, AStoppedServerDropsItsBacklogAndTicksOnAtRate) {
   std::this_thread::sleep_for(std::chrono::seconds(1));
   kill(pid, SIGCONT);
   drive({}, 0.3);
-  std::string after_stall = http_get(metrics_port, "/metrics");
-  EXPECT_GE(metric(after_stall, "keel_ticks_dropped_total"), 30) << "about 55 of the 60 due";
-  EXPECT_GE(metric(after_stall, "keel_ticks_late_total"), 1);
-  EXPECT_LE(metric(after_stall, "keel_tick_schedule_error_ticks"), 1.0);
+  std::string after_stall = http_fetch(metrics_port, "/metrics");
+  EXPECT_GE(metric_value(after_stall, "keel_ticks_dropped_total"), 30) << "about 55 of the 60 due";
+  EXPECT_GE(metric_value(after_stall, "keel_ticks_late_total"), 1);
+  EXPECT_LE(metric_value(after_stall, "keel_tick_schedule_error_ticks"), 1.0);
 
   // At its rate again: about 60 ticks a second (a loaded machine may add a tick or two of
   // noise to this outside view).
@@ -279,7 +212,7 @@ TEST(ServerProcess, AStoppedServerDropsItsBacklogAndTicksOnAtRate) {
   EXPECT_LT(rate, 70.0);
 
   kill(pid, SIGTERM);
-  auto status = wait_exit(pid, 5.0);
+  auto status = wait_for_exit(pid, 5.0);
   ASSERT_TRUE(status);
   EXPECT_TRUE(WIFEXITED(*status) && WEXITSTATUS(*status) == 0);
   std::stringstream log;
@@ -302,7 +235,7 @@ TEST(BotProcess, ExitsPromptlyWhenTheServerShutsDown) {
   double t0 = seconds_now();
   rs.server->request_stop();
   EXPECT_EQ(rs.server->wait(), 0);
-  auto status = wait_exit(bot.pid, 5.0);
+  auto status = wait_for_exit(bot.pid, 5.0);
   bot.pid = 0;
   ASSERT_TRUE(status) << "keel-bot still running 5 s after the server stopped";
   EXPECT_LT(seconds_now() - t0, 2.0);
@@ -328,7 +261,7 @@ TEST(BotProcess, SigintAndSigtermStopItWithASummaryAndExitZero) {
     drive({}, 0.5);
     double t0 = seconds_now();
     kill(bot.pid, sig);
-    auto status = wait_exit(bot.pid, 5.0);
+    auto status = wait_for_exit(bot.pid, 5.0);
     bot.pid = 0;
     ASSERT_TRUE(status) << "keel-bot ignored the signal";
     EXPECT_LT(seconds_now() - t0, 2.0);  // it stops within ~5 ms; the rest is a loaded machine

@@ -1,5 +1,5 @@
 // How a client's datagrams reach the server: a Transport. The client owns no threads
-// and no clock (STYLE.md §9): it asks its transport for whatever has arrived and hands it
+// and no clock (docs/architecture.md, "Conventions"): it asks its transport for whatever has arrived and hands it
 // what to send, always with the current time, so tests can swap the real UDP socket for
 // an in-process loopback and a link conditioner (link_conditioner.h) can sit in between.
 #pragma once

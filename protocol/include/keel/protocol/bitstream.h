@@ -2,7 +2,7 @@
 //
 // BitReader is the one bounds-checked reader every untrusted payload passes through: it
 // keeps a sticky `ok` flag, never reads past its span, and range-checks integers on read
-// (read_int(min, max)), because these bytes come from the network (STYLE.md §7). After
+// (read_int(min, max)), because these bytes come from the network (docs/architecture.md, "Conventions"). After
 // the first failure every read returns 0 and ok() stays false, so decoders can read a
 // whole record and check once.
 #pragma once

@@ -1,6 +1,6 @@
 // keel::protocol::Connection — one end of an established connection, transport-agnostic.
 //
-// The caller owns the socket and the clock (STYLE.md §9): it hands received datagrams to
+// The caller owns the socket and the clock (docs/architecture.md, "Conventions"): it hands received datagrams to
 // receive(datagram, now) and sends whatever update(now) returns. Over the packet header
 // (packet.h) a connection multiplexes:
 //   - the reliable-ordered control channel (Channel::Control): resent every

@@ -1,6 +1,6 @@
 // Why a received datagram (or a part of it) was thrown away. Every receive path returns
 // one of these and counts it per connection, so an operator can see what is knocking
-// (STYLE.md §8: reject early, quietly, and count it). Append new reasons at the end.
+// (docs/architecture.md, "Conventions": reject early, quietly, and count it). Append new reasons at the end.
 #pragma once
 
 #include <array>
