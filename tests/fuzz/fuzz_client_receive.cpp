@@ -13,6 +13,7 @@
 //   op%6 == 5     a time step:                               [n:u8]: 4 ms x (n + 1)
 // Each op is followed by one exchange: the server connection's datagrams to the client,
 // the client's update, the client's datagrams back.
+#include "fuzz_input.h"
 #include <keel/client/client.h>
 #include <keel/protocol/handshake.h>
 #include <keel/protocol/token.h>
@@ -64,20 +65,7 @@ const kp::ConnectToken& token() {
   return t;
 }
 
-struct Reader {
-  const uint8_t* data;
-  size_t size, pos = 0;
-  bool more() const { return pos < size; }
-  uint8_t u8() { return pos < size ? data[pos++] : 0; }
-  std::vector<uint8_t> chunk() {
-    size_t len = u8();
-    len |= size_t{u8()} << 8;
-    len = std::min(len, size - pos);
-    std::vector<uint8_t> out(data + pos, data + pos + len);
-    pos += len;
-    return out;
-  }
-};
+using Reader = keel::fuzz::InputReader;
 
 struct Harness {
   FuzzTransport* transport = nullptr;

@@ -14,6 +14,7 @@
 //   op%5 == 2  raw datagram:     [player:u8][len:u16 LE][datagram bytes]
 //   op%5 == 3  time step:        [n:u8]: 4 ms x (n + 1); the match runs, datagrams are exchanged
 //   op%5 == 4  reconnect:        [player:u8]: admitted again (a fresh token) from its address
+#include "fuzz_input.h"
 #include "match_host.h"
 
 #include <keel/protocol/input_codec.h>
@@ -103,20 +104,7 @@ kp::ConnectionKeys keys_for(int player, bool server_side) {
   return k;
 }
 
-struct Reader {
-  const uint8_t* data;
-  size_t size, pos = 0;
-  bool more() const { return pos < size; }
-  uint8_t u8() { return pos < size ? data[pos++] : 0; }
-  std::vector<uint8_t> chunk() {
-    size_t len = u8();
-    len |= size_t{u8()} << 8;
-    len = std::min(len, size - pos);
-    std::vector<uint8_t> out(data + pos, data + pos + len);
-    pos += len;
-    return out;
-  }
-};
+using Reader = keel::fuzz::InputReader;
 
 struct Harness {
   World& w = world();

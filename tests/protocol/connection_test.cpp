@@ -33,8 +33,9 @@ struct Pair {
   kp::LinkSimulator ab, ba;
   double now = 0;
 
-  explicit Pair(const kp::LinkConfig& link, bool keys = true)
-      : ab(link), ba([&] {
+  // `b_config`: the receiving end's configuration (its limits are what some tests test).
+  explicit Pair(const kp::LinkConfig& link, bool keys = true, const kp::ConnectionConfig& b_config = {})
+      : b(b_config), ab(link), ba([&] {
           auto c = link;
           c.seed += 1000;
           return c;
@@ -553,11 +554,7 @@ std::vector<uint8_t> zstd_bomb(size_t zeros, int window_log = 0) {
 TEST(Connection, BlocksAreRefusedUnreadWhenTheReceiverTakesNone) {
   kp::ConnectionConfig refuse;
   refuse.max_receive_block_bytes = 0;
-  Pair p({0, 0, 0, 0, 0, 4});
-  p.b = kp::Connection(refuse);
-  kp::ConnectionKeys kb;
-  for (int i = 0; i < 32; ++i) kb.receive[i] = static_cast<uint8_t>(i), kb.send[i] = static_cast<uint8_t>(100 + i);
-  p.b.set_keys(kb);
+  Pair p({0, 0, 0, 0, 0, 4}, true, refuse);
   ASSERT_TRUE(p.a.send_block(pattern(200000, 1)));
   for (int i = 0; i < 60; ++i) {
     p.step();
@@ -674,11 +671,7 @@ TEST(Connection, DataRefusedForMemoryIsNotAckedAndComesAgain) {
   // unacked. Once it takes them, resends bring every one, in order, exactly once.
   kp::ConnectionConfig tight;
   tight.max_held_bytes = 4096;
-  Pair p({5, 0, 0, 0, 0, 6});
-  p.b = kp::Connection(tight);
-  kp::ConnectionKeys kb;
-  for (int i = 0; i < 32; ++i) kb.receive[i] = static_cast<uint8_t>(i), kb.send[i] = static_cast<uint8_t>(100 + i);
-  p.b.set_keys(kb);
+  Pair p({5, 0, 0, 0, 0, 6}, true, tight);
   for (uint32_t i = 0; i < 40; ++i) ASSERT_TRUE(p.a.send(kp::Channel::Control, pattern(500, 100 + i)));
   for (int i = 0; i < 20; ++i) {
     p.step();

@@ -93,15 +93,8 @@ TEST(ServerProcess, SigtermMidMatchStopsCleanlyWithAVerifiedRecording) {
   std::string out_path = dir + "/stdout.txt";
   std::vector<std::string> args = {bin, "--scene", demo_scene(), "--bind", address, "--record", dir,
                                    "--status-interval", "0"};
-  std::vector<char*> argv;
-  for (auto& a : args) argv.push_back(a.data());
-  argv.push_back(nullptr);
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_addopen(&actions, 1, out_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-  pid_t pid = 0;
-  ASSERT_EQ(posix_spawn(&pid, bin.c_str(), &actions, nullptr, argv.data(), environ), 0);
-  posix_spawn_file_actions_destroy(&actions);
+  const pid_t pid = spawn_process(args, out_path);
+  ASSERT_GT(pid, 0);
 
   asio::io_context io;
   TestClientOptions o;

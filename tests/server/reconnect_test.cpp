@@ -116,81 +116,54 @@ TEST(ServerReconnect, AnUnprovenSessionIsSentNoMoreBytesThanItSent) {
               static_cast<unsigned long long>(datagrams), static_cast<unsigned long long>(withheld));
 }
 
-TEST(ServerReconnect, SameTokenAfterACleanDisconnectIsAcceptedFromTheSameAddress) {
-  RunningServer rs(test_options("reconnect_same_token"));
-  auto first = rs.client(41);
-  ASSERT_TRUE(drive({first.get()}, 5.0, [&] { return first->playing(); }));
-  first->disconnect(seconds_now());
+// How a playing client goes away before it comes back from the same port.
+enum class Departure { CleanDisconnect, CrashKeepingItsToken, CrashWithANewToken };
+
+// Player `id` plays, leaves as `how` says, and a new client starts on its port. The new
+// one must be playing within 2 s (well inside the 10 s time-out the old session would
+// otherwise hold the address for), be the match's only player, and stay connected.
+std::unique_ptr<TestClient> rejoin_from_the_same_port(RunningServer& rs, uint64_t id, Departure how) {
+  auto first = rs.client(id);
+  EXPECT_TRUE(drive({first.get()}, 5.0, [&] { return first->playing(); }));
+  if (how == Departure::CleanDisconnect) first->disconnect(seconds_now());
   TestClientOptions o;
   o.server = rs.address;
-  o.client_id = 41;
+  o.client_id = id;
   o.local_port = first->local_port();
-  o.token = first->token();
+  if (how != Departure::CrashWithANewToken) o.token = first->token();
   first.reset();  // frees the port
-  TestClient again(rs.io, o);
-  double t0 = seconds_now();
-  again.start(t0);
-  ASSERT_TRUE(drive({&again}, 5.0, [&] { return again.playing(); }));
+  auto again = std::make_unique<TestClient>(rs.io, o);
+  const double t0 = seconds_now();
+  again->start(t0);
+  EXPECT_TRUE(drive({again.get()}, 5.0, [&] { return again->playing(); }));
   EXPECT_LT(seconds_now() - t0, 2.0);
-  EXPECT_TRUE(drive({&again}, 2.0, [&] { return again.snapshots() > 10; }));
+  EXPECT_TRUE(drive({again.get()}, 2.0, [&] { return again->snapshots() > 10; }));
   EXPECT_EQ(rs.server->counters().players, 1u);
-  EXPECT_FALSE(again.disconnected());
+  EXPECT_FALSE(again->disconnected()) << "told " << protocol::fb::EnumNameDenyReason(again->disconnect_reason());
+  return again;
+}
+
+TEST(ServerReconnect, SameTokenAfterACleanDisconnectIsAcceptedFromTheSameAddress) {
+  RunningServer rs(test_options("reconnect_same_token"));
+  rejoin_from_the_same_port(rs, 41, Departure::CleanDisconnect);
 }
 
 TEST(ServerReconnect, ARestartedClientWithANewTokenReplacesItsOldSessionAtOnce) {
-  auto opts = test_options("reconnect_restart");
-  RunningServer rs(opts);
+  RunningServer rs(test_options("reconnect_restart"));
   for (int round = 0; round < 2; ++round) {
     SCOPED_TRACE(round);
-    auto first = rs.client(51);
-    ASSERT_TRUE(drive({first.get()}, 5.0, [&] { return first->playing(); }));
-    // The client process dies without a goodbye and starts again on the same port.
-    TestClientOptions o;
-    o.server = rs.address;
-    o.client_id = 51;
-    o.local_port = first->local_port();
-    first.reset();
-    TestClient again(rs.io, o);
-    double t0 = seconds_now();
-    again.start(t0);
-    ASSERT_TRUE(drive({&again}, 5.0, [&] { return again.playing(); }));
-    // Well inside the 10 s time-out the old session would otherwise hold the address.
-    EXPECT_LT(seconds_now() - t0, 2.0);
-    EXPECT_TRUE(drive({&again}, 2.0, [&] { return again.snapshots() > 10; }));
-    EXPECT_EQ(rs.server->counters().players, 1u);
-    EXPECT_FALSE(again.disconnected()) << "told " << protocol::fb::EnumNameDenyReason(again.disconnect_reason());
-    again.disconnect(seconds_now());
+    auto again = rejoin_from_the_same_port(rs, 51, Departure::CrashWithANewToken);
+    again->disconnect(seconds_now());
     ASSERT_TRUE(drive({}, 2.0, [&] { return rs.server->counters().players == 0; }));
   }
 }
-
-}  // namespace
-}  // namespace keel::test
-
-namespace keel::test {
-namespace {
 
 TEST(ServerReconnect, ARestartedClientWithTheSameTokenReplacesItsOldSessionAtOnce) {
   // The client dies without a goodbye and starts over on the same port with the token it
   // still holds: its new request gets a challenge issued after the old session was
   // accepted, so the answer replaces that session instead of being taken for a resend.
   RunningServer rs(test_options("reconnect_same_token_restart"));
-  auto first = rs.client(71);
-  ASSERT_TRUE(drive({first.get()}, 5.0, [&] { return first->playing(); }));
-  TestClientOptions o;
-  o.server = rs.address;
-  o.client_id = 71;
-  o.local_port = first->local_port();
-  o.token = first->token();
-  first.reset();
-  TestClient again(rs.io, o);
-  double t0 = seconds_now();
-  again.start(t0);
-  ASSERT_TRUE(drive({&again}, 5.0, [&] { return again.playing(); }));
-  EXPECT_LT(seconds_now() - t0, 2.0);  // not the 10 s time-out of the old session
-  EXPECT_TRUE(drive({&again}, 2.0, [&] { return again.snapshots() > 10; }));
-  EXPECT_EQ(rs.server->counters().players, 1u);
-  EXPECT_FALSE(again.disconnected());
+  rejoin_from_the_same_port(rs, 71, Departure::CrashKeepingItsToken);
 }
 
 TEST(ServerReconnect, TwoChallengesAnsweredForOneTokenAdmitOneSession) {
