@@ -24,6 +24,15 @@ std::vector<uint8_t> response_sent_by(const TestClient& c) {
   return {};
 }
 
+// A non-blocking UDP socket on 127.0.0.1 for playing the client's side by hand.
+asio::ip::udp::socket loopback_socket(asio::io_context& io) {
+  asio::ip::udp::socket s(io);
+  s.open(asio::ip::udp::v4());
+  s.bind({asio::ip::make_address("127.0.0.1"), 0});
+  s.non_blocking(true);
+  return s;
+}
+
 // Bytes waiting on a socket, read for `seconds`.
 uint64_t drain(asio::ip::udp::socket& s, double seconds, uint64_t* datagrams = nullptr) {
   std::vector<uint8_t> buf(65536);
@@ -72,10 +81,7 @@ TEST(ServerReconnect, AReplayedResponseAfterTheClientLeftAdmitsNoGhost) {
 
 TEST(ServerReconnect, AnUnprovenSessionIsSentNoMoreBytesThanItSent) {
   RunningServer rs(test_options("unproven"));
-  asio::ip::udp::socket s(rs.io);
-  s.open(asio::ip::udp::v4());
-  s.bind({asio::ip::make_address("127.0.0.1"), 0});
-  s.non_blocking(true);
+  asio::ip::udp::socket s = loopback_socket(rs.io);
   TestClientOptions o;
   o.server = rs.address;
   o.client_id = 31;
@@ -170,10 +176,7 @@ TEST(ServerReconnect, TwoChallengesAnsweredForOneTokenAdmitOneSession) {
   // A client on a slow link resends its request before the challenge comes back, gets
   // two challenges and answers both: one session, one join.
   RunningServer rs(test_options("two_challenges"));
-  asio::ip::udp::socket s(rs.io);
-  s.open(asio::ip::udp::v4());
-  s.bind({asio::ip::make_address("127.0.0.1"), 0});
-  s.non_blocking(true);
+  asio::ip::udp::socket s = loopback_socket(rs.io);
   TestClientOptions o;
   o.server = rs.address;
   o.client_id = 61;
