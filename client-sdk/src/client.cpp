@@ -122,7 +122,7 @@ struct Client::Impl {
   bool heard_since_playing = false;
   uint64_t next_input_tick = 0;
   uint64_t newest_server_tick = 0;  // newest tick a snapshot or frame showed stepped
-  sim::InputFrame current_input;
+  game::InputFrame current_input;
   std::map<uint64_t, protocol::QuantInput> recent_inputs;  // for a predictor after a resync
   ClockSync clock;
 
@@ -626,7 +626,7 @@ void Client::Impl::produce_inputs(double now) {
   uint64_t produced = 0;
   while (next_input_tick <= target && produced < kMaxTicksPerUpdate) {
     uint64_t tick = next_input_tick++;
-    sim::InputFrame frame = config.input_source ? config.input_source(tick) : current_input;
+    game::InputFrame frame = config.input_source ? config.input_source(tick) : current_input;
     protocol::QuantInput q = protocol::quantize_input(frame);
     input_sender.add(tick, q);
     if (predictor) predictor->set_local_input(tick, q);
@@ -754,7 +754,7 @@ void Client::update(double now) {
   s.refresh_stats();
 }
 
-void Client::set_input(const sim::InputFrame& frame) { impl_->current_input = frame; }
+void Client::set_input(const game::InputFrame& frame) { impl_->current_input = frame; }
 
 double Client::render_tick(double now) const {
   const Impl& s = *impl_;

@@ -17,16 +17,16 @@ constexpr uint64_t kMaxPendingAhead = 4 * protocol::FrameWindow::kMaxFrames;
 constexpr uint64_t kLocalHistory = 8;
 
 // The configured rules, or nullptr for Match::create's default (the sandbox rules).
-std::unique_ptr<sim::Rules> make_rules(const PredictionConfig& config) {
+std::unique_ptr<game::Rules> make_rules(const PredictionConfig& config) {
   return config.rules ? config.rules() : nullptr;
 }
 
 }  // namespace
 
-Predictor::Predictor(sim::Match confirmed, sim::Match predicted, uint32_t local_player,
+Predictor::Predictor(game::Match confirmed, game::Match predicted, uint32_t local_player,
                      const PredictionConfig& config)
-    : confirmed_(std::make_unique<sim::Match>(std::move(confirmed))),
-      predicted_(std::make_unique<sim::Match>(std::move(predicted))),
+    : confirmed_(std::make_unique<game::Match>(std::move(confirmed))),
+      predicted_(std::make_unique<game::Match>(std::move(predicted))),
       local_player_(local_player),
       config_(config) {}
 
@@ -34,9 +34,9 @@ sim::Expected<std::unique_ptr<Predictor>> Predictor::create(const sim::SceneDef&
                                                             std::span<const uint8_t> checkpoint,
                                                             uint64_t tick, uint32_t local_player,
                                                             const PredictionConfig& config) {
-  auto confirmed = sim::Match::create(scene, make_rules(config));
+  auto confirmed = game::Match::create(scene, make_rules(config));
   if (!confirmed) return sim::Error{"checkpoint: scene does not build: " + confirmed.error().message};
-  auto predicted = sim::Match::create(scene, make_rules(config));
+  auto predicted = game::Match::create(scene, make_rules(config));
   if (!predicted) return sim::Error{"checkpoint: scene does not build: " + predicted.error().message};
   sim::Status s = confirmed->restore_state(checkpoint);
   if (!s) return sim::Error{"checkpoint: state refused: " + s.error().message};
@@ -71,25 +71,25 @@ bool Predictor::needs_resync() const {
          newest_frame_tick() - confirmed_tick() >= protocol::FrameWindow::kMaxFrames;
 }
 
-sim::InputFrame Predictor::local_input_at(uint64_t tick) const {
+game::InputFrame Predictor::local_input_at(uint64_t tick) const {
   // The input sent for `tick`, else the newest one before it (the server repeats a
   // player's last input when one is missing), else what the match last applied.
   auto it = local_inputs_.upper_bound(tick);
   if (it != local_inputs_.begin()) return protocol::dequantize_input(std::prev(it)->second);
-  const sim::PlayerSlot* slot = confirmed_->find_player(local_player_);
-  return slot != nullptr ? slot->last_input : sim::InputFrame{};
+  const game::PlayerSlot* slot = confirmed_->find_player(local_player_);
+  return slot != nullptr ? slot->last_input : game::InputFrame{};
 }
 
-sim::TickInputs Predictor::predict_inputs(uint64_t tick) const {
+game::TickInputs Predictor::predict_inputs(uint64_t tick) const {
   // No events (joins and leaves cannot be guessed); every present player's input: ours
   // as sent, the others' last confirmed one.
-  sim::TickInputs in;
-  for (const sim::PlayerSlot& slot : predicted_->players()) {
-    sim::InputFrame frame;
+  game::TickInputs in;
+  for (const game::PlayerSlot& slot : predicted_->players()) {
+    game::InputFrame frame;
     if (slot.player == local_player_) {
       frame = local_input_at(tick);
     } else {
-      const sim::PlayerSlot* c = confirmed_->find_player(slot.player);
+      const game::PlayerSlot* c = confirmed_->find_player(slot.player);
       frame = c != nullptr ? c->last_input : slot.last_input;
     }
     in.inputs.push_back({slot.player, frame});
@@ -100,7 +100,7 @@ sim::TickInputs Predictor::predict_inputs(uint64_t tick) const {
 void Predictor::note_local_input(const protocol::InputFrameMessage& frame) {
   auto sent = local_inputs_.find(frame.tick);
   if (sent == local_inputs_.end()) return;
-  for (const sim::PlayerInput& pi : frame.inputs.inputs) {
+  for (const game::PlayerInput& pi : frame.inputs.inputs) {
     if (pi.player != local_player_) continue;
     if (pi.frame == protocol::dequantize_input(sent->second)) {
       ++stats_.local_inputs_applied;
@@ -190,7 +190,7 @@ void Predictor::advance(uint64_t present, std::vector<HashCheck>& checks) {
   uint64_t target = std::min(present, limit);
   while (predicted_tick() < target) {
     uint64_t t = predicted_tick();
-    sim::TickInputs in = predict_inputs(t);
+    game::TickInputs in = predict_inputs(t);
     predicted_->step(in);
     predicted_inputs_[t] = std::move(in);
     ++stats_.predicted_ticks;

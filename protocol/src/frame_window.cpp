@@ -28,26 +28,16 @@ const std::vector<std::vector<uint8_t>>& FrameWindow::messages() {
   while (!left.empty()) {
     // The longest run that fits kRunBytes (one frame always goes, whatever its size).
     size_t n = left.size();
-    std::vector<uint8_t> run = encode_input_frame_run(left.first(n));
+    std::vector<uint8_t> run = encode_input_frame_run(layout_, left.first(n));
     while (n > 1 && run.size() > kRunBytes) {
       n = (n + 1) / 2;
-      run = encode_input_frame_run(left.first(n));
+      run = encode_input_frame_run(layout_, left.first(n));
     }
     runs_.push_back(std::move(run));
     left = left.subspan(n);
   }
   runs_valid_ = true;
   return runs_;
-}
-
-DropReason FrameReceiver::receive(const fb::ServerInputFrame& message, InputFrameMessage& out) {
-  uint64_t tick = message.tick();
-  if (started_ && tick <= contiguous_) return DropReason::Duplicate;
-  if (started_ && tick - contiguous_ > kMaxAhead) return DropReason::OutOfRange;
-  if (ahead_.count(tick) != 0) return DropReason::Duplicate;
-  DropReason r = decode_server_input_frame(message, out);
-  if (r != DropReason::None) return r;
-  return receive(out);
 }
 
 DropReason FrameReceiver::receive(const InputFrameMessage& frame) {

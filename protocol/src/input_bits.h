@@ -1,29 +1,30 @@
-// Bit-level pieces of a quantised input shared by the input batch codec (client -> server)
-// and the input frame run (server -> predicting clients): a frame in full, a frame as a
-// change against another, and the range checks every decoded frame passes.
+// Bit-level pieces of a set of field values (keel/game/layout.h) shared by the input batch
+// codec (client -> server), the input frame run (server -> predicting clients) and game
+// event payloads: values in full, values as a change against others, with every decoded
+// code range-checked against its layout.
+//
+// In full: each component's code in Field::code_bits(c) bits, in layout order.
+// As a change: `same:1`, or `0` then per field `changed:1` and, when changed,
+//   Bool        nothing (a change flips it)
+//   Buttons     the new mask in full
+//   Enum        the new index in full
+//   Angle       the difference taken the short way round, exp-Golomb
+//   Int, Fixed, Stick, Direction3, Point3   each component's difference, exp-Golomb
+// so a held stick costs one bit a frame and a smooth turn a few.
 #pragma once
 
+#include <keel/game/layout.h>
 #include <keel/protocol/bitstream.h>
-#include <keel/protocol/input_codec.h>
 
 namespace keel::protocol::detail {
 
-inline constexpr int kMoveSteps = 127;
+void write_full(BitWriter& w, const game::Layout& layout, const game::Values& v);
+/// False (and the stream marked bad) for codes outside their ranges.
+bool read_full(BitReader& r, const game::Layout& layout, game::Values& v);
 
-/// move_x:8 move_z:8 yaw:16 buttons:8 (two's complement).
-void write_full(BitWriter& w, const QuantInput& f);
-void read_full(BitReader& r, QuantInput& f);
-
-/// `same:1`, or `0` then three change groups:
-///   move_changed:1 [dx dz]  yaw_changed:1 [dyaw]  buttons_changed:1 [buttons:8]
-/// dx, dz, dyaw (the short way round) as exp-Golomb codes.
-void write_change(BitWriter& w, const QuantInput& before, const QuantInput& f);
-/// Reads a write_change record against `before` into `f`; false for a difference that
-/// leaves the value range (the stream is then marked bad).
-bool read_change(BitReader& r, const QuantInput& before, QuantInput& f);
-
-/// The checks the server relies on: a move vector of length <= 1 (one step of rounding
-/// slack), no -128 (not a quantised value), only known buttons.
-bool valid(const QuantInput& f);
+void write_change(BitWriter& w, const game::Layout& layout, const game::Values& before, const game::Values& v);
+/// Reads a write_change record against `before` into `v`; false for a value that leaves
+/// its range (the stream is then marked bad).
+bool read_change(BitReader& r, const game::Layout& layout, const game::Values& before, game::Values& v);
 
 }  // namespace keel::protocol::detail

@@ -1,149 +1,51 @@
-// Bit layout of an input batch (BitWriter order): the first frame in full, then each
-// following frame as `same:1`, or `0` then three change groups:
-//   move_changed:1 [dx dz]  yaw_changed:1 [dyaw]  buttons_changed:1 [buttons:8]
-// where dx, dz are the differences of the move components and dyaw the difference of
-// yaw taken the short way round (-32768 .. 32767), each an exp-Golomb code
-// (BitWriter::write_golomb), so a smoothly turning, smoothly steering player costs a few
-// bits a frame. A full frame is move_x:8 move_z:8 yaw:16 buttons:8 (two's complement).
+// The input batch codec: the first frame in full, then each frame as a change against
+// the one before (input_bits.h has the bit layout of both forms).
 #include <keel/protocol/input_codec.h>
 
 #include "input_bits.h"
 
-#include <algorithm>
-#include <cmath>
-
 namespace keel::protocol {
-namespace detail {
 
-void write_full(BitWriter& w, const QuantInput& f) {
-  w.write_bits(static_cast<uint8_t>(f.move_x), 8);
-  w.write_bits(static_cast<uint8_t>(f.move_z), 8);
-  w.write_bits(f.yaw, 16);
-  w.write_bits(f.buttons, 8);
+void write_values(BitWriter& w, const game::Layout& layout, const game::Values& v) { detail::write_full(w, layout, v); }
+bool read_values(BitReader& r, const game::Layout& layout, game::Values& v) { return detail::read_full(r, layout, v); }
+void write_values_change(BitWriter& w, const game::Layout& layout, const game::Values& before, const game::Values& v) {
+  detail::write_change(w, layout, before, v);
+}
+bool read_values_change(BitReader& r, const game::Layout& layout, const game::Values& before, game::Values& v) {
+  return detail::read_change(r, layout, before, v);
 }
 
-void read_full(BitReader& r, QuantInput& f) {
-  f.move_x = static_cast<int8_t>(static_cast<uint8_t>(r.read_bits(8)));
-  f.move_z = static_cast<int8_t>(static_cast<uint8_t>(r.read_bits(8)));
-  f.yaw = static_cast<uint16_t>(r.read_bits(16));
-  f.buttons = static_cast<uint8_t>(r.read_bits(8));
-}
-
-void write_change(BitWriter& w, const QuantInput& p, const QuantInput& f) {
-  w.write_bool(f == p);
-  if (f == p) return;
-  bool move = f.move_x != p.move_x || f.move_z != p.move_z;
-  w.write_bool(move);
-  if (move) {
-    w.write_golomb(int{f.move_x} - p.move_x);
-    w.write_golomb(int{f.move_z} - p.move_z);
-  }
-  w.write_bool(f.yaw != p.yaw);
-  if (f.yaw != p.yaw) w.write_golomb(static_cast<int16_t>(static_cast<uint16_t>(f.yaw - p.yaw)));
-  w.write_bool(f.buttons != p.buttons);
-  if (f.buttons != p.buttons) w.write_bits(f.buttons, 8);
-}
-
-bool read_change(BitReader& r, const QuantInput& before, QuantInput& f) {
-  f = before;
-  if (r.read_bool()) return true;
-  if (r.read_bool()) {
-    int64_t x = f.move_x + r.read_golomb();
-    int64_t z = f.move_z + r.read_golomb();
-    if (x < -kMoveSteps || x > kMoveSteps || z < -kMoveSteps || z > kMoveSteps) {
-      r.fail();
-      return false;
-    }
-    f.move_x = static_cast<int8_t>(x);
-    f.move_z = static_cast<int8_t>(z);
-  }
-  if (r.read_bool()) {
-    int64_t dy = r.read_golomb();
-    if (dy < -32768 || dy > 32767) {
-      r.fail();
-      return false;
-    }
-    f.yaw = static_cast<uint16_t>(f.yaw + static_cast<uint16_t>(static_cast<int16_t>(dy)));
-  }
-  if (r.read_bool()) f.buttons = static_cast<uint8_t>(r.read_bits(8));
-  return true;
-}
-
-bool valid(const QuantInput& f) {
-  int x = f.move_x, z = f.move_z;
-  return x != -128 && z != -128 && x * x + z * z <= kMoveSteps * kMoveSteps + 2 * kMoveSteps &&
-         (f.buttons & ~sim::kKnownButtons) == 0;
-}
-
-}  // namespace detail
-
-namespace {
-
-using namespace detail;
-
-constexpr double kPi = 3.14159265358979323846;
-
-int8_t quantize_move(float v) {
-  return static_cast<int8_t>(std::lround(std::clamp(double(v), -1.0, 1.0) * kMoveSteps));
-}
-
-}  // namespace
-
-QuantInput quantize_input(const sim::InputFrame& frame) {
-  sim::InputFrame f = frame;
-  sim::sanitize(f);
-  QuantInput q;
-  q.move_x = quantize_move(f.move_x);
-  q.move_z = quantize_move(f.move_z);
-  double turn = (double(f.look_yaw) + kPi) / (2 * kPi);  // [0, 1)
-  q.yaw = static_cast<uint16_t>(static_cast<uint32_t>(std::lround(turn * 65536.0)) & 0xffffu);
-  q.buttons = static_cast<uint8_t>(f.buttons & sim::kKnownButtons);
-  return q;
-}
-
-sim::InputFrame dequantize_input(const QuantInput& q) {
-  sim::InputFrame f;
-  f.move_x = float(q.move_x) / kMoveSteps;
-  f.move_z = float(q.move_z) / kMoveSteps;
-  f.look_yaw = float(-kPi + double(q.yaw) * (2 * kPi / 65536.0));
-  f.buttons = q.buttons;
-  return f;
-}
-
-std::vector<uint8_t> encode_inputs(std::span<const QuantInput> frames) {
+std::vector<uint8_t> encode_inputs(const game::Layout& layout, std::span<const game::InputFrame> frames) {
   BitWriter w;
   for (size_t i = 0; i < frames.size(); ++i) {
     if (i == 0) {
-      write_full(w, frames[i]);
+      detail::write_full(w, layout, frames[i]);
     } else {
-      write_change(w, frames[i - 1], frames[i]);
+      detail::write_change(w, layout, frames[i - 1], frames[i]);
     }
   }
   return w.finish();
 }
 
-DropReason decode_inputs(std::span<const uint8_t> bytes, uint32_t count,
-                         std::vector<QuantInput>& out) {
+DropReason decode_inputs(const game::Layout& layout, std::span<const uint8_t> bytes, uint32_t count,
+                         std::vector<game::InputFrame>& out) {
   out.clear();
   if (count == 0 || count > MessageLimits::kMaxInputWindow) return DropReason::OutOfRange;
   BitReader r(bytes);
   for (uint32_t i = 0; i < count && r.ok(); ++i) {
-    QuantInput f;
-    if (i == 0) {
-      read_full(r, f);
-    } else if (!read_change(r, out.back(), f)) {
-      return DropReason::OutOfRange;
-    }
-    if (!valid(f)) return DropReason::OutOfRange;
+    game::InputFrame f;
+    bool ok = i == 0 ? detail::read_full(r, layout, f) : detail::read_change(r, layout, out.back(), f);
+    if (!ok) return DropReason::OutOfRange;
     out.push_back(f);
   }
   if (!r.ok()) return DropReason::MalformedPayload;
   return r.at_end() ? DropReason::None : DropReason::MalformedPayload;
 }
 
-void InputSender::add(uint64_t tick, const QuantInput& frame) {
+void InputSender::add(uint64_t tick, const game::InputFrame& frame) {
   if (frames_.empty()) first_tick_ = tick;
   frames_.push_back(frame);
+  layout_.sanitize(frames_.back());
   while (frames_.size() > MessageLimits::kMaxInputWindow) {
     frames_.pop_front();
     ++first_tick_;
@@ -161,26 +63,26 @@ void InputSender::on_ack(uint64_t tick) {
 std::vector<uint8_t> InputSender::build_batch(uint64_t ack_snapshot_tick,
                                               uint64_t ack_frame_tick) const {
   if (frames_.empty()) return {};
-  std::vector<QuantInput> v(frames_.begin(), frames_.end());
-  auto bits = encode_inputs(v);
+  std::vector<game::InputFrame> v(frames_.begin(), frames_.end());
+  auto bits = encode_inputs(layout_, v);
   flatbuffers::FlatBufferBuilder fbb(bits.size() + 64);
   auto body = fb::CreateInputBatchDirect(fbb, first_tick_, static_cast<uint16_t>(v.size()), &bits,
                                          ack_snapshot_tick, ack_frame_tick);
   return finish_message(fbb, fb::Body::InputBatch, body.Union());
 }
 
-DropReason InputReceiver::receive(const fb::InputBatch& batch, uint64_t server_tick,
-                                  std::vector<std::pair<uint64_t, QuantInput>>& fresh) {
+DropReason InputReceiver::receive(const game::Layout& layout, const fb::InputBatch& batch, uint64_t server_tick,
+                                  std::vector<std::pair<uint64_t, game::InputFrame>>& fresh) {
   fresh.clear();
   uint64_t first = batch.first_tick();
   uint64_t last = first + batch.count() - 1;  // count >= 1 (check_message)
   if (first > server_tick + kMaxAhead || last + kMaxBehind < server_tick || last < first) {
     return DropReason::OutOfRange;
   }
-  std::vector<QuantInput> frames;
+  std::vector<game::InputFrame> frames;
   std::span<const uint8_t> bytes;
   if (batch.frames() != nullptr) bytes = {batch.frames()->data(), batch.frames()->size()};
-  DropReason r = decode_inputs(bytes, batch.count(), frames);
+  DropReason r = decode_inputs(layout, bytes, batch.count(), frames);
   if (r != DropReason::None) return r;
   if (any_ && last <= newest_) return DropReason::Duplicate;
   // Frames arrive in tick order within a batch; a gap before `first` means frames the

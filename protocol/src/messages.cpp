@@ -49,11 +49,6 @@ DropReason check_handshake(const fb::Message& m) {
   }
 }
 
-DropReason check_input_frame(const fb::ServerInputFrame& f) {
-  InputFrameMessage scratch;
-  return decode_server_input_frame(f, scratch);
-}
-
 DropReason check_gameplay(const fb::Message& m) {
   using L = MessageLimits;
   switch (m.body_type()) {
@@ -67,10 +62,16 @@ DropReason check_gameplay(const fb::Message& m) {
       return ok ? DropReason::None : DropReason::OutOfRange;
     }
     case fb::Body::ServerInputFrame:
-      return check_input_frame(*m.body_as_ServerInputFrame());
+      // Protocol 1's single frame of fixed fields: it cannot carry a game's own layout,
+      // so protocol 2 sends every frame in runs and refuses this one.
+      return DropReason::OutOfRange;
     case fb::Body::ServerInputFrameRun: {
-      std::vector<InputFrameMessage> scratch;
-      return decode_input_frame_run(*m.body_as_ServerInputFrameRun(), scratch);
+      // The payload is decoded against the game's layout by the receiver
+      // (decode_input_frame_run); here only its bounds.
+      auto* r = m.body_as_ServerInputFrameRun();
+      bool ok = r->count() >= 1 && r->count() <= FrameWindow::kMaxFrames && r->payload() != nullptr &&
+                r->first_tick() <= UINT64_MAX - r->count();
+      return ok ? DropReason::None : DropReason::OutOfRange;
     }
     case fb::Body::Snapshot: {
       auto* s = m.body_as_Snapshot();
@@ -113,53 +114,6 @@ std::vector<uint8_t> finish_message(flatbuffers::FlatBufferBuilder& fbb, fb::Bod
                                     flatbuffers::Offset<void> body) {
   fb::FinishMessageBuffer(fbb, fb::CreateMessage(fbb, type, body));
   return {fbb.GetBufferPointer(), fbb.GetBufferPointer() + fbb.GetSize()};
-}
-
-std::vector<uint8_t> encode_server_input_frame(const InputFrameMessage& frame) {
-  flatbuffers::FlatBufferBuilder fbb(256);
-  std::vector<flatbuffers::Offset<fb::PlayerEventWire>> events;
-  for (const auto& e : frame.inputs.events) {
-    events.push_back(fb::CreatePlayerEventWire(fbb, static_cast<fb::PlayerEventKind>(e.kind),
-                                               e.player));
-  }
-  std::vector<flatbuffers::Offset<fb::PlayerInputWire>> inputs;
-  for (const auto& in : frame.inputs.inputs) {
-    const auto& f = in.frame;
-    inputs.push_back(fb::CreatePlayerInputWire(fbb, in.player, f.move_x, f.move_z, f.look_yaw,
-                                               f.buttons));
-  }
-  auto body = fb::CreateServerInputFrameDirect(fbb, frame.tick, frame.state_hash, &events,
-                                               &inputs);
-  return finish_message(fbb, fb::Body::ServerInputFrame, body.Union());
-}
-
-DropReason decode_server_input_frame(const fb::ServerInputFrame& msg, InputFrameMessage& out) {
-  out.tick = msg.tick();
-  out.state_hash = msg.state_hash();
-  out.inputs = {};
-  size_t n_events = size_of(msg.events());
-  size_t n_inputs = size_of(msg.inputs());
-  if (n_events > 2 * sim::kMaxPlayersPerMatch || n_inputs > sim::kMaxPlayersPerMatch) {
-    return DropReason::OutOfRange;
-  }
-  for (size_t i = 0; i < n_events; ++i) {
-    const auto* e = msg.events()->Get(static_cast<flatbuffers::uoffset_t>(i));
-    if (e->kind() > fb::PlayerEventKind::MAX) return DropReason::OutOfRange;
-    out.inputs.events.push_back({static_cast<sim::PlayerEvent::Kind>(e->kind()), e->player()});
-  }
-  for (size_t i = 0; i < n_inputs; ++i) {
-    const auto* p = msg.inputs()->Get(static_cast<flatbuffers::uoffset_t>(i));
-    sim::InputFrame f{p->move_x(), p->move_z(), p->look_yaw(), p->buttons()};
-    if (!finite(f.move_x) || !finite(f.move_z) || !finite(f.look_yaw)) {
-      return DropReason::OutOfRange;
-    }
-    // Sorted, unique player ids: the order the match applies them in.
-    if (!out.inputs.inputs.empty() && out.inputs.inputs.back().player >= p->player()) {
-      return DropReason::OutOfRange;
-    }
-    out.inputs.inputs.push_back({p->player(), f});
-  }
-  return DropReason::None;
 }
 
 }  // namespace keel::protocol

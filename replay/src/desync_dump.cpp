@@ -20,7 +20,7 @@ namespace keel::replay {
 using sim::ByteReader;
 using sim::ByteWriter;
 
-DesyncDump make_desync_dump(const sim::Match& match, uint64_t expected_hash, std::string note) {
+DesyncDump make_desync_dump(const game::Match& match, uint64_t expected_hash, std::string note) {
   DesyncDump d;
   d.tick = match.tick();
   d.state = match.save_state();
@@ -79,7 +79,7 @@ sim::Expected<DesyncDump> decode_desync_dump(std::span<const uint8_t> bytes) {
   return d;
 }
 
-sim::Status write_desync_dump(const std::string& path, const sim::Match& match, uint64_t expected_hash, std::string note) {
+sim::Status write_desync_dump(const std::string& path, const game::Match& match, uint64_t expected_hash, std::string note) {
   std::vector<uint8_t> bytes = encode_desync_dump(make_desync_dump(match, expected_hash, std::move(note)));
   std::FILE* f = std::fopen(path.c_str(), "wb");
   if (f == nullptr) return sim::Error{path + ": cannot create: " + std::strerror(errno)};

@@ -1,5 +1,6 @@
 // Encoders and decoders of the recording's chunk payloads (docs/recording-format.md).
 #include <keel/replay/format.h>
+#include <keel/games/sandbox.h>
 
 #include <keel/sim/byte_io.h>
 #include "compress.h"
@@ -52,7 +53,7 @@ std::string to_string(const TickRange& r) {
 // kMaxPlayersPerMatch players.
 uint64_t max_checkpoint_state_bytes(const sim::SceneDef& scene) {
   constexpr uint64_t kBase = 1u << 20, kPerBody = 4096, kPerCollider = 2048, kPerJoint = 1024;
-  uint64_t bodies = scene.bodies.size() + uint64_t(sim::kMaxPlayersPerMatch) * (1 + sim::SandboxRules::kMaxBallsPerPlayer);
+  uint64_t bodies = scene.bodies.size() + uint64_t(game::kMaxPlayersPerMatch) * (1 + games::SandboxRules::kMaxBallsPerPlayer);
   uint64_t bytes = kBase + bodies * kPerBody + (scene.joints.size() + scene.characters.size()) * kPerJoint;
   for (const sim::BodyDef& b : scene.bodies) {
     for (const sim::ColliderDef& c : b.colliders) {
@@ -132,12 +133,12 @@ void encode_tick(const TickRecord& t, std::vector<uint8_t>& out) {
   w.u64(t.tick);
   w.u64(t.hash);
   w.u32(uint32_t(t.inputs.events.size()));
-  for (const sim::PlayerEvent& e : t.inputs.events) {
+  for (const game::PlayerEvent& e : t.inputs.events) {
     w.u8(uint8_t(e.kind));
     w.u32(e.player);
   }
   w.u32(uint32_t(t.inputs.inputs.size()));
-  for (const sim::PlayerInput& in : t.inputs.inputs) {
+  for (const game::PlayerInput& in : t.inputs.inputs) {
     w.u32(in.player);
     w.f32(in.frame.move_x);
     w.f32(in.frame.move_z);
@@ -153,15 +154,15 @@ sim::Expected<TickRecord> decode_tick(std::span<const uint8_t> payload) {
   t.hash = r.u64();
   uint32_t n = r.count(kEventBytes, kMaxChunkPayload, "event");
   t.inputs.events.resize(n);
-  for (sim::PlayerEvent& e : t.inputs.events) {
+  for (game::PlayerEvent& e : t.inputs.events) {
     uint8_t kind = r.u8();
-    if (r.ok() && kind > uint8_t(sim::PlayerEvent::Kind::Leave)) r.fail("unknown player event kind " + std::to_string(kind));
-    e.kind = sim::PlayerEvent::Kind(kind);
+    if (r.ok() && kind > uint8_t(game::PlayerEvent::Kind::Leave)) r.fail("unknown player event kind " + std::to_string(kind));
+    e.kind = game::PlayerEvent::Kind(kind);
     e.player = r.u32();
   }
   n = r.count(kInputBytes, kMaxChunkPayload, "input");
   t.inputs.inputs.resize(n);
-  for (sim::PlayerInput& in : t.inputs.inputs) {
+  for (game::PlayerInput& in : t.inputs.inputs) {
     in.player = r.u32();
     in.frame.move_x = r.f32();
     in.frame.move_z = r.f32();

@@ -499,10 +499,10 @@ namespace {
 
 struct PlayerTally {
   std::set<uint32_t> present, seen;
-  void add(const sim::TickInputs& in, RecordingIndex& idx) {
-    for (const sim::PlayerEvent& e : in.events) {
-      if (e.kind == sim::PlayerEvent::Kind::Join) {
-        if (present.size() < sim::kMaxPlayersPerMatch) present.insert(e.player), seen.insert(e.player);
+  void add(const game::TickInputs& in, RecordingIndex& idx) {
+    for (const game::PlayerEvent& e : in.events) {
+      if (e.kind == game::PlayerEvent::Kind::Join) {
+        if (present.size() < game::kMaxPlayersPerMatch) present.insert(e.player), seen.insert(e.player);
       } else {
         present.erase(e.player);
       }

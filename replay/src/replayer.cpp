@@ -1,5 +1,6 @@
 // Re-running recordings: building the match, seeking by checkpoint, verifying hashes.
 #include <keel/replay/replayer.h>
+#include <keel/games/sandbox.h>
 
 #include <keel/protocol/scene.h>
 
@@ -7,29 +8,29 @@
 
 namespace keel::replay {
 
-const sim::RulesRegistry& builtin_rules() {
-  static const sim::RulesRegistry registry = sim::RulesRegistry::builtin();
+const game::RulesRegistry& builtin_rules() {
+  static const game::RulesRegistry registry = games::builtin_games();
   return registry;
 }
 
-sim::Expected<std::unique_ptr<sim::Rules>> make_rules(const std::string& name, const sim::RulesRegistry* rules) {
+sim::Expected<std::unique_ptr<game::Rules>> make_rules(const std::string& name, const game::RulesRegistry* rules) {
   auto made = (rules != nullptr ? *rules : builtin_rules()).make(name);
   if (!made) return sim::Error{"the recording's " + made.error().message};
   return std::move(*made);
 }
 
-sim::Expected<sim::Match> make_match(const Header& header, const std::string& source_name,
-                                     const sim::RulesRegistry* registry) {
+sim::Expected<game::Match> make_match(const Header& header, const std::string& source_name,
+                                     const game::RulesRegistry* registry) {
   auto rules = make_rules(header.rules, registry);
   if (!rules) return sim::Error{source_name + ": " + rules.error().message};
   auto scene = protocol::parse_scene_binary(header.scene, source_name + " (embedded scene)");
   if (!scene) return scene.error();
-  auto match = sim::Match::create(*scene, std::move(*rules));
+  auto match = game::Match::create(*scene, std::move(*rules));
   if (!match) return sim::Error{source_name + " (embedded scene): " + match.error().message};
   return std::move(*match);
 }
 
-Replay::Replay(sim::Match match, TickCursor cursor) : match_(std::move(match)), cursor_(std::move(cursor)) {}
+Replay::Replay(game::Match match, TickCursor cursor) : match_(std::move(match)), cursor_(std::move(cursor)) {}
 
 namespace {
 
@@ -37,7 +38,7 @@ std::string tick_str(uint64_t t) { return std::to_string(t); }
 
 // Restores `match` from the newest checkpoint at or before `tick` that is sound. Returns
 // the checkpoint used, or nullopt (then `match` is untouched: the scene's start state).
-std::optional<Checkpoint> restore_nearest(const Recording& rec, uint64_t tick, sim::Match& match,
+std::optional<Checkpoint> restore_nearest(const Recording& rec, uint64_t tick, game::Match& match,
                                           std::vector<std::string>& warnings) {
   std::vector<CheckpointRef> refs = rec.checkpoints();
   for (auto it = refs.rbegin(); it != refs.rend(); ++it) {
@@ -67,7 +68,7 @@ sim::Expected<Replay> Replay::start(const Recording& rec, uint64_t tick, const R
   }
   auto built = make_match(h, rec.name(), options.rules);
   if (!built) return built.error();
-  sim::Match match = std::move(*built);
+  game::Match match = std::move(*built);
   match.set_threads(options.threads);  // threads never change results
 
   std::vector<std::string> warnings;

@@ -21,7 +21,7 @@ int64_t ordered_bits(float f) {
   return (bits & 0x80000000u) != 0 ? -magnitude - 1 : magnitude;
 }
 
-std::map<uint32_t, sim::BodyState> bodies_of(const sim::Match& m) {
+std::map<uint32_t, sim::BodyState> bodies_of(const game::Match& m) {
   std::map<uint32_t, sim::BodyState> out;
   for (sim::BodyId id : m.world().bodies()) {
     sim::BodyState s = m.world().body_state(id);
@@ -56,9 +56,9 @@ void diff_body(StateDiff& d, const sim::BodyState& a, const sim::BodyState& b) {
   if (a.motion != b.motion) d.other.push_back(id + ": motion " + to_string(a.motion) + " vs " + to_string(b.motion));
 }
 
-void diff_players(StateDiff& d, const sim::Match& a, const sim::Match& b) {
-  for (const sim::PlayerSlot& pa : a.players()) {
-    const sim::PlayerSlot* pb = b.find_player(pa.player);
+void diff_players(StateDiff& d, const game::Match& a, const game::Match& b) {
+  for (const game::PlayerSlot& pa : a.players()) {
+    const game::PlayerSlot* pb = b.find_player(pa.player);
     std::string id = "player " + std::to_string(pa.player);
     if (pb == nullptr) {
       d.other.push_back(id + ": only in A");
@@ -69,7 +69,7 @@ void diff_players(StateDiff& d, const sim::Match& a, const sim::Match& b) {
     if (pa.fire_cooldown != pb->fire_cooldown) d.other.push_back(id + ": fire cooldown " + std::to_string(pa.fire_cooldown) + " vs " + std::to_string(pb->fire_cooldown));
     if (pa.thrown != pb->thrown) d.other.push_back(id + ": thrown balls differ");
   }
-  for (const sim::PlayerSlot& pb : b.players()) {
+  for (const game::PlayerSlot& pb : b.players()) {
     if (a.find_player(pb.player) == nullptr) d.other.push_back("player " + std::to_string(pb.player) + ": only in B");
   }
 }
@@ -77,7 +77,7 @@ void diff_players(StateDiff& d, const sim::Match& a, const sim::Match& b) {
 // Character controller state that is not a body field: whether a body is a character, and
 // whether it stands or climbs (a desync often starts with one peer grounding a character the
 // other leaves in the air).
-void diff_characters(StateDiff& d, const sim::Match& a, const sim::Match& b, uint32_t body) {
+void diff_characters(StateDiff& d, const game::Match& a, const game::Match& b, uint32_t body) {
   const sim::BodyId ia = a.world().find_body(body), ib = b.world().find_body(body);
   const bool ca = sim::is_character(a.world(), ia), cb = sim::is_character(b.world(), ib);
   const std::string id = "body " + std::to_string(body);
@@ -128,7 +128,7 @@ std::vector<uint32_t> StateDiff::bodies() const {
   return out;
 }
 
-StateDiff diff_states(const sim::Match& a, const sim::Match& b) {
+StateDiff diff_states(const game::Match& a, const game::Match& b) {
   StateDiff d;
   std::vector<uint8_t> sa = a.save_state(), sb = b.save_state();
   auto mismatch = std::mismatch(sa.begin(), sa.end(), sb.begin(), sb.end());

@@ -75,7 +75,7 @@ struct RecordingWriter::Impl {
     return error.empty();
   }
 
-  bool write_tick(const sim::TickInputs& inputs, const sim::Match& match) {
+  bool write_tick(const game::TickInputs& inputs, const game::Match& match) {
     payload.clear();
     const uint64_t hash = match.hash();
     encode_tick(TickRecord{match.tick(), hash, inputs}, payload);
@@ -91,7 +91,7 @@ struct RecordingWriter::Impl {
     return true;
   }
 
-  bool write_checkpoint(const sim::Match& match) {
+  bool write_checkpoint(const game::Match& match) {
     Checkpoint c{match.tick(), 0, match.save_state()};
     // The tick chunk just written hashed this very state: no second serialisation.
     c.hash = match.tick() == last_tick ? last_hash : match.hash();
@@ -122,7 +122,7 @@ RecordingWriter::~RecordingWriter() {
   if (impl_) finish();
 }
 
-sim::Expected<RecordingWriter> RecordingWriter::create(const std::string& path, const sim::Match& match,
+sim::Expected<RecordingWriter> RecordingWriter::create(const std::string& path, const game::Match& match,
                                                        const WriterOptions& options) {
   auto impl = std::make_unique<Impl>();
   impl->path = path;
@@ -153,7 +153,7 @@ sim::Expected<RecordingWriter> RecordingWriter::create(const std::string& path, 
   return RecordingWriter(std::move(impl));
 }
 
-sim::Status RecordingWriter::record(const sim::TickInputs& applied, const sim::Match& after) {
+sim::Status RecordingWriter::record(const game::TickInputs& applied, const game::Match& after) {
   Impl& w = *impl_;
   if (!w.error.empty()) return w.failed();
   if (w.file == nullptr) return sim::Error{w.path + ": the recording is already finished"};
@@ -167,7 +167,7 @@ sim::Status RecordingWriter::record(const sim::TickInputs& applied, const sim::M
   return sim::Status::ok();
 }
 
-sim::Status RecordingWriter::step_and_record(sim::Match& match, const sim::TickInputs& inputs) {
+sim::Status RecordingWriter::step_and_record(game::Match& match, const game::TickInputs& inputs) {
   match.step(inputs);
   return record(inputs, match);
 }

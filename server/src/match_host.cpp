@@ -38,8 +38,8 @@ std::string utc_stamp() {
 sim::Expected<std::shared_ptr<MatchHost>> MatchHost::create(uint64_t id, const MatchSettings& settings,
                                                             HostServices services, Now now,
                                                             bool persistent) {
-  std::unique_ptr<sim::Rules> rules = services.rules ? services.rules() : nullptr;
-  auto match = sim::Match::create(*settings.scene, std::move(rules));
+  std::unique_ptr<game::Rules> rules = services.rules ? services.rules() : nullptr;
+  auto match = game::Match::create(*settings.scene, std::move(rules));
   if (!match) return sim::Error{"match " + std::to_string(id) + ": " + match.error().message};
   std::shared_ptr<MatchHost> host(new MatchHost(id, std::move(*match), settings, services, now, persistent));
   sim::Status st = host->open_recording();
@@ -47,7 +47,7 @@ sim::Expected<std::shared_ptr<MatchHost>> MatchHost::create(uint64_t id, const M
   return host;
 }
 
-MatchHost::MatchHost(uint64_t id, sim::Match match, const MatchSettings& settings, HostServices services,
+MatchHost::MatchHost(uint64_t id, game::Match match, const MatchSettings& settings, HostServices services,
                      Now now, bool persistent)
     : id_(id),
       match_(std::move(match)),
@@ -252,24 +252,24 @@ kp::fb::DenyReason MatchHost::end_reason() const {
   return over() ? kp::fb::DenyReason::MatchOver : kp::fb::DenyReason::Unknown;
 }
 
-sim::TickInputs MatchHost::build_inputs() {
-  sim::TickInputs in;
+game::TickInputs MatchHost::build_inputs() {
+  game::TickInputs in;
   in.events = std::move(pending_events_);
   pending_events_.clear();
-  for (const sim::PlayerEvent& e : in.events) {
+  for (const game::PlayerEvent& e : in.events) {
     auto it = std::lower_bound(present_.begin(), present_.end(), e.player);
     bool here = it != present_.end() && *it == e.player;
-    if (e.kind == sim::PlayerEvent::Kind::Join && !here) {
+    if (e.kind == game::PlayerEvent::Kind::Join && !here) {
       present_.insert(it, e.player);
-      last_applied_[e.player] = sim::InputFrame{};
-    } else if (e.kind == sim::PlayerEvent::Kind::Leave && here) {
+      last_applied_[e.player] = game::InputFrame{};
+    } else if (e.kind == game::PlayerEvent::Kind::Leave && here) {
       present_.erase(it);
       last_applied_.erase(e.player);
     }
   }
   const uint64_t tick = match_.tick();
   for (uint32_t player : present_) {
-    sim::InputFrame frame = last_applied_[player];
+    game::InputFrame frame = last_applied_[player];
     bool fresh = false;
     for (Session& s : sessions_) {
       if (s.player != player || s.state == SessionState::Closed) continue;
@@ -289,7 +289,7 @@ sim::TickInputs MatchHost::build_inputs() {
 }
 
 void MatchHost::step_one() {
-  sim::TickInputs inputs = build_inputs();
+  game::TickInputs inputs = build_inputs();
   const uint64_t from_tick = match_.tick();
   bool recorded = false;
   if (writer_ && !recording_failed_) {
@@ -320,7 +320,7 @@ void MatchHost::step_one() {
   // Stop-after-ticks counts the start-up match's ticks (the tick thread watches tick()).
 }
 
-void MatchHost::remember(uint64_t tick, uint64_t hash, const sim::TickInputs& inputs) {
+void MatchHost::remember(uint64_t tick, uint64_t hash, const game::TickInputs& inputs) {
   size_t keep = size_t(kHashHistorySeconds) * tick_rate_;
   hashes_.emplace_back(tick + 1, hash);
   while (hashes_.size() > keep) hashes_.pop_front();
@@ -345,7 +345,7 @@ void MatchHost::write_desync_dump(Session& s, uint64_t tick, uint64_t server_has
     if (saved.first <= tick) base = &saved;
   }
   if (base == nullptr) return;
-  auto rebuilt = sim::Match::create(scene_, services_.rules ? services_.rules() : nullptr);
+  auto rebuilt = game::Match::create(scene_, services_.rules ? services_.rules() : nullptr);
   if (!rebuilt || !rebuilt->restore_state(base->second)) return;
   for (const auto& [t, in] : inputs_log_) {
     if (t >= base->first && t < tick) rebuilt->step(in);

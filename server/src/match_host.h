@@ -1,4 +1,4 @@
-// A hosted match: the sim::Match, its sessions, its recording and its tick schedule.
+// A hosted match: the game::Match, its sessions, its recording and its tick schedule.
 //
 // Only the match's own task touches its state (run(), then shutdown() once no task is
 // running); the I/O thread and the tick thread hand it datagrams and admitted clients
@@ -17,7 +17,7 @@
 #include <keel/replay/writer.h>
 #include <keel/server/config.h>
 #include <keel/server/server.h>
-#include <keel/sim/match.h>
+#include <keel/game/match.h>
 
 #include <atomic>
 #include <deque>
@@ -123,7 +123,7 @@ class MatchHost : public std::enable_shared_from_this<MatchHost> {
   uint64_t bytes_sent() const { return bytes_sent_.load(); }
 
  private:
-  MatchHost(uint64_t id, sim::Match match, const MatchSettings& settings, HostServices services,
+  MatchHost(uint64_t id, game::Match match, const MatchSettings& settings, HostServices services,
             Now now, bool persistent);
   sim::Status open_recording();
   void leave_running_count();
@@ -153,8 +153,8 @@ class MatchHost : public std::enable_shared_from_this<MatchHost> {
   void step_one();
   bool check_over();
   void measure_schedule(Now now);
-  sim::TickInputs build_inputs();
-  void remember(uint64_t tick, uint64_t hash, const sim::TickInputs& inputs);
+  game::TickInputs build_inputs();
+  void remember(uint64_t tick, uint64_t hash, const game::TickInputs& inputs);
   void send_snapshots();
   void send_frames();
   void flush_connections(Now now);
@@ -162,7 +162,7 @@ class MatchHost : public std::enable_shared_from_this<MatchHost> {
   std::optional<uint64_t> hash_at(uint64_t tick) const;
 
   uint64_t id_;
-  sim::Match match_;
+  game::Match match_;
   const sim::SceneDef scene_;
   const std::string scene_path_;
   const uint32_t max_players_;
@@ -189,9 +189,9 @@ class MatchHost : public std::enable_shared_from_this<MatchHost> {
   uint64_t last_snapshot_tick_ = 0;
 
   std::deque<Session> sessions_;  // deque: references stay valid as sessions are added
-  std::vector<sim::PlayerEvent> pending_events_;
+  std::vector<game::PlayerEvent> pending_events_;
   std::vector<uint32_t> present_;  // players in the match after the last step, sorted
-  std::map<uint32_t, sim::InputFrame> last_applied_;
+  std::map<uint32_t, game::InputFrame> last_applied_;
   int64_t empty_since_ns_;
   std::atomic<uint32_t> session_count_{0};
   uint32_t dumps_ = 0;
@@ -199,7 +199,7 @@ class MatchHost : public std::enable_shared_from_this<MatchHost> {
 
   // Recent history for hash reports and desync dumps.
   std::deque<std::pair<uint64_t, uint64_t>> hashes_;            // (tick, hash of match at tick)
-  std::deque<std::pair<uint64_t, sim::TickInputs>> inputs_log_;  // (tick stepped from, inputs)
+  std::deque<std::pair<uint64_t, game::TickInputs>> inputs_log_;  // (tick stepped from, inputs)
   std::deque<std::pair<uint64_t, std::vector<uint8_t>>> saved_;  // (tick, save_state)
 
   std::mutex inbox_mutex_;

@@ -149,7 +149,7 @@ void MatchHost::open_session(Admission& a, Now now) {
   services_.metrics.players.fetch_add(1);
   services_.metrics.connections.fetch_add(1);
   send_control(s, accept_message(index, player, tick_rate_, match_.tick()));
-  pending_events_.push_back({sim::PlayerEvent::Kind::Join, player});
+  pending_events_.push_back({game::PlayerEvent::Kind::Join, player});
   broadcast_event(fb::MatchEventKind::PlayerJoined, player);
   services_.log.info("client_joined", {{"match", id_}, {"player", player}, {"client_index", index},
                                        {"address", s.address}, {"tick", match_.tick()}});
@@ -371,7 +371,7 @@ void MatchHost::close(Session& s, const std::string& reason, std::optional<fb::D
   s.state = SessionState::Closed;
   s.close_reason = reason;
   services_.router.remove({s.socket, s.endpoint}, s.route);
-  pending_events_.push_back({sim::PlayerEvent::Kind::Leave, s.player});
+  pending_events_.push_back({game::PlayerEvent::Kind::Leave, s.player});
   services_.metrics.players.fetch_sub(1);
   session_count_.fetch_sub(1);
   broadcast_event(fb::MatchEventKind::PlayerLeft, s.player);

@@ -149,22 +149,22 @@ struct PlayerRecord {
 
 std::map<uint32_t, PlayerRecord> player_records(const replay::Recording& rec) {
   std::map<uint32_t, PlayerRecord> out;
-  std::map<uint32_t, sim::InputFrame> applied;  // the last frame applied, per present player
+  std::map<uint32_t, game::InputFrame> applied;  // the last frame applied, per present player
   replay::TickCursor cursor = rec.ticks_from_start();
   while (std::optional<replay::TickRecord> t = cursor.next()) {
     if (t->tick == 0) continue;  // the starting state: no inputs
     const uint64_t frame = t->tick - 1;  // record T holds the inputs that stepped T-1 to T
-    for (const sim::PlayerEvent& e : t->inputs.events) {
-      if (e.kind == sim::PlayerEvent::Kind::Join) {
+    for (const game::PlayerEvent& e : t->inputs.events) {
+      if (e.kind == game::PlayerEvent::Kind::Join) {
         out[e.player].join = frame;
-        applied[e.player] = sim::InputFrame{};  // a new slot starts from the neutral input
+        applied[e.player] = game::InputFrame{};  // a new slot starts from the neutral input
       } else {
         out[e.player].leave = frame;
         applied.erase(e.player);
       }
     }
     for (const auto& [player, last] : applied) out[player].fresh[frame] = false;  // unless a new frame came
-    for (const sim::PlayerInput& in : t->inputs.inputs) {
+    for (const game::PlayerInput& in : t->inputs.inputs) {
       if (!applied.count(in.player)) continue;
       out[in.player].fresh[frame] = !(in.frame == applied[in.player]);
       applied[in.player] = in.frame;

@@ -12,7 +12,7 @@
 #include <keel/protocol/messages.h>
 #include <keel/protocol/scene.h>
 #include <keel/protocol/snapshot_stream.h>
-#include <keel/sim/match.h>
+#include <keel/game/match.h>
 
 #include <chrono>
 #include <deque>
@@ -91,7 +91,7 @@ class FakeServer {
 
   explicit FakeServer(const sim::SceneDef& scene)
       : handshake_(protocol::development_token_key(), kFakeServerAddress),
-        match_(std::move(*sim::Match::create(scene))),
+        match_(std::move(*game::Match::create(scene))),
         scene_bytes_(protocol::scene_to_binary(scene)),
         config_(protocol::SnapshotConfig::for_scene(scene)) {}
 
@@ -124,7 +124,7 @@ class FakeServer {
     }
   }
 
-  sim::Match& match() { return match_; }
+  game::Match& match() { return match_; }
   Peer* peer(const Wire* w) {
     for (auto& [wire, p] : peers_) {
       if (wire.get() == w) return &p;
@@ -224,12 +224,12 @@ class FakeServer {
 
   void step() {
     uint64_t t = match_.tick();
-    sim::TickInputs in;
-    for (uint32_t id : leaves_) in.events.push_back({sim::PlayerEvent::Kind::Leave, id});
-    for (uint32_t id : joins_) in.events.push_back({sim::PlayerEvent::Kind::Join, id});
+    game::TickInputs in;
+    for (uint32_t id : leaves_) in.events.push_back({game::PlayerEvent::Kind::Leave, id});
+    for (uint32_t id : joins_) in.events.push_back({game::PlayerEvent::Kind::Join, id});
     leaves_.clear();
     joins_.clear();
-    std::map<uint32_t, sim::InputFrame> frames;
+    std::map<uint32_t, game::InputFrame> frames;
     for (auto& [w, p] : peers_) {
       if (!p.joined) continue;
       auto it = p.inputs.find(t);
@@ -263,7 +263,7 @@ class FakeServer {
   }
 
   protocol::ServerHandshake handshake_;
-  sim::Match match_;
+  game::Match match_;
   std::vector<uint8_t> scene_bytes_;
   protocol::SnapshotConfig config_;
   std::vector<std::shared_ptr<Wire>> wires_;

@@ -22,20 +22,20 @@ constexpr uint32_t kRemote = 2;
 
 // A server match with both players joined and stepped a little, and the frames it makes.
 struct Server {
-  sim::Match match;
+  game::Match match;
   std::map<uint64_t, protocol::InputFrameMessage> frames;
   std::map<uint64_t, uint64_t> hash_at;  // match tick -> hash
 
-  explicit Server(const sim::SceneDef& scene, std::unique_ptr<sim::Rules> rules = nullptr)
-      : match(std::move(*sim::Match::create(scene, std::move(rules)))) {
-    sim::TickInputs join;
-    join.events = {{sim::PlayerEvent::Kind::Join, kLocal}, {sim::PlayerEvent::Kind::Join, kRemote}};
+  explicit Server(const sim::SceneDef& scene, std::unique_ptr<game::Rules> rules = nullptr)
+      : match(std::move(*game::Match::create(scene, std::move(rules)))) {
+    game::TickInputs join;
+    join.events = {{game::PlayerEvent::Kind::Join, kLocal}, {game::PlayerEvent::Kind::Join, kRemote}};
     match.step(join);
     for (int i = 0; i < 5; ++i) step(walk(kLocal, match.tick()), walk(kRemote, match.tick()));
   }
   void step(const protocol::QuantInput& local, const protocol::QuantInput& remote) {
     uint64_t t = match.tick();
-    sim::TickInputs in;
+    game::TickInputs in;
     in.inputs = {{kLocal, protocol::dequantize_input(local)}, {kRemote, protocol::dequantize_input(remote)}};
     match.step(in);
     frames[t] = {t, match.hash(), in};
@@ -207,7 +207,7 @@ TEST(Prediction, LocalInputTheServerDidNotApplyIsCountedLate) {
 
 // A game's own rules: each player is a weightless ball pushed along its move vector (and
 // lifted by its look yaw).
-std::unique_ptr<sim::Rules> float_rules() { return std::make_unique<test_support::BallRules>("float", 2.0f, 0.1f); }
+std::unique_ptr<game::Rules> float_rules() { return std::make_unique<test_support::BallRules>("float", 2.0f, 0.1f); }
 
 TEST(Prediction, StepsTheServersOwnRulesWhenGivenThem) {
   PredictionConfig own;

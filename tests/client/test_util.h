@@ -3,7 +3,7 @@
 
 #include <keel/protocol/input_codec.h>
 #include <keel/protocol/scene.h>
-#include <keel/sim/match.h>
+#include <keel/game/match.h>
 
 #include <gtest/gtest.h>
 

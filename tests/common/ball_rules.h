@@ -4,13 +4,13 @@
 // server) and vary where the balls start and whether the look yaw lifts them.
 #pragma once
 
-#include <keel/sim/match.h>
+#include <keel/game/match.h>
 
 #include <string>
 
 namespace keel::test_support {
 
-class BallRules final : public sim::Rules {
+class BallRules final : public game::Rules {
  public:
   /// `spacing`: metres between players' starting x; `yaw_lift`: vertical push per unit of
   /// look yaw (0: the balls stay in their plane).
@@ -18,7 +18,7 @@ class BallRules final : public sim::Rules {
       : name_(std::move(name)), spacing_(spacing), yaw_lift_(yaw_lift) {}
 
   std::string name() const override { return name_; }
-  void on_join(sim::Match& match, sim::PlayerSlot& slot) override {
+  void on_join(game::Match& match, game::PlayerSlot& slot) override {
     sim::BodyDef def;
     def.id = match.next_body_id();
     def.motion = sim::MotionType::Dynamic;
@@ -30,12 +30,12 @@ class BallRules final : public sim::Rules {
     def.colliders.push_back(ball);
     slot.character = match.world_for_rules().add_body(def) ? def.id : 0;
   }
-  void on_leave(sim::Match& match, sim::PlayerSlot& slot) override {
+  void on_leave(game::Match& match, game::PlayerSlot& slot) override {
     sim::World& world = match.world_for_rules();
     if (slot.character != 0) world.remove_body(world.find_body(slot.character));
     slot.character = 0;
   }
-  void apply_input(sim::Match& match, sim::PlayerSlot& slot, const sim::InputFrame& in) override {
+  void apply_input(game::Match& match, game::PlayerSlot& slot, const game::InputFrame& in) override {
     sim::World& world = match.world_for_rules();
     sim::BodyId body = world.find_body(slot.character);
     if (body.valid()) world.set_linear_velocity(body, sim::Vec3(in.move_x, in.look_yaw * yaw_lift_, in.move_z) * 3.0f);

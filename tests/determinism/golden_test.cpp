@@ -151,7 +151,7 @@ TEST_F(GoldenCheck, RecordedMatchReplaysItsOwnInputs) {
   // The check reads the recorded inputs, not the script: change one and the chain breaks
   // at the first hash after it.
   Golden edited = *golden;
-  sim::TickInputs& first = edited.inputs.begin()->second;
+  game::TickInputs& first = edited.inputs.begin()->second;
   ASSERT_FALSE(first.inputs.empty());
   first.inputs[0].frame.move_x = first.inputs[0].frame.move_x == 1.0f ? -1.0f : 1.0f;
   ASSERT_TRUE(write_golden(golden_file(true), edited));
@@ -167,12 +167,12 @@ TEST(MatchScript, CoversJoinsLeavesForgedAndAbsentPlayers) {
   size_t joins = 0, leaves = 0, frames = 0;
   bool forged = false, absent = false;
   for (const auto& [tick, in] : inputs) {
-    for (const auto& e : in.events) (e.kind == sim::PlayerEvent::Kind::Join ? joins : leaves)++;
+    for (const auto& e : in.events) (e.kind == game::PlayerEvent::Kind::Join ? joins : leaves)++;
     for (size_t i = 0; i < in.inputs.size(); ++i) {
       if (i > 0) {
         EXPECT_LT(in.inputs[i - 1].player, in.inputs[i].player) << "tick " << tick;
       }
-      sim::InputFrame f = in.inputs[i].frame;
+      game::InputFrame f = in.inputs[i].frame;
       forged = forged || !sim::sanitize(f);
       absent = absent || in.inputs[i].player == 9;
       ++frames;
@@ -192,9 +192,9 @@ TEST(GoldenFormat, RoundTripsExactly) {
   g.rules = "sandbox";
   g.ticks = 20;
   g.every = 10;
-  g.inputs[0].events.push_back({sim::PlayerEvent::Kind::Join, 3});
-  g.inputs[0].inputs.push_back({3, sim::InputFrame{0.1f, -1e-7f, 3.1415927f, 3}});
-  g.inputs[7].events.push_back({sim::PlayerEvent::Kind::Leave, 3});
+  g.inputs[0].events.push_back({game::PlayerEvent::Kind::Join, 3});
+  g.inputs[0].inputs.push_back({3, game::InputFrame{0.1f, -1e-7f, 3.1415927f, 3}});
+  g.inputs[7].events.push_back({game::PlayerEvent::Kind::Leave, 3});
   g.hashes = {0, 0xffffffffffffffffull, 0x0123456789abcdefull};
   auto back = parse_golden(format_golden(g), "x");
   ASSERT_TRUE(back) << back.error().message;

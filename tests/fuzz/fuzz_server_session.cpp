@@ -244,7 +244,7 @@ std::vector<uint8_t> hello(bool predict) {
 
 std::vector<uint8_t> input_batch(uint64_t first, uint64_t count, uint64_t ack) {
   kp::InputSender sender;
-  keel::sim::InputFrame frame;
+  keel::game::InputFrame frame;
   for (uint64_t t = first; t < first + count; ++t) {
     frame.buttons = static_cast<uint32_t>(t);
     sender.add(t, kp::quantize_input(frame));

@@ -140,7 +140,7 @@ TEST(Messages, ServerInputFrameRoundTrip) {
   kp::InputFrameMessage f;
   f.tick = 1234;
   f.state_hash = 0xfeedface12345678ull;
-  f.inputs.events = {{keel::sim::PlayerEvent::Kind::Join, 7}, {keel::sim::PlayerEvent::Kind::Leave, 3}};
+  f.inputs.events = {{keel::game::PlayerEvent::Kind::Join, 7}, {keel::game::PlayerEvent::Kind::Leave, 3}};
   f.inputs.inputs = {{1, {0.5f, -0.25f, 1.0f, 3}}, {7, {0, 1, -3.0f, 0}}};
   auto bytes = kp::encode_server_input_frame(f);
   const fb::Message* m = checked(bytes);

@@ -6,7 +6,8 @@
 
 #include <keel/replay/commands.h>
 #include <keel/replay/replayer.h>
-#include <keel/sim/rules_registry.h>
+#include <keel/game/registry.h>
+#include <keel/games/sandbox.h>
 
 #include <gtest/gtest.h>
 
@@ -19,27 +20,27 @@ namespace {
 // Rules unlike the sandbox's: each player is a weightless ball pushed along its move
 // vector (no trigonometry needed). Replaying it with the sandbox rules would spawn
 // capsules instead, so only the right rules reproduce the recorded hashes.
-std::unique_ptr<sim::Rules> drift_rules() { return std::make_unique<test_support::BallRules>("drift", 1.0f, 0.0f); }
+std::unique_ptr<game::Rules> drift_rules() { return std::make_unique<test_support::BallRules>("drift", 1.0f, 0.0f); }
 
-sim::RulesRegistry with_drift() {
-  return sim::RulesRegistry::builtin().add([] { return drift_rules(); });
+game::RulesRegistry with_drift() {
+  return games::builtin_games().add([] { return drift_rules(); });
 }
 
 // 90 ticks of the scripted three-player session, stepped with the drift rules.
 void record_drift(const std::string& path) {
-  auto match = sim::Match::create(load_scene("demo.json"), drift_rules());
+  auto match = game::Match::create(load_scene("demo.json"), drift_rules());
   ASSERT_TRUE(match) << match.error().message;
   auto writer = RecordingWriter::create(path, *match, WriterOptions{});
   ASSERT_TRUE(writer) << writer.error().message;
   for (uint64_t t = 1; t <= 90; ++t) {
-    const sim::TickInputs in = scripted_inputs(t);
+    const game::TickInputs in = scripted_inputs(t);
     match->step(in);
     ASSERT_TRUE(writer->record(in, *match));
   }
   ASSERT_TRUE(writer->finish());
 }
 
-int run(std::vector<std::string> args, const sim::RulesRegistry& rules, std::string& out) {
+int run(std::vector<std::string> args, const game::RulesRegistry& rules, std::string& out) {
   args.insert(args.begin(), "my-replay");
   std::vector<const char*> argv;
   for (const std::string& a : args) argv.push_back(a.c_str());
@@ -54,7 +55,7 @@ int run(std::vector<std::string> args, const sim::RulesRegistry& rules, std::str
 }
 
 TEST(RulesRegistry, BuiltinKnowsSandboxAndMakesWhatItNames) {
-  sim::RulesRegistry builtin = sim::RulesRegistry::builtin();
+  game::RulesRegistry builtin = games::builtin_games();
   EXPECT_EQ(builtin.names(), std::vector<std::string>{"sandbox"});
   auto sandbox = builtin.make("sandbox");
   ASSERT_TRUE(sandbox);
@@ -66,12 +67,12 @@ TEST(RulesRegistry, BuiltinKnowsSandboxAndMakesWhatItNames) {
 }
 
 TEST(RulesRegistry, AFactoryMakingOtherRulesThanItsNameIsRefused) {
-  sim::RulesRegistry r;
+  game::RulesRegistry r;
   r.add("hover", [] { return drift_rules(); });
   auto made = r.make("hover");
   ASSERT_FALSE(made);
   EXPECT_EQ(made.error().message, "the factory registered for rules \"hover\" makes rules named \"drift\"");
-  EXPECT_FALSE(sim::RulesRegistry().make("sandbox"));
+  EXPECT_FALSE(game::RulesRegistry().make("sandbox"));
 }
 
 TEST(CustomRules, VerifyNeedsTheRulesAndThenReproducesEveryTick) {
@@ -87,7 +88,7 @@ TEST(CustomRules, VerifyNeedsTheRulesAndThenReproducesEveryTick) {
             std::string::npos)
       << builtin.error;
 
-  const sim::RulesRegistry rules = with_drift();
+  const game::RulesRegistry rules = with_drift();
   VerifyOptions options;
   options.rules = &rules;
   VerifyResult own = verify(*r, options);
@@ -117,7 +118,7 @@ TEST(CustomRules, TheCommandLineRunsWithTheCallersRules) {
   EXPECT_EQ(run({"verify", rec}, replay::builtin_rules(), out), cli::kError) << out;
   EXPECT_NE(out.find("rules \"drift\" are not known to this program (it knows: sandbox)"), std::string::npos) << out;
   // A user's replay tool: the same command line, their rules registered.
-  const sim::RulesRegistry rules = with_drift();
+  const game::RulesRegistry rules = with_drift();
   EXPECT_EQ(run({"verify", rec}, rules, out), cli::kOk) << out;
   EXPECT_NE(out.find("verified 90 ticks"), std::string::npos) << out;
   EXPECT_EQ(run({"dump", rec, "--tick", "40"}, rules, out), cli::kOk) << out;

@@ -3,6 +3,7 @@
 // tail is reported with a bound that holds, and a checkpoint that claims gigabytes is
 // refused without allocating them.
 #include "replay_test_util.h"
+#include <keel/games/sandbox.h>
 
 #include <keel/replay/commands.h>
 #include <keel/replay/recover.h>
@@ -185,7 +186,7 @@ TEST(Hardening, KilledWriterLeavesAnIncompleteFileWithABoundedLostTail) {
   pid_t pid = fork();
   ASSERT_GE(pid, 0);
   if (pid == 0) {
-    auto match = sim::Match::create(scene);
+    auto match = game::Match::create(scene);
     WriterOptions options;
     options.flush_every_ticks = 10;
     options.checkpoint_interval = 30;
@@ -318,15 +319,15 @@ TEST(Hardening, CheckpointClaimingGigabytesIsRefusedWithoutAllocating) {
 // throw balls; every checkpoint stays far below it.
 TEST(Hardening, CheckpointLimitHoldsAFullSandboxMatch) {
   const sim::SceneDef scene = load_scene("demo.json");
-  auto match = sim::Match::create(scene);
+  auto match = game::Match::create(scene);
   ASSERT_TRUE(match);
   const uint64_t limit = max_checkpoint_state_bytes(scene);
   size_t largest = 0;
   for (uint64_t t = 1; t <= 180; ++t) {
-    sim::TickInputs in;
-    for (uint32_t p = 1; p <= sim::kMaxPlayersPerMatch; ++p) {
-      if (t == 1) in.events.push_back({sim::PlayerEvent::Kind::Join, p});
-      sim::InputFrame f;
+    game::TickInputs in;
+    for (uint32_t p = 1; p <= game::kMaxPlayersPerMatch; ++p) {
+      if (t == 1) in.events.push_back({game::PlayerEvent::Kind::Join, p});
+      game::InputFrame f;
       f.move_x = float(int((t + p) % 3) - 1);
       f.look_yaw = float(p % 7);
       f.buttons = sim::kButtonFire | (t % 30 == 0 ? uint32_t(sim::kButtonJump) : 0u);
@@ -335,7 +336,7 @@ TEST(Hardening, CheckpointLimitHoldsAFullSandboxMatch) {
     match->step(in);
     if (t % 20 == 0) largest = std::max(largest, match->save_state().size());
   }
-  EXPECT_EQ(match->world().bodies().size(), scene.bodies.size() + 256u * (1 + sim::SandboxRules::kMaxBallsPerPlayer));
+  EXPECT_EQ(match->world().bodies().size(), scene.bodies.size() + 256u * (1 + games::SandboxRules::kMaxBallsPerPlayer));
   EXPECT_LT(largest * 4, limit) << largest << " bytes of state, limit " << limit;
   std::cout << "256-player sandbox state: " << largest << " bytes; the scene's limit " << limit << "\n";
 }

@@ -82,7 +82,7 @@ TEST(Recording, MultiPlayerSandboxSessionVerifiesAtAnyThreadCount) {
     auto rec_tick = c.next();
     ASSERT_TRUE(rec_tick);
     ASSERT_EQ(rec_tick->tick, t);
-    EXPECT_EQ(rec_tick->inputs, t == 0 ? sim::TickInputs{} : scripted_inputs(t)) << "tick " << t;
+    EXPECT_EQ(rec_tick->inputs, t == 0 ? game::TickInputs{} : scripted_inputs(t)) << "tick " << t;
   }
   EXPECT_FALSE(c.next());
 }
@@ -128,7 +128,7 @@ TEST(Recording, HeaderDescribesTheBuildTheSceneAndTheRules) {
 TEST(Recording, FlushPolicyMakesTicksVisibleBeforeFinish) {
   TempDir dir;
   const std::string rec = dir.path("live.krec");
-  auto match = sim::Match::create(load_scene("demo.json"));
+  auto match = game::Match::create(load_scene("demo.json"));
   ASSERT_TRUE(match);
   WriterOptions options;
   options.flush_every_ticks = 10;
@@ -150,7 +150,7 @@ TEST(Recording, FlushPolicyMakesTicksVisibleBeforeFinish) {
 // A host reads the hash the tick record holds instead of hashing the state again.
 TEST(Recording, LastHashIsTheRecordedTicksHash) {
   TempDir dir;
-  auto match = sim::Match::create(load_scene("demo.json"));
+  auto match = game::Match::create(load_scene("demo.json"));
   ASSERT_TRUE(match);
   auto writer = RecordingWriter::create(dir.path("hash.krec"), *match);
   ASSERT_TRUE(writer);
@@ -164,7 +164,7 @@ TEST(Recording, LastHashIsTheRecordedTicksHash) {
 TEST(Recording, StartsMidMatchWithACheckpoint) {
   TempDir dir;
   const std::string rec = dir.path("mid.krec");
-  auto match = sim::Match::create(load_scene("demo.json"));
+  auto match = game::Match::create(load_scene("demo.json"));
   ASSERT_TRUE(match);
   for (uint64_t t = 1; t <= 40; ++t) match->step(scripted_inputs(t));
   {
@@ -261,7 +261,7 @@ TEST(Recording, NotARecordingAndUnknownRulesAreRefused) {
 
 TEST(DesyncDump, RoundTripsAndRejectsDamage) {
   TempDir dir;
-  auto match = sim::Match::create(load_scene("demo.json"));
+  auto match = game::Match::create(load_scene("demo.json"));
   ASSERT_TRUE(match);
   for (uint64_t t = 1; t <= 12; ++t) match->step(scripted_inputs(t));
   const std::string path = dir.path("client.kdsy");
@@ -293,7 +293,7 @@ TEST(FuzzSeeds, WrittenOnlyWhenAsked) {
   if (dir == nullptr) GTEST_SKIP() << "set KEEL_WRITE_FUZZ_SEEDS=DIR to write the seeds";
   const std::string base = std::string(dir) + "/";
   record(base + "sandbox_players.krec", load_scene("demo.json"), 12, true, 5);
-  auto match = sim::Match::create(load_scene("demo.json"));
+  auto match = game::Match::create(load_scene("demo.json"));
   ASSERT_TRUE(match);
   for (uint64_t t = 1; t <= 6; ++t) match->step(scripted_inputs(t));
   ASSERT_TRUE(write_desync_dump(base + "client.kdsy", *match, 0, "seed"));

@@ -6,7 +6,7 @@
 #include <keel/replay/format.h>
 #include <keel/replay/reader.h>
 #include <keel/replay/writer.h>
-#include <keel/sim/match.h>
+#include <keel/game/match.h>
 
 #include <gtest/gtest.h>
 
@@ -67,9 +67,9 @@ inline void write_bytes(const std::string& path, const std::vector<uint8_t>& byt
 
 /// The inputs of tick t in the scripted multi-player session: three players join at
 /// different ticks, walk, turn, jump and fire; one leaves and comes back.
-inline sim::TickInputs scripted_inputs(uint64_t t) {
-  using Kind = sim::PlayerEvent::Kind;
-  sim::TickInputs in;
+inline game::TickInputs scripted_inputs(uint64_t t) {
+  using Kind = game::PlayerEvent::Kind;
+  game::TickInputs in;
   if (t == 1) in.events.push_back({Kind::Join, 7});
   if (t == 5) in.events.push_back({Kind::Join, 3});
   if (t == 20) in.events.push_back({Kind::Join, 11});
@@ -77,7 +77,7 @@ inline sim::TickInputs scripted_inputs(uint64_t t) {
   if (t == 90) in.events.push_back({Kind::Join, 3});
   for (uint32_t p : {3u, 7u, 11u}) {
     if ((t + p) % 3 == 0) continue;  // some ticks carry no frame: the repeat-last rule
-    sim::InputFrame f;
+    game::InputFrame f;
     f.move_x = float(int(t % 7) - 3) / 3.0f;
     f.move_z = float(int((t + p) % 5) - 2) / 2.0f;
     f.look_yaw = float(t % 13) * 0.5f;  // past pi: the match wraps it
@@ -89,19 +89,19 @@ inline sim::TickInputs scripted_inputs(uint64_t t) {
 
 /// Called after each tick is stepped and before it is recorded: tests perturb the match
 /// there (a bit flip on one machine) or write a dump of it.
-using AfterStep = std::function<void(uint64_t tick, sim::Match& match)>;
+using AfterStep = std::function<void(uint64_t tick, game::Match& match)>;
 
 /// Records `ticks` ticks of `scene`, with the scripted inputs when `players`.
 inline void record(const std::string& path, const sim::SceneDef& scene, uint64_t ticks, bool players,
                    uint32_t checkpoint_interval = 30, const AfterStep& after_step = {}) {
-  auto match = sim::Match::create(scene);
+  auto match = game::Match::create(scene);
   ASSERT_TRUE(match) << match.error().message;
   WriterOptions options;
   options.checkpoint_interval = checkpoint_interval;
   auto writer = RecordingWriter::create(path, *match, options);
   ASSERT_TRUE(writer) << writer.error().message;
   for (uint64_t t = 1; t <= ticks; ++t) {
-    const sim::TickInputs in = players ? scripted_inputs(t) : sim::TickInputs{};
+    const game::TickInputs in = players ? scripted_inputs(t) : game::TickInputs{};
     match->step(in);
     if (after_step) after_step(t, *match);
     auto st = writer->record(in, *match);

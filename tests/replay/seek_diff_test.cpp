@@ -16,7 +16,7 @@ namespace {
 constexpr uint32_t kPerturbedBody = 9;  // a sphere of the demo scene
 
 // The match at `tick` stepped from the start with the recorded inputs, no checkpoint used.
-sim::Match simulate_from_start(const Recording& rec, uint64_t tick) {
+game::Match simulate_from_start(const Recording& rec, uint64_t tick) {
   auto m = make_match(rec.header(), rec.name());
   EXPECT_TRUE(m);
   TickCursor c = rec.ticks_from_start();
@@ -39,7 +39,7 @@ TEST(Seek, DumpViaCheckpointEqualsSimulationFromStart) {
     auto replay = Replay::start(*rec, tick);
     ASSERT_TRUE(replay) << replay.error().message;
     EXPECT_EQ(replay->base_tick(), tick / 30 * 30) << tick;
-    sim::Match direct = simulate_from_start(*rec, tick);
+    game::Match direct = simulate_from_start(*rec, tick);
     EXPECT_EQ(replay->match().save_state(), direct.save_state()) << "tick " << tick;
     EXPECT_EQ(replay->match().hash(), replay->recorded_hash());
   }
@@ -64,7 +64,7 @@ TEST(StateDiff, UlpDistance) {
 void record_pair(const std::string& a, const std::string& b, uint64_t at, uint64_t ticks = 90,
                  uint32_t interval = 30, float nudge = 0.001f, const std::string& dump = {}) {
   record(a, load_scene("demo.json"), ticks, true, interval);
-  record(b, load_scene("demo.json"), ticks, true, interval, [&](uint64_t t, sim::Match& match) {
+  record(b, load_scene("demo.json"), ticks, true, interval, [&](uint64_t t, game::Match& match) {
     if (t != at) return;
     sim::World& w = match.world_for_rules();
     sim::BodyId body = w.find_body(kPerturbedBody);
@@ -104,7 +104,7 @@ TEST(Diff, NamesThePerturbedBodyAgainstADesyncDump) {
   TempDir dir;
   const std::string a = dir.path("a.krec");
   record(a, load_scene("demo.json"), 60, true, 30);
-  auto match = sim::Match::create(load_scene("demo.json"));
+  auto match = game::Match::create(load_scene("demo.json"));
   ASSERT_TRUE(match);
   for (uint64_t t = 1; t <= 45; ++t) match->step(scripted_inputs(t));
   sim::World& w = match->world_for_rules();
@@ -165,14 +165,14 @@ TEST(Example, DesyncInvestigationFiles) {
   if (dir == nullptr) GTEST_SKIP() << "set KEEL_REPLAY_EXAMPLE_DIR=DIR to write the example";
   const std::string base = std::string(dir) + "/";
   record(base + "server.krec", load_scene("demo.json"), 600, true, 120);
-  auto match = sim::Match::create(load_scene("demo.json"));
+  auto match = game::Match::create(load_scene("demo.json"));
   ASSERT_TRUE(match);
   WriterOptions options;
   options.checkpoint_interval = 120;
   auto writer = RecordingWriter::create(base + "client.krec", *match, options);
   ASSERT_TRUE(writer);
   for (uint64_t t = 1; t <= 600; ++t) {
-    sim::TickInputs in = scripted_inputs(t);
+    game::TickInputs in = scripted_inputs(t);
     match->step(in);
     if (t == 200) {  // player 7's character (body 17) one ULP further along x
       sim::World& w = match->world_for_rules();
@@ -194,20 +194,20 @@ TEST(Example, DesyncInvestigationFiles) {
 
 // A character grounded in one match and jumping in the other is named in `other`.
 TEST(Diff, NamesACharacterGroundedInOnlyOneState) {
-  auto a = sim::Match::create(load_scene("demo.json"));
-  auto b = sim::Match::create(load_scene("demo.json"));
+  auto a = game::Match::create(load_scene("demo.json"));
+  auto b = game::Match::create(load_scene("demo.json"));
   ASSERT_TRUE(a && b);
-  sim::TickInputs join{{sim::PlayerEvent{sim::PlayerEvent::Kind::Join, 1}}, {}};
+  game::TickInputs join{{game::PlayerEvent{game::PlayerEvent::Kind::Join, 1}}, {}};
   a->step(join);
   b->step(join);
   for (int t = 0; t < 60; ++t) {  // the spawn point is 1 m up: land first
     a->step({});
     b->step({});
   }
-  sim::InputFrame jump;
+  game::InputFrame jump;
   jump.buttons = sim::kButtonJump;
   a->step({});
-  b->step(sim::TickInputs{{}, {sim::PlayerInput{1, jump}}});
+  b->step(game::TickInputs{{}, {game::PlayerInput{1, jump}}});
   StateDiff d = diff_states(*a, *b);
   const std::string body = "body " + std::to_string(a->find_player(1)->character);
   bool named = false;

@@ -192,7 +192,7 @@ std::pair<uint64_t, std::vector<uint32_t>> run_diff(const std::string& a, const 
 void record_diverging(const std::string& a, const std::string& b, uint64_t at, uint64_t ticks, uint32_t interval,
                       uint32_t body, sim::Vec3 nudge) {
   record(a, load_scene("demo.json"), ticks, true, interval);
-  record(b, load_scene("demo.json"), ticks, true, interval, [&](uint64_t t, sim::Match& match) {
+  record(b, load_scene("demo.json"), ticks, true, interval, [&](uint64_t t, game::Match& match) {
     if (t != at) return;
     sim::World& w = match.world_for_rules();
     sim::BodyId id = w.find_body(body);
@@ -383,7 +383,7 @@ TEST(View, AgainstADesyncDumpMarksWhatDiffFinds) {
   TempDir dir;
   const std::string a = dir.path("a.krec"), dump = dir.path("c.kdsy"), page = dir.path("ad.html");
   record(a, load_scene("demo.json"), 80, true, 30);
-  auto match = sim::Match::create(load_scene("demo.json"));
+  auto match = game::Match::create(load_scene("demo.json"));
   ASSERT_TRUE(match);
   for (uint64_t t = 1; t <= 45; ++t) match->step(scripted_inputs(t));
   sim::World& w = match->world_for_rules();

@@ -1,31 +1,32 @@
-// The rules' end condition (sim::Rules::match_over) as keel-server applies it: the match
+// The rules' end condition (game::Rules::match_over) as keel-server applies it: the match
 // stops at the tick the rules name, its clients are told MatchOver, its recording is
 // finished and replays to the bit, and the server goes on hosting.
 #include "server_fixture.h"
 
-#include <keel/sim/match.h>
+#include <keel/game/match.h>
+#include <keel/games/sandbox.h>
 
 namespace keel::test {
 namespace {
 
 // The sandbox's behaviour under the sandbox's name (so keel-replay re-runs a recording
 // with the stock rules) plus an end condition: the match is over at tick `end`.
-class SandboxEndingAt final : public sim::Rules {
+class SandboxEndingAt final : public game::Rules {
  public:
   explicit SandboxEndingAt(uint64_t end) : end_(end) {}
   std::string name() const override { return sandbox_.name(); }
-  void on_join(sim::Match& m, sim::PlayerSlot& s) override { sandbox_.on_join(m, s); }
-  void on_leave(sim::Match& m, sim::PlayerSlot& s) override { sandbox_.on_leave(m, s); }
-  void apply_input(sim::Match& m, sim::PlayerSlot& s, const sim::InputFrame& f) override {
+  void on_join(game::Match& m, game::PlayerSlot& s) override { sandbox_.on_join(m, s); }
+  void on_leave(game::Match& m, game::PlayerSlot& s) override { sandbox_.on_leave(m, s); }
+  void apply_input(game::Match& m, game::PlayerSlot& s, const game::InputFrame& f) override {
     sandbox_.apply_input(m, s, f);
   }
-  std::optional<std::string> match_over(const sim::Match& m) const override {
+  std::optional<std::string> match_over(const game::Match& m) const override {
     if (m.tick() < end_) return std::nullopt;
     return "reached tick " + std::to_string(end_);
   }
 
  private:
-  sim::SandboxRules sandbox_;
+  games::SandboxRules sandbox_;
   uint64_t end_;
 };
 

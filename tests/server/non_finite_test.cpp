@@ -4,7 +4,8 @@
 // including the one that went wrong) rather than streaming NaN.
 #include "server_fixture.h"
 
-#include <keel/sim/match.h>
+#include <keel/game/match.h>
+#include <keel/games/sandbox.h>
 
 #include <fstream>
 #include <limits>
@@ -16,13 +17,13 @@ namespace {
 // The sandbox, plus a fault: from tick `at`, a player's input gives the demo scene's
 // sphere (body 8) a NaN velocity through the World API, which takes what rules set as
 // given. (Not the player's character: the character controller sets its velocity itself.)
-class SandboxGoingNaN final : public sim::Rules {
+class SandboxGoingNaN final : public game::Rules {
  public:
   explicit SandboxGoingNaN(uint64_t at) : at_(at) {}
   std::string name() const override { return sandbox_.name(); }
-  void on_join(sim::Match& m, sim::PlayerSlot& s) override { sandbox_.on_join(m, s); }
-  void on_leave(sim::Match& m, sim::PlayerSlot& s) override { sandbox_.on_leave(m, s); }
-  void apply_input(sim::Match& m, sim::PlayerSlot& s, const sim::InputFrame& f) override {
+  void on_join(game::Match& m, game::PlayerSlot& s) override { sandbox_.on_join(m, s); }
+  void on_leave(game::Match& m, game::PlayerSlot& s) override { sandbox_.on_leave(m, s); }
+  void apply_input(game::Match& m, game::PlayerSlot& s, const game::InputFrame& f) override {
     sandbox_.apply_input(m, s, f);
     if (m.tick() < at_) return;
     sim::World& w = m.world_for_rules();
@@ -30,7 +31,7 @@ class SandboxGoingNaN final : public sim::Rules {
   }
 
  private:
-  sim::SandboxRules sandbox_;
+  games::SandboxRules sandbox_;
   uint64_t at_;
 };
 

@@ -3,6 +3,7 @@
 // late ticks are counted, and the match then ticks at its rate again — exactly, with no
 // machine timing in the way.
 #include "server_fixture.h"
+#include <keel/games/sandbox.h>
 
 #include "log.h"
 #include "match_host.h"
@@ -106,20 +107,20 @@ TEST(ServerSchedule, AShortDelayIsCaughtUpWithoutDropping) {
 }
 
 // Sandbox rules under the sandbox name whose match is over at tick 3.
-class OverAtThree final : public sim::Rules {
+class OverAtThree final : public game::Rules {
  public:
   std::string name() const override { return sandbox_.name(); }
-  void on_join(sim::Match& m, sim::PlayerSlot& s) override { sandbox_.on_join(m, s); }
-  void on_leave(sim::Match& m, sim::PlayerSlot& s) override { sandbox_.on_leave(m, s); }
-  void apply_input(sim::Match& m, sim::PlayerSlot& s, const sim::InputFrame& f) override {
+  void on_join(game::Match& m, game::PlayerSlot& s) override { sandbox_.on_join(m, s); }
+  void on_leave(game::Match& m, game::PlayerSlot& s) override { sandbox_.on_leave(m, s); }
+  void apply_input(game::Match& m, game::PlayerSlot& s, const game::InputFrame& f) override {
     sandbox_.apply_input(m, s, f);
   }
-  std::optional<std::string> match_over(const sim::Match& m) const override {
+  std::optional<std::string> match_over(const game::Match& m) const override {
     return m.tick() >= 3 ? std::optional<std::string>("three") : std::nullopt;
   }
 
  private:
-  sim::SandboxRules sandbox_;
+  games::SandboxRules sandbox_;
 };
 
 TEST(ServerSchedule, AMatchOverMidCatchUpStopsAtItsTick) {

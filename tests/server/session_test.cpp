@@ -46,8 +46,8 @@ TEST(ServerSession, ConnectPlayDisconnect) {
   bool joined = false, left = false, walked = false;
   while (auto t = cursor.next()) {
     for (const auto& e : t->inputs.events) {
-      if (e.player == 42 && e.kind == sim::PlayerEvent::Kind::Join) joined = true;
-      if (e.player == 42 && e.kind == sim::PlayerEvent::Kind::Leave) left = true;
+      if (e.player == 42 && e.kind == game::PlayerEvent::Kind::Join) joined = true;
+      if (e.player == 42 && e.kind == game::PlayerEvent::Kind::Leave) left = true;
     }
     for (const auto& in : t->inputs.inputs) walked = walked || (in.player == 42 && in.frame.move_z > 0.99f);
   }

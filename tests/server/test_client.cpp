@@ -172,7 +172,7 @@ void TestClient::on_block(std::vector<uint8_t> block) {
     scene_ready_ = true;
     return;
   }
-  auto match = sim::Match::create(*scene_);
+  auto match = game::Match::create(*scene_);
   if (!match || !match->restore_state(block)) return;
   match_.emplace(std::move(*match));
   ++checkpoints_;

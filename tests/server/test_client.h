@@ -1,6 +1,6 @@
 // A small Keel client for the server tests, built from protocol primitives only:
 // handshake, Connection, InputSender, SnapshotReceiver, FrameReceiver and a predicting
-// sim::Match. Time is the caller's (seconds); the socket is a real UDP socket on
+// game::Match. Time is the caller's (seconds); the socket is a real UDP socket on
 // loopback. Loss is simulated on both directions with a seeded generator.
 #pragma once
 
@@ -15,7 +15,7 @@
 #include <keel/protocol/scene.h>
 #include <keel/protocol/snapshot_stream.h>
 #include <keel/protocol/token.h>
-#include <keel/sim/match.h>
+#include <keel/game/match.h>
 
 #include <cstdint>
 #include <map>
@@ -56,7 +56,7 @@ class TestClient {
   void disconnect(double now);
 
   /// The input the client sends from now on (quantised before use).
-  sim::InputFrame input;
+  game::InputFrame input;
 
   bool accepted() const { return accepted_; }
   bool playing() const { return scene_ready_ && (!options_.predict || match_.has_value()); }
@@ -72,7 +72,7 @@ class TestClient {
   const protocol::QuantSnapshot* latest_snapshot() const;
   const protocol::SnapshotConfig* snapshot_config() const { return config_ ? &*config_ : nullptr; }
   /// The predicted match (predicting clients after the checkpoint).
-  const sim::Match* match() const { return match_ ? &*match_ : nullptr; }
+  const game::Match* match() const { return match_ ? &*match_ : nullptr; }
   uint64_t server_tick_estimate(double now) const;
   /// The quantised input the client sent for each tick.
   const std::map<uint64_t, protocol::QuantInput>& inputs_sent() const { return inputs_sent_; }
@@ -127,7 +127,7 @@ class TestClient {
   bool scene_ready_ = false;
   std::optional<protocol::SnapshotConfig> config_;
   std::optional<protocol::SnapshotReceiver> snapshot_rx_;
-  std::optional<sim::Match> match_;
+  std::optional<game::Match> match_;
   protocol::FrameReceiver frame_rx_;
   std::map<uint64_t, protocol::InputFrameMessage> frames_ahead_;
   protocol::InputSender input_tx_;

@@ -1,7 +1,7 @@
 // The Match: joins, leaves, inputs driving characters, the repeat-last rule, and
 // bit-exact save/restore of players plus world.
 #include <keel/sim/character.h>
-#include <keel/sim/match.h>
+#include <keel/game/match.h>
 
 #include <gtest/gtest.h>
 

@@ -3,7 +3,7 @@
 #include "golden.h"
 #include "match_script.h"
 
-#include <keel/sim/match.h>
+#include <keel/game/match.h>
 #include <keel/sim/world.h>
 
 #include <unistd.h>
@@ -56,7 +56,7 @@ class WorldSubject final : public Subject {
 
 class MatchSubject final : public Subject {
  public:
-  MatchSubject(sim::Match match, const std::map<uint64_t, sim::TickInputs>& inputs)
+  MatchSubject(game::Match match, const std::map<uint64_t, game::TickInputs>& inputs)
       : match_(std::move(match)), inputs_(inputs) {}
   uint64_t tick() const override { return match_.tick(); }
   uint64_t hash() const override { return match_.hash(); }
@@ -66,18 +66,18 @@ class MatchSubject final : public Subject {
   }
   std::vector<uint8_t> save() const override { return match_.save_state(); }
   sim::Status restore(std::span<const uint8_t> bytes) override { return match_.restore_state(bytes); }
-  const sim::Match& match() const { return match_; }
+  const game::Match& match() const { return match_; }
 
  private:
-  static inline const sim::TickInputs kNoInputs{};
-  sim::Match match_;
-  const std::map<uint64_t, sim::TickInputs>& inputs_;
+  static inline const game::TickInputs kNoInputs{};
+  game::Match match_;
+  const std::map<uint64_t, game::TickInputs>& inputs_;
 };
 
 using SubjectPtr = std::unique_ptr<Subject>;
 
 sim::Expected<SubjectPtr> make_subject(const sim::SceneDef& scene, uint32_t threads, bool match,
-                                       const std::map<uint64_t, sim::TickInputs>& inputs) {
+                                       const std::map<uint64_t, game::TickInputs>& inputs) {
   if (!match) {
     auto world = sim::World::from_scene(scene);
     if (!world) return world.error();
@@ -85,7 +85,7 @@ sim::Expected<SubjectPtr> make_subject(const sim::SceneDef& scene, uint32_t thre
   }
   sim::SceneDef threaded = scene;
   threaded.settings.threads = threads;
-  auto created = sim::Match::create(threaded);
+  auto created = game::Match::create(threaded);
   if (!created) return created.error();
   return SubjectPtr(std::make_unique<MatchSubject>(std::move(*created), inputs));
 }

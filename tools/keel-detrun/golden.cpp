@@ -193,7 +193,7 @@ class Parser {
       return;
     }
     last_input_tick_ = *t;
-    sim::TickInputs& in = golden_.inputs[*t];
+    game::TickInputs& in = golden_.inputs[*t];
     if (w[2] == "join" || w[2] == "leave") {
       if (w.size() != 4) {
         fail("\"input T " + std::string(w[2]) + " PLAYER\" takes nothing more");
@@ -203,7 +203,7 @@ class Parser {
         fail("tick " + std::to_string(*t) + ": join and leave lines come before frame lines");
         return;
       }
-      in.events.push_back({w[2] == "join" ? sim::PlayerEvent::Kind::Join : sim::PlayerEvent::Kind::Leave, *player});
+      in.events.push_back({w[2] == "join" ? game::PlayerEvent::Kind::Join : game::PlayerEvent::Kind::Leave, *player});
       return;
     }
     if (w[2] != "frame" || w.size() != 8) {
@@ -213,7 +213,7 @@ class Parser {
     frame(in, *t, *player, w);
   }
 
-  void frame(sim::TickInputs& in, uint64_t t, uint32_t player, const std::vector<std::string_view>& w) {
+  void frame(game::TickInputs& in, uint64_t t, uint32_t player, const std::vector<std::string_view>& w) {
     auto mx = parse_float(w[4]);
     auto mz = parse_float(w[5]);
     auto yaw = parse_float(w[6]);
@@ -227,7 +227,7 @@ class Parser {
       fail("tick " + std::to_string(t) + ": frames must be sorted by player, one per player");
       return;
     }
-    in.inputs.push_back({player, sim::InputFrame{*mx, *mz, *yaw, *buttons}});
+    in.inputs.push_back({player, game::InputFrame{*mx, *mz, *yaw, *buttons}});
   }
 
   void finish() {
@@ -267,10 +267,10 @@ std::string format_golden(const Golden& g) {
   out += "every " + std::to_string(g.every) + "\n";
   for (const auto& [tick, in] : g.inputs) {
     const std::string prefix = "input " + std::to_string(tick) + " ";
-    for (const sim::PlayerEvent& e : in.events) {
-      out += prefix + (e.kind == sim::PlayerEvent::Kind::Join ? "join " : "leave ") + std::to_string(e.player) + "\n";
+    for (const game::PlayerEvent& e : in.events) {
+      out += prefix + (e.kind == game::PlayerEvent::Kind::Join ? "join " : "leave ") + std::to_string(e.player) + "\n";
     }
-    for (const sim::PlayerInput& pi : in.inputs) {
+    for (const game::PlayerInput& pi : in.inputs) {
       out += prefix + "frame " + std::to_string(pi.player) + " " + float_text(pi.frame.move_x) + " " +
              float_text(pi.frame.move_z) + " " + float_text(pi.frame.look_yaw) + " " +
              std::to_string(pi.frame.buttons) + "\n";

@@ -25,7 +25,7 @@
 #pragma once
 
 #include <keel/sim/expected.h>
-#include <keel/sim/match.h>
+#include <keel/game/match.h>
 
 #include <cstdint>
 #include <map>
@@ -50,7 +50,7 @@ struct Golden {
   uint64_t ticks = 0;
   uint64_t every = 0;
   /// Match only: inputs by the tick at which they are applied; ticks absent get none.
-  std::map<uint64_t, sim::TickInputs> inputs;
+  std::map<uint64_t, game::TickInputs> inputs;
   /// hashes[i] is the hash at tick i * every, for i = 0 .. ticks / every.
   std::vector<uint64_t> hashes;
 };

@@ -9,12 +9,12 @@ namespace {
 
 struct ScriptEvent {
   uint64_t tick;
-  sim::PlayerEvent::Kind kind;
+  game::PlayerEvent::Kind kind;
   uint32_t player;
 };
 
-constexpr auto kJoin = sim::PlayerEvent::Kind::Join;
-constexpr auto kLeave = sim::PlayerEvent::Kind::Leave;
+constexpr auto kJoin = game::PlayerEvent::Kind::Join;
+constexpr auto kLeave = game::PlayerEvent::Kind::Leave;
 
 // Joins, leaves and a rejoin (player 2 comes back with a new character and spawn point);
 // a repeated join and the leave of an absent player check that both are ignored.
@@ -42,9 +42,9 @@ uint32_t mix(uint32_t player, uint32_t n) {
 }
 
 /// The n-th frame a player picks: every value is exact in binary (k/8 radians of yaw).
-sim::InputFrame scripted_frame(uint32_t player, uint32_t n) {
+game::InputFrame scripted_frame(uint32_t player, uint32_t n) {
   const uint32_t h = mix(player, n);
-  sim::InputFrame f;
+  game::InputFrame f;
   f.move_x = kMoves[h % 5];
   f.move_z = kMoves[(h / 5) % 5];
   f.look_yaw = float(int((h / 25) % 48) - 24) * 0.125f;
@@ -59,12 +59,12 @@ bool changes_at(uint32_t player, uint64_t tick) { return (tick + 7u * player) % 
 
 }  // namespace
 
-std::map<uint64_t, sim::TickInputs> scripted_match_inputs(uint64_t ticks) {
-  std::map<uint64_t, sim::TickInputs> out;
+std::map<uint64_t, game::TickInputs> scripted_match_inputs(uint64_t ticks) {
+  std::map<uint64_t, game::TickInputs> out;
   std::vector<uint32_t> present;  // sorted
   uint32_t changes = 0;
   for (uint64_t t = 0; t < ticks; ++t) {
-    sim::TickInputs in;
+    game::TickInputs in;
     std::vector<uint32_t> joined_now;
     for (const ScriptEvent& e : kEvents) {
       if (e.tick != t) continue;
@@ -86,16 +86,16 @@ std::map<uint64_t, sim::TickInputs> scripted_match_inputs(uint64_t ticks) {
     if (t == kAbsentPlayerTick && !std::binary_search(present.begin(), present.end(), kAbsentPlayer)) {
       // A frame for a player who is not in the match: Match::step must ignore it.
       auto at = std::find_if(in.inputs.begin(), in.inputs.end(),
-                             [](const sim::PlayerInput& pi) { return pi.player > kAbsentPlayer; });
+                             [](const game::PlayerInput& pi) { return pi.player > kAbsentPlayer; });
       in.inputs.insert(at, {kAbsentPlayer, scripted_frame(kAbsentPlayer, 0)});
     }
     if (t == kForgedTick && !present.empty()) {
       // Forged: |move| = 5, yaw beyond pi, unknown button bits. Match::step sanitises it.
-      sim::TickInputs forged = in;
+      game::TickInputs forged = in;
       forged.inputs.erase(std::remove_if(forged.inputs.begin(), forged.inputs.end(),
-                                         [&](const sim::PlayerInput& pi) { return pi.player == present[0]; }),
+                                         [&](const game::PlayerInput& pi) { return pi.player == present[0]; }),
                           forged.inputs.end());
-      forged.inputs.insert(forged.inputs.begin(), {present[0], sim::InputFrame{3.0f, -4.0f, 7.5f, 0xffu}});
+      forged.inputs.insert(forged.inputs.begin(), {present[0], game::InputFrame{3.0f, -4.0f, 7.5f, 0xffu}});
       in = std::move(forged);
     }
     if (!in.events.empty() || !in.inputs.empty()) out.emplace(t, std::move(in));

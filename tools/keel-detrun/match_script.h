@@ -7,7 +7,7 @@
 // the inputs back from the golden file, so a golden stays valid if this script changes.
 #pragma once
 
-#include <keel/sim/match.h>
+#include <keel/game/match.h>
 
 #include <cstdint>
 #include <map>
@@ -16,6 +16,6 @@ namespace keel::det {
 
 /// The script's inputs for ticks 0 .. ticks-1, keyed by the tick at which Match::step
 /// applies them. Built from integer arithmetic only, so it is the same on every machine.
-std::map<uint64_t, sim::TickInputs> scripted_match_inputs(uint64_t ticks);
+std::map<uint64_t, game::TickInputs> scripted_match_inputs(uint64_t ticks);
 
 }  // namespace keel::det

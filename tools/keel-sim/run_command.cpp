@@ -2,7 +2,7 @@
 
 #include <keel/protocol/scene.h>
 #include <keel/replay/writer.h>
-#include <keel/sim/match.h>
+#include <keel/game/match.h>
 #include <keel/sim/world.h>
 
 #include <nlohmann/json.hpp>
@@ -135,14 +135,14 @@ uint32_t mix(uint32_t bot, uint32_t n) {
 
 /// Scripted headless players 1..bots: all join on the first tick, then each picks a new
 /// walk direction, look yaw and buttons every second or so, on its own period.
-sim::TickInputs bot_inputs(uint64_t tick, uint32_t bots) {
-  sim::TickInputs in;
+game::TickInputs bot_inputs(uint64_t tick, uint32_t bots) {
+  game::TickInputs in;
   for (uint32_t b = 1; b <= bots; ++b) {
-    if (tick == 0) in.events.push_back({sim::PlayerEvent::Kind::Join, b});
+    if (tick == 0) in.events.push_back({game::PlayerEvent::Kind::Join, b});
     const uint32_t period = 50u + 7u * b;
     if (tick % period != 0) continue;  // otherwise the match repeats the bot's last frame
     const uint32_t h = mix(b, uint32_t(tick / period));
-    sim::InputFrame f;
+    game::InputFrame f;
     f.move_x = float(int(h % 5) - 2) * 0.5f;
     f.move_z = float(int((h / 5) % 5) - 2) * 0.5f;
     f.look_yaw = float(int((h / 25) % 48) - 24) * 0.125f;
@@ -154,7 +154,7 @@ sim::TickInputs bot_inputs(uint64_t tick, uint32_t bots) {
 }
 
 struct Recorder {
-  std::optional<sim::Match> match;
+  std::optional<game::Match> match;
   std::optional<replay::RecordingWriter> writer;
 
   bool start(const RunOptions& o) {
@@ -164,7 +164,7 @@ struct Recorder {
     }
     std::optional<sim::SceneDef> scene = load_scene(o);
     if (!scene) return false;
-    auto created = sim::Match::create(*scene);
+    auto created = game::Match::create(*scene);
     if (!created) {
       std::cerr << o.scene << ": " << created.error().message << "\n";
       return false;

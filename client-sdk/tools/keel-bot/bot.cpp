@@ -25,10 +25,10 @@ double unit(uint64_t z) { return static_cast<double>(mix(z) >> 11) * (1.0 / 9007
 
 // Inputs are a pure function of (seed, bot, tick), so a frame resent for the same tick
 // is the same frame and a run is reproducible.
-sim::InputFrame random_walk(uint64_t seed, uint32_t bot, uint64_t tick) {
+game::InputFrame random_walk(uint64_t seed, uint32_t bot, uint64_t tick) {
   uint64_t leg = tick / 30;  // a new direction every half second at 60 Hz
   uint64_t key = mix(seed ^ (uint64_t{bot} << 40) ^ leg);
-  sim::InputFrame f;
+  game::InputFrame f;
   double angle = unit(key) * 6.283185307179586 - 3.141592653589793;
   bool stand = unit(key + 1) < 0.2;
   f.move_z = stand ? 0.0f : 1.0f;
@@ -38,11 +38,11 @@ sim::InputFrame random_walk(uint64_t seed, uint32_t bot, uint64_t tick) {
   return f;
 }
 
-sim::InputFrame scripted(uint32_t bot, uint64_t tick) {
+game::InputFrame scripted(uint32_t bot, uint64_t tick) {
   // Walk a circle: forward, turning a full turn every 8 s, each bot a different phase;
   // jump every 1.5 s and throw a ball every 2 s. The yaw differs from tick to tick, so
   // in a recording an input the server applied is told apart from a repeated one.
-  sim::InputFrame f;
+  game::InputFrame f;
   f.move_z = 1.0f;
   double phase = static_cast<double>(tick % 480) / 480.0 + bot * 0.25;
   f.look_yaw = static_cast<float>(std::fmod(phase, 1.0) * 6.283185307179586 - 3.141592653589793);

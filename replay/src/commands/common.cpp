@@ -64,7 +64,7 @@ namespace {
 
 nlohmann::ordered_json vec(const sim::Vec3& v) { return nlohmann::ordered_json::array({v.x, v.y, v.z}); }
 
-nlohmann::ordered_json player_json(const sim::PlayerSlot& p) {
+nlohmann::ordered_json player_json(const game::PlayerSlot& p) {
   return {{"player", p.player},
           {"character", p.character},
           {"spawn_index", p.spawn_index},
@@ -79,7 +79,7 @@ nlohmann::ordered_json player_json(const sim::PlayerSlot& p) {
 
 }  // namespace
 
-nlohmann::ordered_json match_json(const sim::Match& match) {
+nlohmann::ordered_json match_json(const game::Match& match) {
   std::vector<sim::BodyState> states;
   for (sim::BodyId id : match.world().bodies()) states.push_back(match.world().body_state(id));
   std::sort(states.begin(), states.end(), [](const auto& a, const auto& b) { return a.id < b.id; });
@@ -94,7 +94,7 @@ nlohmann::ordered_json match_json(const sim::Match& match) {
                       {"sleeping", s.sleeping}});
   }
   nlohmann::ordered_json players = nlohmann::ordered_json::array();
-  for (const sim::PlayerSlot& p : match.players()) players.push_back(player_json(p));
+  for (const game::PlayerSlot& p : match.players()) players.push_back(player_json(p));
   nlohmann::ordered_json contacts = nlohmann::ordered_json::array();
   for (const sim::ContactView& c : match.world().contacts()) {
     nlohmann::ordered_json points = nlohmann::ordered_json::array();

@@ -3,7 +3,7 @@
 
 #include <keel/replay/commands.h>
 #include <keel/replay/reader.h>
-#include <keel/sim/match.h>
+#include <keel/game/match.h>
 
 #include <nlohmann/json.hpp>
 
@@ -30,7 +30,7 @@ class Progress {
 
 /// Every body (sorted by id) and player of a match as JSON, in the keel-sim
 /// --dump-final vocabulary plus motion type and players.
-nlohmann::ordered_json match_json(const sim::Match& match);
+nlohmann::ordered_json match_json(const game::Match& match);
 
 /// Where two recordings first differ: `tick` is the first tick both hold whose hashes
 /// differ (nullopt when every common tick matches), `inputs_at` the first whose inputs do.

@@ -47,13 +47,13 @@ bool load_side(Side& s, Io io) {
 
 // A match to restore a dump into: the other side's scene and rules when it is a
 // recording (spawn points and rules then match), else an empty sandbox match.
-sim::Expected<sim::Match> blank_match(const Side& other, const sim::RulesRegistry* rules) {
+sim::Expected<game::Match> blank_match(const Side& other, const game::RulesRegistry* rules) {
   if (other.rec) return make_match(other.rec->header(), other.path, rules);
-  return sim::Match::create(sim::SceneDef{});
+  return game::Match::create(sim::SceneDef{});
 }
 
 // The side's state at `tick`, and a line saying where it came from.
-sim::Expected<sim::Match> state_at(const Side& s, const Side& other, uint64_t tick, uint32_t threads, Io io) {
+sim::Expected<game::Match> state_at(const Side& s, const Side& other, uint64_t tick, uint32_t threads, Io io) {
   if (s.dump) {
     auto m = blank_match(other, io.rules);
     if (!m) return m.error();

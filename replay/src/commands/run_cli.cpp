@@ -25,7 +25,7 @@ void add_threads(CLI::App* cmd, uint32_t& threads) {
 
 }  // namespace
 
-int run_cli(int argc, const char* const* argv, const sim::RulesRegistry& rules) {
+int run_cli(int argc, const char* const* argv, const game::RulesRegistry& rules) {
   CLI::App app{"keel-replay: inspect, verify, seek, compare and repair Keel recordings"};
   app.require_subcommand(1);
 

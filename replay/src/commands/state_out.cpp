@@ -29,7 +29,7 @@ void csv_row(std::ostream& out, uint64_t tick, const sim::BodyState& s) {
       << exact(s.angular_velocity.z) << ',' << (s.sleeping ? 1 : 0) << '\n';
 }
 
-void csv_tick(std::ostream& out, const sim::Match& match) {
+void csv_tick(std::ostream& out, const game::Match& match) {
   std::vector<sim::BodyState> states;
   for (sim::BodyId id : match.world().bodies()) states.push_back(match.world().body_state(id));
   std::sort(states.begin(), states.end(), [](const auto& a, const auto& b) { return a.id < b.id; });

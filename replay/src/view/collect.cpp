@@ -96,7 +96,7 @@ Shape make_shape(const sim::ColliderDef& c) {
 // What a body looks like: the colliders the world gave it (scene bodies and bodies game
 // rules spawned alike), and what it is in the match (a scene body, a player's character, a
 // thrown ball) for the page's body panel.
-Body describe(const sim::Match& m, uint32_t id, sim::MotionType motion) {
+Body describe(const game::Match& m, uint32_t id, sim::MotionType motion) {
   Body b{id, motion, "unknown", {}};
   for (const sim::ColliderDef& c : m.world().colliders(m.world().find_body(id))) {
     if (c.enabled) b.shapes.push_back(make_shape(c));
@@ -105,7 +105,7 @@ Body describe(const sim::Match& m, uint32_t id, sim::MotionType motion) {
   if (std::any_of(scene.begin(), scene.end(), [&](const sim::BodyDef& d) { return d.id == id; })) {
     b.role = "scene";
   }
-  for (const sim::PlayerSlot& p : m.players()) {
+  for (const game::PlayerSlot& p : m.players()) {
     if (p.character == id) b.role = "character";
     if (std::find(p.thrown.begin(), p.thrown.end(), id) != p.thrown.end()) b.role = "ball";
   }
@@ -122,7 +122,7 @@ Body describe(const sim::Match& m, uint32_t id, sim::MotionType motion) {
 class BodyTable {
  public:
   explicit BodyTable(std::vector<Body>& bodies) : bodies_(bodies) {}
-  uint32_t index(const sim::Match& m, const sim::BodyState& s) {
+  uint32_t index(const game::Match& m, const sim::BodyState& s) {
     auto [it, added] = index_.try_emplace(s.id, uint32_t(bodies_.size()));
     if (added) bodies_.push_back(describe(m, s.id, s.motion));
     return it->second;
@@ -133,7 +133,7 @@ class BodyTable {
   std::map<uint32_t, uint32_t> index_;
 };
 
-std::vector<sim::BodyState> states_by_id(const sim::Match& m) {
+std::vector<sim::BodyState> states_by_id(const game::Match& m) {
   std::vector<sim::BodyState> out;
   for (sim::BodyId id : m.world().bodies()) out.push_back(m.world().body_state(id));
   std::sort(out.begin(), out.end(), [](const auto& a, const auto& b) { return a.id < b.id; });
@@ -144,7 +144,7 @@ Pose pose_of(uint32_t index, const sim::BodyState& s) {
   return Pose{index, s.position, s.rotation, s.linear_velocity, s.angular_velocity, s.sleeping};
 }
 
-Frame capture(const sim::Match& m, BodyTable& table) {
+Frame capture(const game::Match& m, BodyTable& table) {
   Frame f{m.tick(), m.hash(), {}, {}};
   for (const sim::BodyState& s : states_by_id(m)) f.poses.push_back(pose_of(table.index(m, s), s));
   for (const sim::ContactView& c : m.world().contacts()) {
@@ -161,7 +161,7 @@ bool same_state(const sim::BodyState& a, const sim::BodyState& b) {
 }
 
 // The other run's poses of the bodies whose state differs from this run's at one tick.
-std::vector<Pose> differing_poses(const sim::Match& a, const sim::Match& b, BodyTable& table) {
+std::vector<Pose> differing_poses(const game::Match& a, const game::Match& b, BodyTable& table) {
   std::map<uint32_t, sim::BodyState> in_a;
   for (const sim::BodyState& s : states_by_id(a)) in_a.emplace(s.id, s);
   std::vector<Pose> out;
@@ -192,12 +192,12 @@ bool is_desync_dump(const std::string& path) {
 // The other run: where it first differs and how it is reached from there.
 struct Other {
   std::optional<Recording> rec;
-  std::optional<sim::Match> dump_match;
+  std::optional<game::Match> dump_match;
   std::optional<Replay> replay;  // the other recording, from first_tick on
 };
 
 sim::Status open_other(const std::string& path, const Recording& a, Data& d, Other& o,
-                       const sim::RulesRegistry* rules) {
+                       const game::RulesRegistry* rules) {
   Against g;
   g.path = path;
   if (is_desync_dump(path)) {
@@ -235,14 +235,14 @@ sim::Status open_other(const std::string& path, const Recording& a, Data& d, Oth
 
 // At the first differing tick: the other side's state, reached as keel-replay diff
 // reaches it, and the bodies diff would name.
-sim::Status start_other(const sim::Match& a, Data& d, Other& o, const ReplayOptions& ro) {
+sim::Status start_other(const game::Match& a, Data& d, Other& o, const ReplayOptions& ro) {
   Against& g = *d.against;
   if (o.rec) {
     auto r = Replay::start(*o.rec, *g.first_tick, ro);
     if (!r) return r.error();
     o.replay.emplace(std::move(*r));
   }
-  const sim::Match& b = o.replay ? o.replay->match() : *o.dump_match;
+  const game::Match& b = o.replay ? o.replay->match() : *o.dump_match;
   StateDiff diff = diff_states(a, b);
   g.diff_bodies = diff.bodies();
   g.reruns_agree = diff.identical();
@@ -275,14 +275,14 @@ sim::Expected<Data> collect(const std::string& path, const std::string& against,
   d.scene_name = replay->match().scene().name;
   BodyTable table(d.bodies);
   for (;;) {
-    const sim::Match& m = replay->match();
+    const game::Match& m = replay->match();
     d.frames.push_back(capture(m, table));
     d.recorded_hashes.push_back(replay->recorded_hash());
     if (d.against && d.against->first_tick && m.tick() >= *d.against->first_tick) {
       if (m.tick() == *d.against->first_tick) {
         if (sim::Status st = start_other(m, d, other, ro); !st) return st.error();
       }
-      const sim::Match* b = other.replay ? &other.replay->match() : other.dump_match ? &*other.dump_match : nullptr;
+      const game::Match* b = other.replay ? &other.replay->match() : other.dump_match ? &*other.dump_match : nullptr;
       if (b != nullptr && b->tick() == m.tick()) d.against->poses.push_back(differing_poses(m, *b, table));
       if (other.replay && !other.replay->step()) other.replay.reset();
       other.dump_match.reset();

@@ -20,8 +20,8 @@
 namespace {
 
 // A new heading every half second, and a lift now and then: enough to move the balls.
-keel::sim::InputFrame wander(uint32_t bot, uint64_t tick) {
-  keel::sim::InputFrame f;
+keel::game::InputFrame wander(uint32_t bot, uint64_t tick) {
+  keel::game::InputFrame f;
   uint64_t leg = tick / 30 + bot * 7;
   f.move_z = 1.0f;
   f.look_yaw = static_cast<float>(leg % 12) * 0.5f - 3.0f;

@@ -8,8 +8,8 @@
 #pragma once
 
 #include <keel/sim/det_math.h>
-#include <keel/sim/match.h>
-#include <keel/sim/rules_registry.h>
+#include <keel/game/match.h>
+#include <keel/game/registry.h>
 
 #include <memory>
 #include <string>

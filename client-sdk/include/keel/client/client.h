@@ -22,7 +22,7 @@
 #include <keel/protocol/connection.h>
 #include <keel/protocol/drop.h>
 #include <keel/protocol/token.h>
-#include <keel/sim/match.h>
+#include <keel/game/match.h>
 
 #include <cstdint>
 #include <functional>
@@ -89,7 +89,7 @@ struct ClientConfig {
   /// client reuses its token, which works from the same socket until the token expires.
   std::function<std::optional<protocol::ConnectToken>()> token_source;
   /// Input for a tick; when unset, the frame last given to set_input() is used.
-  std::function<sim::InputFrame(uint64_t tick)> input_source;
+  std::function<game::InputFrame(uint64_t tick)> input_source;
 };
 
 struct ClientStats {
@@ -129,7 +129,7 @@ class Client {
   void update(double now);
 
   /// The input used for ticks produced from now on (when no input_source is set).
-  void set_input(const sim::InputFrame& frame);
+  void set_input(const game::InputFrame& frame);
 
   /// Pose of a body for rendering at local time `now`: interpolated at the render time
   /// (interpolate mode), or the predicted pose (predict mode; the snapshot pose until

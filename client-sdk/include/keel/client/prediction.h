@@ -24,8 +24,9 @@
 
 #include <keel/protocol/input_codec.h>
 #include <keel/protocol/messages.h>
-#include <keel/sim/match.h>
-#include <keel/sim/rules_registry.h>
+#include <keel/game/match.h>
+#include <keel/games/sandbox.h>
+#include <keel/game/registry.h>
 
 #include <cstdint>
 #include <deque>
@@ -45,8 +46,8 @@ struct PredictionConfig {
   std::string dump_note;              ///< free text written into every dump
   /// Makes the rules both matches step with. They must be the server's rules: the server
   /// sends its state, not its rules, so other rules show only as confirmed ticks that
-  /// disagree once the two act differently. Unset: sim::SandboxRules, what keel-server runs.
-  sim::RulesFactory rules;
+  /// disagree once the two act differently. Unset: games::SandboxRules, what keel-server runs.
+  game::RulesFactory rules;
 };
 
 /// The outcome of checking one confirmed tick's hash.
@@ -101,8 +102,8 @@ class Predictor {
   uint64_t newest_frame_tick() const { return pending_.empty() ? 0 : pending_.rbegin()->first; }
   /// True when a hole in the frame chain is older than the server keeps frames for.
   bool needs_resync() const;
-  const sim::Match& confirmed() const { return *confirmed_; }
-  const sim::Match& predicted() const { return *predicted_; }
+  const game::Match& confirmed() const { return *confirmed_; }
+  const game::Match& predicted() const { return *predicted_; }
   /// The predicted state of a body (nullopt when absent).
   std::optional<sim::BodyState> predicted_body(uint32_t id) const;
   const PredictionStats& stats() const { return stats_; }
@@ -113,22 +114,22 @@ class Predictor {
   bool perturb_for_test();
 
  private:
-  Predictor(sim::Match confirmed, sim::Match predicted, uint32_t local_player,
+  Predictor(game::Match confirmed, game::Match predicted, uint32_t local_player,
             const PredictionConfig& config);
-  sim::TickInputs predict_inputs(uint64_t tick) const;
-  sim::InputFrame local_input_at(uint64_t tick) const;
+  game::TickInputs predict_inputs(uint64_t tick) const;
+  game::InputFrame local_input_at(uint64_t tick) const;
   void step_confirmed(const protocol::InputFrameMessage& frame, std::vector<HashCheck>& checks);
   void note_local_input(const protocol::InputFrameMessage& frame);
   void write_dump(uint64_t expected_hash);
   void rebase_predicted();
   void prune(uint64_t tick);
 
-  std::unique_ptr<sim::Match> confirmed_;
-  std::unique_ptr<sim::Match> predicted_;
+  std::unique_ptr<game::Match> confirmed_;
+  std::unique_ptr<game::Match> predicted_;
   uint32_t local_player_;
   PredictionConfig config_;
   std::map<uint64_t, protocol::InputFrameMessage> pending_;  // frames past the confirmed tick
-  std::map<uint64_t, sim::TickInputs> predicted_inputs_;      // what each predicted tick used
+  std::map<uint64_t, game::TickInputs> predicted_inputs_;      // what each predicted tick used
   std::map<uint64_t, protocol::QuantInput> local_inputs_;     // what we sent, by tick
   PredictionStats stats_;
 };

@@ -19,15 +19,19 @@ namespace keel::protocol {
 
 /// Encodes frames of consecutive ticks (1 .. FrameWindow::kMaxFrames) as one
 /// ServerInputFrameRun message.
-std::vector<uint8_t> encode_input_frame_run(std::span<const InputFrameMessage> frames);
+std::vector<uint8_t> encode_input_frame_run(const game::Layout& layout, std::span<const InputFrameMessage> frames);
 /// Decodes a verified ServerInputFrameRun into its frames: OutOfRange for a count outside
 /// 1 .. kMaxFrames, an unknown event kind, an input out of range or unsorted player ids;
 /// MalformedPayload for a payload that ends early or has bytes left over.
-DropReason decode_input_frame_run(const fb::ServerInputFrameRun& run, std::vector<InputFrameMessage>& out);
+DropReason decode_input_frame_run(const game::Layout& layout, const fb::ServerInputFrameRun& run,
+                                  std::vector<InputFrameMessage>& out);
 
 /// Server side, one per client.
 class FrameWindow {
  public:
+  /// A window for frames of the game whose input layout is `layout`.
+  explicit FrameWindow(game::Layout layout = {}) : layout_(std::move(layout)) {}
+
   /// Frames kept unacknowledged at most; older ones are dropped (the client is then too
   /// far behind to predict and should resynchronise from a snapshot or checkpoint).
   static constexpr size_t kMaxFrames = 64;
@@ -46,6 +50,7 @@ class FrameWindow {
   static constexpr size_t kRunBytes = 900;
 
  private:
+  game::Layout layout_;
   uint64_t first_tick_ = 0;
   std::deque<InputFrameMessage> frames_;  // kept until acked
   std::vector<std::vector<uint8_t>> runs_;
@@ -65,9 +70,6 @@ class FrameReceiver {
   explicit FrameReceiver(uint64_t first_tick)
       : started_(first_tick > 0), contiguous_(first_tick > 0 ? first_tick - 1 : 0) {}
 
-  /// Accepts a checked ServerInputFrame. Duplicate for a tick already held; OutOfRange
-  /// beyond the window or when its contents fail decode_server_input_frame.
-  DropReason receive(const fb::ServerInputFrame& message, InputFrameMessage& out);
   /// Accepts one decoded frame of a run: Duplicate for a tick already held, OutOfRange
   /// beyond the window.
   DropReason receive(const InputFrameMessage& frame);

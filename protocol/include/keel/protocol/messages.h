@@ -9,7 +9,7 @@
 #include <keel/protocol/drop.h>
 #include <keel/protocol/messages_generated.h>
 #include <keel/protocol/packet.h>
-#include <keel/sim/match.h>
+#include <keel/game/match.h>
 
 #include <cstdint>
 #include <span>
@@ -39,12 +39,7 @@ std::vector<uint8_t> finish_message(flatbuffers::FlatBufferBuilder& fbb, fb::Bod
 struct InputFrameMessage {
   uint64_t tick = 0;
   uint64_t state_hash = 0;
-  sim::TickInputs inputs;
+  game::TickInputs inputs;
 };
-
-std::vector<uint8_t> encode_server_input_frame(const InputFrameMessage& frame);
-/// Converts a checked ServerInputFrame; returns OutOfRange for an unknown event kind, a
-/// non-finite number, more than kMaxPlayersPerMatch entries or unsorted player ids.
-DropReason decode_server_input_frame(const fb::ServerInputFrame& msg, InputFrameMessage& out);
 
 }  // namespace keel::protocol

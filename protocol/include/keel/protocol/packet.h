@@ -28,7 +28,7 @@
 namespace keel::protocol {
 
 /// Bumped on every wire change that the schema-evolution rules cannot absorb.
-inline constexpr uint32_t kProtocolVersion = 1;
+inline constexpr uint32_t kProtocolVersion = 2;  // 2: game-defined input layouts
 /// "KL" + version: a packet of another protocol or version fails the header check.
 inline constexpr uint32_t kProtocolId = 0x4b4c0000u | kProtocolVersion;
 inline constexpr size_t kPacketHeaderBytes = 13;

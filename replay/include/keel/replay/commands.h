@@ -3,7 +3,8 @@
 // and writes only to the streams it is given. docs/replay.md shows them in use.
 #pragma once
 
-#include <keel/sim/rules_registry.h>
+#include <keel/game/registry.h>
+#include <keel/games/sandbox.h>
 
 #include <cstdint>
 #include <optional>
@@ -20,7 +21,7 @@ struct Io {
   bool progress = false;  ///< draw a progress bar on `err` (keel-replay: when it is a terminal)
   /// The rules a recording may name; nullptr: Keel's built-in rules. A program with its
   /// own rules passes a registry holding them (see run_cli).
-  const sim::RulesRegistry* rules = nullptr;
+  const game::RulesRegistry* rules = nullptr;
 };
 
 /// Exit codes shared by every command.
@@ -94,10 +95,10 @@ int view(const ViewArgs& args, Io io);
 /// rebuilding matches with rules from `rules`. keel-replay passes Keel's built-in rules;
 /// a program with its own rules passes a registry that also holds them:
 ///   int main(int argc, char** argv) {
-///     auto rules = keel::sim::RulesRegistry::builtin().add([] { return std::make_unique<MyRules>(); });
+///     auto rules = keel::games::builtin_games().add([] { return std::make_unique<MyRules>(); });
 ///     return keel::replay::cli::run_cli(argc, argv, rules);
 ///   }
 /// A recording that names rules the registry lacks is an error (exit 2) naming them.
-int run_cli(int argc, const char* const* argv, const sim::RulesRegistry& rules);
+int run_cli(int argc, const char* const* argv, const game::RulesRegistry& rules);
 
 }  // namespace keel::replay::cli

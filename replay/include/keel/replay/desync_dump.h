@@ -9,7 +9,7 @@
 #pragma once
 
 #include <keel/sim/expected.h>
-#include <keel/sim/match.h>
+#include <keel/game/match.h>
 
 #include <array>
 #include <cstdint>
@@ -34,7 +34,7 @@ struct DesyncDump {
 };
 
 /// A dump of `match` as it is now. The note defaults to this build's description.
-DesyncDump make_desync_dump(const sim::Match& match, uint64_t expected_hash = 0, std::string note = {});
+DesyncDump make_desync_dump(const game::Match& match, uint64_t expected_hash = 0, std::string note = {});
 std::vector<uint8_t> encode_desync_dump(const DesyncDump& dump);
 /// Untrusted bytes: magic, version, lengths and checksum are all checked, and the state
 /// must hash to the recorded hash.
@@ -43,7 +43,7 @@ sim::Expected<DesyncDump> decode_desync_dump(std::span<const uint8_t> bytes);
 bool looks_like_desync_dump(std::span<const uint8_t> bytes);
 
 /// Writes make_desync_dump(match, expected_hash, note) to `path` (created or truncated).
-sim::Status write_desync_dump(const std::string& path, const sim::Match& match, uint64_t expected_hash = 0,
+sim::Status write_desync_dump(const std::string& path, const game::Match& match, uint64_t expected_hash = 0,
                               std::string note = {});
 sim::Expected<DesyncDump> read_desync_dump(const std::string& path);
 

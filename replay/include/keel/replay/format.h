@@ -12,7 +12,7 @@
 #pragma once
 
 #include <keel/sim/expected.h>
-#include <keel/sim/match.h>
+#include <keel/game/match.h>
 
 #include <array>
 #include <cstdint>
@@ -89,7 +89,7 @@ struct Header {
 struct TickRecord {
   uint64_t tick = 0;
   uint64_t hash = 0;
-  sim::TickInputs inputs;
+  game::TickInputs inputs;
 };
 
 /// A full match state (Match::save_state bytes, uncompressed here) after tick `tick`.

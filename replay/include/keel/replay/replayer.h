@@ -5,8 +5,9 @@
 
 #include <keel/replay/reader.h>
 #include <keel/sim/expected.h>
-#include <keel/sim/match.h>
-#include <keel/sim/rules_registry.h>
+#include <keel/game/match.h>
+#include <keel/games/sandbox.h>
+#include <keel/game/registry.h>
 
 #include <cstdint>
 #include <functional>
@@ -16,27 +17,27 @@
 
 namespace keel::replay {
 
-/// Keel's built-in rules (sim::RulesRegistry::builtin()), made once: what every replay
+/// Keel's built-in rules (games::builtin_games()), made once: what every replay
 /// function uses when it is given no registry.
-const sim::RulesRegistry& builtin_rules();
+const game::RulesRegistry& builtin_rules();
 
 /// The rules a recording names, looked up in `rules` (nullptr: the built-in rules), or
 /// an error for rules the registry does not know. A user's own rules reach the replay
 /// tool through a registry (docs/replay.md, "Recordings of your own rules").
-sim::Expected<std::unique_ptr<sim::Rules>> make_rules(const std::string& name,
-                                                      const sim::RulesRegistry* rules = nullptr);
+sim::Expected<std::unique_ptr<game::Rules>> make_rules(const std::string& name,
+                                                      const game::RulesRegistry* rules = nullptr);
 
 /// A match built from a header: its scene (FlatBuffers binary, verified) and its rules
 /// (from `rules`; nullptr: the built-in rules). The match is at tick 0 as the scene
 /// describes it.
-sim::Expected<sim::Match> make_match(const Header& header, const std::string& source_name,
-                                     const sim::RulesRegistry* rules = nullptr);
+sim::Expected<game::Match> make_match(const Header& header, const std::string& source_name,
+                                     const game::RulesRegistry* rules = nullptr);
 
 struct ReplayOptions {
   uint32_t threads = 1;  ///< World::set_threads; never changes results
   /// Where the recording's rules are looked up; nullptr: the built-in rules. Must outlive
   /// the call that takes these options.
-  const sim::RulesRegistry* rules = nullptr;
+  const game::RulesRegistry* rules = nullptr;
 };
 
 /// A match being re-run through a recording.
@@ -48,13 +49,13 @@ class Replay {
   static sim::Expected<Replay> start(const Recording& rec, uint64_t tick, const ReplayOptions& options = {});
 
   uint64_t tick() const { return match_.tick(); }
-  const sim::Match& match() const { return match_; }
+  const game::Match& match() const { return match_; }
   /// Moves the match out; the replay must not be used afterwards.
-  sim::Match release() { return std::move(match_); }
+  game::Match release() { return std::move(match_); }
   /// The hash the recording holds for the current tick.
   uint64_t recorded_hash() const { return recorded_hash_; }
   /// The inputs the current tick was stepped with (empty at the starting tick).
-  const sim::TickInputs& inputs() const { return inputs_; }
+  const game::TickInputs& inputs() const { return inputs_; }
   /// Steps one tick with the recorded inputs; false when the usable ticks end.
   bool step();
   /// The tick the replay started from (a checkpoint's, or the recording's first).
@@ -65,13 +66,13 @@ class Replay {
   const std::vector<std::string>& cursor_problems() const { return cursor_.problems(); }
 
  private:
-  Replay(sim::Match match, TickCursor cursor);
+  Replay(game::Match match, TickCursor cursor);
 
-  sim::Match match_;
+  game::Match match_;
   TickCursor cursor_;
   uint64_t recorded_hash_ = 0;
   uint64_t base_tick_ = 0;
-  sim::TickInputs inputs_;
+  game::TickInputs inputs_;
   std::vector<std::string> warnings_;
 };
 
@@ -97,7 +98,7 @@ struct VerifyOptions {
   /// Called now and then with (ticks done, ticks total); for a progress bar.
   std::function<void(uint64_t, uint64_t)> progress;
   /// Where the recording's rules are looked up; nullptr: the built-in rules.
-  const sim::RulesRegistry* rules = nullptr;
+  const game::RulesRegistry* rules = nullptr;
 };
 
 /// Re-runs ticks [from, to] and compares every tick's hash with the recording's: the

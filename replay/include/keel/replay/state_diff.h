@@ -2,7 +2,7 @@
 // prints once it has found the first tick whose hashes differ.
 #pragma once
 
-#include <keel/sim/match.h>
+#include <keel/game/match.h>
 
 #include <cstdint>
 #include <optional>
@@ -43,6 +43,6 @@ struct StateDiff {
 };
 
 /// Compares every body (by user id) and every player slot of two matches.
-StateDiff diff_states(const sim::Match& a, const sim::Match& b);
+StateDiff diff_states(const game::Match& a, const game::Match& b);
 
 }  // namespace keel::replay

@@ -6,8 +6,8 @@
 
 #include <keel/replay/format.h>
 #include <keel/sim/expected.h>
-#include <keel/sim/match.h>
-#include <keel/sim/rules_registry.h>
+#include <keel/game/match.h>
+#include <keel/game/registry.h>
 
 #include <cstdint>
 #include <functional>
@@ -113,7 +113,7 @@ struct Data {
 
 struct CollectOptions {
   uint32_t threads = 1;
-  const sim::RulesRegistry* rules = nullptr;  ///< where the recordings' rules are found; nullptr: built-ins
+  const game::RulesRegistry* rules = nullptr;  ///< where the recordings' rules are found; nullptr: built-ins
   /// Called now and then with (ticks done, ticks total); for a progress bar.
   std::function<void(uint64_t, uint64_t)> progress;
 };

@@ -9,7 +9,7 @@
 
 #include <keel/replay/format.h>
 #include <keel/sim/expected.h>
-#include <keel/sim/match.h>
+#include <keel/game/match.h>
 
 #include <cstdint>
 #include <memory>
@@ -39,7 +39,7 @@ class RecordingWriter {
   /// Creates (or truncates) `path` and writes the header and the record of the match's
   /// current tick. A match past tick 0 also gets a checkpoint, since its state is no
   /// longer the scene's.
-  static sim::Expected<RecordingWriter> create(const std::string& path, const sim::Match& match,
+  static sim::Expected<RecordingWriter> create(const std::string& path, const game::Match& match,
                                                const WriterOptions& options = {});
 
   RecordingWriter(RecordingWriter&&) noexcept;
@@ -50,9 +50,9 @@ class RecordingWriter {
   /// Records one tick: `applied` exactly as Match::step received it, and `after`, the
   /// match just after that step. Fails if `after` is not at the next tick, or on I/O error
   /// (the error is sticky: every later call fails the same way).
-  sim::Status record(const sim::TickInputs& applied, const sim::Match& after);
+  sim::Status record(const game::TickInputs& applied, const game::Match& after);
   /// match.step(inputs), then record(inputs, match): the one call a host needs per tick.
-  sim::Status step_and_record(sim::Match& match, const sim::TickInputs& inputs);
+  sim::Status step_and_record(game::Match& match, const game::TickInputs& inputs);
   /// Hands everything written so far to the operating system.
   sim::Status flush();
   /// Writes the footer (checkpoint index) and the tail, and closes the file.

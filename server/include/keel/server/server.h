@@ -11,7 +11,8 @@
 
 #include <keel/server/config.h>
 #include <keel/sim/expected.h>
-#include <keel/sim/match.h>
+#include <keel/game/match.h>
+#include <keel/games/sandbox.h>
 
 #include <cstdint>
 #include <functional>
@@ -23,8 +24,8 @@
 namespace keel::server {
 
 /// Makes the rules of a new match. Servers with their own game rules pass their own
-/// factory; the default is sim::SandboxRules (what keel-replay knows how to re-run).
-using RulesFactory = std::function<std::unique_ptr<sim::Rules>()>;
+/// factory; the default is games::SandboxRules (what keel-replay knows how to re-run).
+using RulesFactory = std::function<std::unique_ptr<game::Rules>()>;
 
 /// A copy of the server's counters (the numbers /metrics serves).
 struct ServerCounters {

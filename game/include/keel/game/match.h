@@ -1,0 +1,168 @@
+// keel::game::Match — the unit the server, a predicting client and the replay tool all
+// step: a world, its player slots, the game's declared state, and the rules that turn
+// input frames into world changes. It is changed only by Match::step(inputs); that is
+// what makes replay and prediction exact (docs/architecture.md, "The Match invariant").
+#pragma once
+
+#include <keel/game/rules.h>
+#include <keel/sim/defs.h>
+#include <keel/sim/expected.h>
+#include <keel/sim/world.h>
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+namespace keel::game {
+
+/// A player joining or leaving, applied at the start of a tick before inputs.
+struct PlayerEvent {
+  enum class Kind : uint8_t { Join = 0, Leave = 1 };
+  Kind kind = Kind::Join;
+  uint32_t player = 0;  ///< the player's id (the server's client id)
+
+  friend bool operator==(const PlayerEvent&, const PlayerEvent&) = default;
+};
+
+struct PlayerInput {
+  uint32_t player = 0;
+  InputFrame frame;
+
+  friend bool operator==(const PlayerInput&, const PlayerInput&) = default;
+};
+
+/// Everything that is applied to a match in one tick: joins and leaves, then one input
+/// frame per present player (sorted by player id). This is exactly what a recording
+/// stores per tick and what the server sends to predicting clients.
+struct TickInputs {
+  std::vector<PlayerEvent> events;
+  std::vector<PlayerInput> inputs;
+
+  friend bool operator==(const TickInputs&, const TickInputs&) = default;
+};
+
+/// A player slot: who it is, the body it controls and its declared state.
+struct PlayerSlot {
+  uint32_t player = 0;
+  uint32_t character = 0;    ///< user id of the body the player controls (0 = none); set by the rules
+  uint32_t spawn_index = 0;  ///< joins so far modulo the scene's spawn points
+  InputFrame last_input;     ///< the last frame applied
+  StateValues state;         ///< the game's per-player fields (GameSpec::state.player)
+};
+
+/// Limits that keep a match bounded whatever its inputs say.
+inline constexpr uint32_t kMaxPlayersPerMatch = 256;
+inline constexpr uint32_t kMaxTimers = 256;
+inline constexpr uint32_t kMaxPendingBodyChanges = 1024;
+
+class Match {
+ public:
+  /// Builds a match from a scene and the game's rules; refuses a spec that fails
+  /// GameSpec::validate.
+  static Expected<Match> create(const sim::SceneDef& scene, std::unique_ptr<Rules> rules);
+
+  Match(Match&&) noexcept;
+  Match& operator=(Match&&) noexcept;
+  ~Match();
+
+  /// The one step function, in this order: joins and leaves (as listed); due timers;
+  /// before_step; spawns and destroys asked so far; each player's input (sanitised, its
+  /// last when none came); spawns and destroys; the world's step; after_step; spawns
+  /// and destroys.
+  void step(const TickInputs& inputs);
+
+  uint64_t tick() const { return world_.tick(); }
+  /// Sets the world's worker threads; never changes results.
+  void set_threads(uint32_t threads) { world_.set_threads(threads); }
+  const sim::World& world() const { return world_; }
+  /// Mutable access for Rules implementations (only ever called from inside a hook).
+  sim::World& world_for_rules() { return world_; }
+  const std::vector<PlayerSlot>& players() const { return players_; }
+  const PlayerSlot* find_player(uint32_t player) const;
+  PlayerSlot* find_player_for_rules(uint32_t player);
+  const Rules& rules() const { return *rules_; }
+  const GameSpec& spec() const { return spec_; }
+  const Layout& input_layout() const { return spec_.input; }
+  const sim::SceneDef& scene() const { return scene_; }
+
+  // --- the game's state (all of it in the state bytes) ---
+  StateValues& state() { return state_; }
+  const StateValues& state() const { return state_; }
+  /// The match's random generator (SplitMix64, in the state bytes): the next 32 bits.
+  uint32_t random_u32();
+  /// A uniform integer in [0, bound) (bound >= 1), without modulo bias.
+  uint32_t random_below(uint32_t bound);
+  /// Starts (or restarts) timer `timer` to fire `ticks` steps from now (ticks >= 1; 0 is
+  /// taken as 1). At most kMaxTimers run at once; past that the call does nothing and
+  /// returns false.
+  bool set_timer(uint32_t timer, uint32_t ticks);
+  void cancel_timer(uint32_t timer);
+  /// Steps until the timer fires (1 = during the next step), or 0 when it is not set.
+  uint64_t timer_remaining(uint32_t timer) const;
+
+  // --- bodies the rules create and remove ---
+  /// Asks for a body; it is added at the next apply point of this step (before the
+  /// inputs, before the world steps, at the end of the step). Returns the user id the
+  /// body will have (def.id is replaced by a fresh one), or 0 past kMaxPendingBodyChanges.
+  /// A hook that needs the body at once (to attach a character controller) adds it to
+  /// world_for_rules() itself, with an id from next_body_id().
+  uint32_t spawn(sim::BodyDef def);
+  /// Asks for a body to be removed at the next apply point (unknown ids are ignored).
+  void destroy(uint32_t body_user_id);
+  /// Picks a fresh user id for a body the rules create (deterministic: above every id in
+  /// use, counted in the saved state).
+  uint32_t next_body_id();
+
+  // --- events ---
+  /// Emits an event of type `type` (GameSpec::events index) with its payload
+  /// (sanitised against the type's layout). At most kMaxEventsPerTick a tick; past
+  /// that, or for an unknown type, the call does nothing and returns false.
+  bool emit(uint32_t type, const Values& payload);
+  /// The events the last step emitted, in emission order.
+  const std::vector<GameEvent>& events() const { return events_; }
+
+  /// Canonical bytes of the whole match: the game's state, players, then the world.
+  std::vector<uint8_t> save_state() const;
+  /// Replaces the match's state (the scene and rules stay as they are).
+  Status restore_state(std::span<const uint8_t> bytes);
+  /// XXH3-64 of save_state().
+  uint64_t hash() const;
+
+ private:
+  struct Timer {
+    uint32_t id = 0;
+    uint64_t due = 0;  // the world tick at whose step it fires
+  };
+  struct BodyChange {
+    bool spawn = true;
+    uint32_t id = 0;
+    sim::BodyDef def;
+  };
+
+  Match(sim::SceneDef scene, sim::World world, std::unique_ptr<Rules> rules, GameSpec spec);
+  void join(uint32_t player);
+  void leave(uint32_t player);
+  void fire_timers();
+  void apply_body_changes();
+
+  sim::SceneDef scene_;
+  sim::World world_;
+  std::unique_ptr<Rules> rules_;
+  GameSpec spec_;
+  uint64_t spec_hash_ = 0;           // spec_hash(spec_), first in the state bytes
+  std::vector<PlayerSlot> players_;  // sorted by player id
+  StateValues state_;
+  std::vector<Timer> timers_;        // sorted by id
+  uint64_t random_ = 0;
+  uint32_t next_body_id_ = 1;
+  uint32_t joins_ = 0;  // players ever joined: picks spawn points round-robin
+  // Not state: body changes waiting for the next apply point (empty between steps) and
+  // the events of the last step (outputs of a step, recorded and sent, never read back).
+  std::vector<BodyChange> pending_;
+  std::vector<GameEvent> events_;
+};
+
+}  // namespace keel::game

@@ -1,0 +1,566 @@
+// Layout: field declarations, their checks, sanitising, and code <-> number conversions.
+// Conversions a step relies on (code to number) use only +, -, *, / and sqrt in double,
+// rounded once to float, so they give the same bits on every machine.
+#include <keel/game/layout.h>
+
+#include "names.h"
+
+#include <keel/sim/byte_io.h>
+
+#include <algorithm>
+#include <bit>
+#include <cmath>
+#include <cstdio>
+
+namespace keel::game {
+
+namespace {
+
+constexpr double kPi = 3.14159265358979323846;
+constexpr uint32_t kMaxCode = (1u << kMaxCodeBits) - 1;
+
+uint32_t steps_between(float lo, float hi, float step) {
+  double n = std::floor((double(hi) - double(lo)) / double(step) + 0.5);
+  return n < 0 ? 0 : n > kMaxCode ? kMaxCode + 1 : uint32_t(n);
+}
+
+uint32_t round_code(double x, uint32_t max_code) {
+  if (!(x > 0)) return 0;  // NaN too
+  double r = std::floor(x + 0.5);
+  return r >= double(max_code) ? max_code : uint32_t(r);
+}
+
+float to_float(double x) { return static_cast<float>(x); }
+
+std::string number_text(double x) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.6g", x);
+  return buf;
+}
+
+// Octahedral map of a unit vector to (u, v) in [-1, 1]^2 and back.
+void octa_encode(sim::Vec3 d, double& u, double& v) {
+  double x = d.x, y = d.y, z = d.z;
+  double l1 = std::fabs(x) + std::fabs(y) + std::fabs(z);
+  if (!(l1 > 0) || !std::isfinite(l1)) {
+    u = 0, v = 0;  // (0, 0, 1)
+    return;
+  }
+  x /= l1, y /= l1, z /= l1;
+  if (z < 0) {
+    double ox = (1 - std::fabs(y)) * (x >= 0 ? 1 : -1);
+    double oy = (1 - std::fabs(x)) * (y >= 0 ? 1 : -1);
+    x = ox, y = oy;
+  }
+  u = x, v = y;
+}
+
+sim::Vec3 octa_decode(double u, double v) {
+  double x = u, y = v, z = 1 - std::fabs(u) - std::fabs(v);
+  if (z < 0) {
+    double ox = (1 - std::fabs(v)) * (u >= 0 ? 1 : -1);
+    double oy = (1 - std::fabs(u)) * (v >= 0 ? 1 : -1);
+    x = ox, y = oy;
+  }
+  double len = std::sqrt(x * x + y * y + z * z);
+  return sim::Vec3(to_float(x / len), to_float(y / len), to_float(z / len));
+}
+
+const char* kind_name(FieldKind k) {
+  switch (k) {
+    case FieldKind::Bool: return "bool";
+    case FieldKind::Buttons: return "buttons";
+    case FieldKind::Int: return "int";
+    case FieldKind::Enum: return "enum";
+    case FieldKind::Fixed: return "fixed";
+    case FieldKind::Stick: return "stick";
+    case FieldKind::Angle: return "angle";
+    case FieldKind::Direction3: return "direction3";
+    case FieldKind::Point3: return "point3";
+  }
+  return "?";
+}
+
+int64_t isqrt(int64_t n) {
+  if (n <= 0) return 0;
+  int64_t r = int64_t(std::sqrt(double(n)));
+  while (r * r > n) --r;
+  while ((r + 1) * (r + 1) <= n) ++r;
+  return r;
+}
+
+// The stick's disc: one step of rounding slack, as a rounded (cos, sin) needs.
+bool in_disc(int64_t x, int64_t y, int64_t steps) { return x * x + y * y <= steps * steps + 2 * steps; }
+
+}  // namespace
+
+uint32_t Field::components() const {
+  switch (kind) {
+    case FieldKind::Stick:
+    case FieldKind::Direction3: return 2;
+    case FieldKind::Point3: return 3;
+    default: return 1;
+  }
+}
+
+uint32_t Field::max_code(uint32_t c) const {
+  switch (kind) {
+    case FieldKind::Bool: return 1;
+    case FieldKind::Buttons: return labels.size() >= 32 ? kMaxCode : (1u << labels.size()) - 1;
+    case FieldKind::Int: return uint32_t(std::min<int64_t>(int64_t(max) - min, kMaxCode + 1));
+    case FieldKind::Enum: return labels.empty() ? 0 : uint32_t(labels.size() - 1);
+    case FieldKind::Fixed: return steps_between(lo.x, hi.x, step);
+    case FieldKind::Stick: return uint32_t(std::min<uint64_t>(2ull * steps, kMaxCode + 1));
+    case FieldKind::Angle:
+    case FieldKind::Direction3: return bits >= 32 ? kMaxCode + 1 : (1u << bits) - 1;
+    case FieldKind::Point3: return steps_between(lo[c % 3], hi[c % 3], step);
+  }
+  return 0;
+}
+
+uint32_t Field::code_bits(uint32_t c) const {
+  uint32_t m = max_code(c);
+  return m == 0 ? 0 : uint32_t(std::bit_width(m));
+}
+
+uint32_t Layout::add(Field field) {
+  first_.push_back(components_);
+  components_ += field.components();
+  fields_.push_back(std::move(field));
+  return uint32_t(fields_.size() - 1);
+}
+
+uint32_t Layout::add_bool(std::string name) {
+  Field f;
+  f.name = std::move(name);
+  f.kind = FieldKind::Bool;
+  return add(std::move(f));
+}
+
+uint32_t Layout::add_buttons(std::string name, std::vector<std::string> buttons) {
+  Field f;
+  f.name = std::move(name);
+  f.kind = FieldKind::Buttons;
+  f.labels = std::move(buttons);
+  return add(std::move(f));
+}
+
+uint32_t Layout::add_int(std::string name, int32_t min, int32_t max) {
+  Field f;
+  f.name = std::move(name);
+  f.kind = FieldKind::Int;
+  f.min = min;
+  f.max = max;
+  return add(std::move(f));
+}
+
+uint32_t Layout::add_enum(std::string name, std::vector<std::string> values) {
+  Field f;
+  f.name = std::move(name);
+  f.kind = FieldKind::Enum;
+  f.labels = std::move(values);
+  return add(std::move(f));
+}
+
+uint32_t Layout::add_fixed(std::string name, float lo, float hi, float step) {
+  Field f;
+  f.name = std::move(name);
+  f.kind = FieldKind::Fixed;
+  f.lo = sim::Vec3(lo, 0.0f, 0.0f);
+  f.hi = sim::Vec3(hi, 0.0f, 0.0f);
+  f.step = step;
+  return add(std::move(f));
+}
+
+uint32_t Layout::add_stick(std::string name, uint32_t steps) {
+  Field f;
+  f.name = std::move(name);
+  f.kind = FieldKind::Stick;
+  f.steps = steps;
+  return add(std::move(f));
+}
+
+uint32_t Layout::add_angle(std::string name, uint32_t bits) {
+  Field f;
+  f.name = std::move(name);
+  f.kind = FieldKind::Angle;
+  f.bits = bits;
+  return add(std::move(f));
+}
+
+uint32_t Layout::add_direction3(std::string name, uint32_t bits) {
+  Field f;
+  f.name = std::move(name);
+  f.kind = FieldKind::Direction3;
+  f.bits = bits;
+  return add(std::move(f));
+}
+
+uint32_t Layout::add_point3(std::string name, sim::Vec3 lo, sim::Vec3 hi, float step) {
+  Field f;
+  f.name = std::move(name);
+  f.kind = FieldKind::Point3;
+  f.lo = lo;
+  f.hi = hi;
+  f.step = step;
+  return add(std::move(f));
+}
+
+Status Layout::validate() const {
+  if (fields_.size() > kMaxFields) {
+    return Error{"the layout has " + std::to_string(fields_.size()) + " fields; at most " +
+                 std::to_string(kMaxFields) + " are allowed"};
+  }
+  if (components_ > kMaxComponents) {
+    return Error{"the layout's fields take " + std::to_string(components_) + " components; at most " +
+                 std::to_string(kMaxComponents) + " are allowed"};
+  }
+  std::vector<std::string> seen;
+  for (const Field& f : fields_) {
+    if (Status st = check_name(f.name, "field"); !st) return st;
+    if (std::find(seen.begin(), seen.end(), f.name) != seen.end()) {
+      return Error{"field \"" + f.name + "\" is declared twice"};
+    }
+    seen.push_back(f.name);
+    const std::string where = "field \"" + f.name + "\" (" + kind_name(f.kind) + ")";
+    auto finite = [](sim::Vec3 v) { return std::isfinite(v.x) && std::isfinite(v.y) && std::isfinite(v.z); };
+    switch (f.kind) {
+      case FieldKind::Bool: break;
+      case FieldKind::Buttons:
+      case FieldKind::Enum: {
+        uint32_t lo = f.kind == FieldKind::Buttons ? 1 : 2;
+        uint32_t hi = f.kind == FieldKind::Buttons ? kMaxButtons : kMaxLabels;
+        if (f.labels.size() < lo || f.labels.size() > hi) {
+          return Error{where + " has " + std::to_string(f.labels.size()) + " names; it needs " +
+                       std::to_string(lo) + " to " + std::to_string(hi)};
+        }
+        std::vector<std::string> names;
+        for (const std::string& l : f.labels) {
+          if (Status st = check_name(l, "name in " + where); !st) return st;
+          if (std::find(names.begin(), names.end(), l) != names.end()) {
+            return Error{where + " names \"" + l + "\" twice"};
+          }
+          names.push_back(l);
+        }
+        break;
+      }
+      case FieldKind::Int:
+        if (f.min > f.max || int64_t(f.max) - f.min > kMaxCode) {
+          return Error{where + " needs min <= max and at most 2^24 values"};
+        }
+        break;
+      case FieldKind::Fixed:
+      case FieldKind::Point3: {
+        uint32_t axes = f.kind == FieldKind::Fixed ? 1 : 3;
+        if (!finite(f.lo) || !finite(f.hi) || !std::isfinite(f.step) || !(f.step > 0.0f)) {
+          return Error{where + " needs finite bounds and a step above 0"};
+        }
+        for (uint32_t a = 0; a < axes; ++a) {
+          if (f.lo[a] > f.hi[a] || steps_between(f.lo[a], f.hi[a], f.step) > kMaxCode) {
+            return Error{where + " needs lo <= hi and at most 2^24 steps on each axis"};
+          }
+        }
+        break;
+      }
+      case FieldKind::Stick:
+        if (f.steps < 1 || 2ull * f.steps > kMaxCode) return Error{where + " needs 1 to 8388607 steps per unit"};
+        break;
+      case FieldKind::Angle:
+        if (f.bits < 2 || f.bits > kMaxCodeBits) return Error{where + " needs 2 to 24 bits"};
+        break;
+      case FieldKind::Direction3:
+        if (f.bits < 2 || f.bits > kMaxCodeBits) return Error{where + " needs 2 to 24 bits per axis"};
+        break;
+      default: return Error{"field \"" + f.name + "\" has an unknown kind " + std::to_string(int(f.kind))};
+    }
+  }
+  return Status::ok();
+}
+
+uint32_t Layout::find(std::string_view name) const {
+  for (uint32_t i = 0; i < fields_.size(); ++i) {
+    if (fields_[i].name == name) return i;
+  }
+  return size();
+}
+
+bool Layout::sanitize(Values& v) const {
+  const Values before = v;
+  for (uint32_t i = 0; i < fields_.size(); ++i) {
+    const Field& f = fields_[i];
+    uint32_t* c = &v.code[first_[i]];
+    switch (f.kind) {
+      case FieldKind::Buttons:
+      case FieldKind::Angle:
+      case FieldKind::Direction3:  // whole bit ranges: masking wraps angles, drops unknown buttons
+        for (uint32_t k = 0; k < f.components(); ++k) c[k] &= f.max_code(k);
+        break;
+      case FieldKind::Stick: {
+        const int64_t s = f.steps;
+        int64_t x = int64_t(std::min(c[0], f.max_code(0))) - s;
+        int64_t y = int64_t(std::min(c[1], f.max_code(1))) - s;
+        if (!in_disc(x, y, s)) {
+          int64_t len = isqrt(x * x + y * y);
+          x = x * s / len;
+          y = y * s / len;
+          while (!in_disc(x, y, s)) {  // a step or two at most
+            if (std::abs(x) >= std::abs(y)) x -= x > 0 ? 1 : -1;
+            else y -= y > 0 ? 1 : -1;
+          }
+        }
+        c[0] = uint32_t(x + s);
+        c[1] = uint32_t(y + s);
+        break;
+      }
+      default:
+        for (uint32_t k = 0; k < f.components(); ++k) c[k] = std::min(c[k], f.max_code(k));
+    }
+  }
+  for (uint32_t k = components_; k < kMaxComponents; ++k) v.code[k] = 0;
+  return v == before;
+}
+
+bool Layout::valid(const Values& v) const {
+  Values copy = v;
+  return sanitize(copy);
+}
+
+bool Layout::boolean(const Values& v, uint32_t field) const { return v.code[first_[field]] != 0; }
+
+bool Layout::button(const Values& v, uint32_t field, uint32_t b) const {
+  return b < 32 && ((v.code[first_[field]] >> b) & 1u) != 0;
+}
+
+uint32_t Layout::buttons(const Values& v, uint32_t field) const { return v.code[first_[field]]; }
+
+int32_t Layout::integer(const Values& v, uint32_t field) const {
+  const Field& f = fields_[field];
+  uint32_t c = v.code[first_[field]];
+  if (f.kind == FieldKind::Int) return int32_t(int64_t(f.min) + c);
+  return int32_t(c);
+}
+
+float Layout::number(const Values& v, uint32_t field) const {
+  const Field& f = fields_[field];
+  return to_float(double(f.lo.x) + double(v.code[first_[field]]) * double(f.step));
+}
+
+sim::Vec3 Layout::stick(const Values& v, uint32_t field) const {
+  const Field& f = fields_[field];
+  const uint32_t* c = &v.code[first_[field]];
+  float s = float(f.steps);
+  return sim::Vec3(float(int64_t(c[0]) - int64_t(f.steps)) / s, float(int64_t(c[1]) - int64_t(f.steps)) / s, 0.0f);
+}
+
+float Layout::angle(const Values& v, uint32_t field) const {
+  const Field& f = fields_[field];
+  return to_float(-kPi + double(v.code[first_[field]]) * (2 * kPi / double(1u << f.bits)));
+}
+
+sim::Vec3 Layout::direction3(const Values& v, uint32_t field) const {
+  const Field& f = fields_[field];
+  const uint32_t* c = &v.code[first_[field]];
+  double m = double(f.max_code(0));
+  return octa_decode(double(c[0]) / m * 2 - 1, double(c[1]) / m * 2 - 1);
+}
+
+sim::Vec3 Layout::point3(const Values& v, uint32_t field) const {
+  const Field& f = fields_[field];
+  const uint32_t* c = &v.code[first_[field]];
+  sim::Vec3 p;
+  for (int a = 0; a < 3; ++a) p[a] = to_float(double(f.lo[a]) + double(c[a]) * double(f.step));
+  return p;
+}
+
+void Layout::set_code(Values& v, uint32_t component, uint32_t code) const {
+  if (component >= components_) return;
+  uint32_t field = 0;
+  while (field + 1 < fields_.size() && first_[field + 1] <= component) ++field;
+  v.code[component] = std::min(code, fields_[field].max_code(component - first_[field]));
+}
+
+void Layout::set_bool(Values& v, uint32_t field, bool on) const { v.code[first_[field]] = on ? 1 : 0; }
+
+void Layout::set_button(Values& v, uint32_t field, uint32_t b, bool down) const {
+  if (b >= fields_[field].labels.size()) return;
+  uint32_t& c = v.code[first_[field]];
+  c = down ? (c | (1u << b)) : (c & ~(1u << b));
+}
+
+void Layout::set_buttons(Values& v, uint32_t field, uint32_t mask) const {
+  v.code[first_[field]] = mask & fields_[field].max_code(0);
+}
+
+void Layout::set_integer(Values& v, uint32_t field, int32_t value) const {
+  const Field& f = fields_[field];
+  int64_t base = f.kind == FieldKind::Int ? f.min : 0;
+  int64_t c = std::clamp<int64_t>(int64_t(value) - base, 0, f.max_code(0));
+  v.code[first_[field]] = uint32_t(c);
+}
+
+void Layout::set_number(Values& v, uint32_t field, float value) const {
+  const Field& f = fields_[field];
+  v.code[first_[field]] = round_code((double(value) - f.lo.x) / f.step, f.max_code(0));
+}
+
+void Layout::set_stick(Values& v, uint32_t field, float x, float y) const {
+  const Field& f = fields_[field];
+  double dx = std::isfinite(x) ? x : 0.0, dy = std::isfinite(y) ? y : 0.0;
+  double len = std::sqrt(dx * dx + dy * dy);
+  if (len > 1.0) dx /= len, dy /= len;
+  uint32_t* c = &v.code[first_[field]];
+  c[0] = round_code(dx * f.steps + f.steps, f.max_code(0));
+  c[1] = round_code(dy * f.steps + f.steps, f.max_code(1));
+  sanitize(v);
+}
+
+void Layout::set_angle(Values& v, uint32_t field, float radians) const {
+  const Field& f = fields_[field];
+  double r = std::isfinite(radians) ? radians : 0.0;
+  double turn = (r + kPi) / (2 * kPi);
+  turn -= std::floor(turn);
+  uint64_t code = uint64_t(std::floor(turn * double(1u << f.bits) + 0.5));
+  v.code[first_[field]] = uint32_t(code) & f.max_code(0);
+}
+
+void Layout::set_direction3(Values& v, uint32_t field, sim::Vec3 dir) const {
+  const Field& f = fields_[field];
+  double u, w;
+  octa_encode(dir, u, w);
+  double m = double(f.max_code(0));
+  uint32_t* c = &v.code[first_[field]];
+  c[0] = round_code((u + 1) / 2 * m, f.max_code(0));
+  c[1] = round_code((w + 1) / 2 * m, f.max_code(1));
+}
+
+void Layout::set_point3(Values& v, uint32_t field, sim::Vec3 p) const {
+  const Field& f = fields_[field];
+  uint32_t* c = &v.code[first_[field]];
+  for (uint32_t a = 0; a < 3; ++a) c[a] = round_code((double(p[a]) - f.lo[a]) / f.step, f.max_code(a));
+}
+
+std::string Layout::format(const Values& v, uint32_t field) const {
+  const Field& f = fields_[field];
+  switch (f.kind) {
+    case FieldKind::Bool: return boolean(v, field) ? "true" : "false";
+    case FieldKind::Buttons: {
+      std::string out;
+      for (uint32_t b = 0; b < f.labels.size(); ++b) {
+        if (button(v, field, b)) out += (out.empty() ? "" : "|") + f.labels[b];
+      }
+      return out.empty() ? "-" : out;
+    }
+    case FieldKind::Int: return std::to_string(integer(v, field));
+    case FieldKind::Enum: {
+      uint32_t c = v.code[first_[field]];
+      return c < f.labels.size() ? f.labels[c] : std::to_string(c);
+    }
+    case FieldKind::Fixed: return number_text(number(v, field));
+    case FieldKind::Stick: {
+      sim::Vec3 s = stick(v, field);
+      return "(" + number_text(s.x) + ", " + number_text(s.y) + ")";
+    }
+    case FieldKind::Angle: return number_text(angle(v, field));
+    case FieldKind::Direction3:
+    case FieldKind::Point3: {
+      sim::Vec3 p = f.kind == FieldKind::Point3 ? point3(v, field) : direction3(v, field);
+      return "(" + number_text(p.x) + ", " + number_text(p.y) + ", " + number_text(p.z) + ")";
+    }
+  }
+  return "?";
+}
+
+std::string Layout::format(const Values& v) const {
+  std::string out;
+  for (uint32_t i = 0; i < fields_.size(); ++i) {
+    if (i) out += ' ';
+    out += fields_[i].name + "=" + format(v, i);
+  }
+  return out;
+}
+
+std::string Layout::describe() const {
+  std::string out;
+  for (const Field& f : fields_) {
+    std::string range;
+    switch (f.kind) {
+      case FieldKind::Bool: range = "false|true"; break;
+      case FieldKind::Buttons:
+      case FieldKind::Enum:
+        for (const std::string& l : f.labels) range += (range.empty() ? "" : f.kind == FieldKind::Enum ? "|" : " ") + l;
+        break;
+      case FieldKind::Int: range = std::to_string(f.min) + " .. " + std::to_string(f.max); break;
+      case FieldKind::Fixed:
+        range = number_text(f.lo.x) + " .. " + number_text(f.hi.x) + " step " + number_text(f.step);
+        break;
+      case FieldKind::Stick: range = "unit disc, " + std::to_string(f.steps) + " steps per unit"; break;
+      case FieldKind::Angle: range = "[-pi, pi) in 2^" + std::to_string(f.bits) + " steps"; break;
+      case FieldKind::Direction3: range = "unit vector, " + std::to_string(f.bits) + " bits per axis"; break;
+      case FieldKind::Point3:
+        range = "(" + number_text(f.lo.x) + ", " + number_text(f.lo.y) + ", " + number_text(f.lo.z) + ") .. (" +
+                number_text(f.hi.x) + ", " + number_text(f.hi.y) + ", " + number_text(f.hi.z) + ") step " +
+                number_text(f.step);
+        break;
+    }
+    uint32_t bits = 0;
+    for (uint32_t c = 0; c < f.components(); ++c) bits += f.code_bits(c);
+    out += "  " + f.name + ": " + kind_name(f.kind) + " " + range + " (" + std::to_string(bits) + " bits in full)\n";
+  }
+  return out;
+}
+
+uint32_t Layout::full_bits() const {
+  uint32_t bits = 0;
+  for (const Field& f : fields_) {
+    for (uint32_t c = 0; c < f.components(); ++c) bits += f.code_bits(c);
+  }
+  return bits;
+}
+
+void write_layout(const Layout& layout, std::vector<uint8_t>& out) {
+  sim::ByteWriter w(out);
+  w.u32(layout.size());
+  for (const Field& f : layout.fields()) {
+    w.str(f.name);
+    w.u8(uint8_t(f.kind));
+    w.u32(uint32_t(f.min));
+    w.u32(uint32_t(f.max));
+    w.u32(uint32_t(f.labels.size()));
+    for (const std::string& l : f.labels) w.str(l);
+    for (int a = 0; a < 3; ++a) w.f32(f.lo[a]);
+    for (int a = 0; a < 3; ++a) w.f32(f.hi[a]);
+    w.f32(f.step);
+    w.u32(f.steps);
+    w.u32(f.bits);
+  }
+}
+
+Expected<Layout> read_layout(std::span<const uint8_t> bytes, size_t& offset) {
+  if (offset > bytes.size()) return Error{"layout: offset past the end"};
+  sim::ByteReader r(bytes.subspan(offset));
+  Layout layout;
+  uint32_t n = r.count(12, kMaxFields, "layout field");
+  for (uint32_t i = 0; i < n && r.ok(); ++i) {
+    Field f;
+    f.name = r.str(kMaxNameBytes, "field name");
+    uint8_t kind = r.u8();
+    if (r.ok() && kind > uint8_t(FieldKind::Point3)) r.fail("field kind " + std::to_string(kind) + " is unknown");
+    f.kind = FieldKind(kind);
+    f.min = int32_t(r.u32());
+    f.max = int32_t(r.u32());
+    uint32_t labels = r.count(4, kMaxLabels, "field label");
+    for (uint32_t k = 0; k < labels && r.ok(); ++k) f.labels.push_back(r.str(kMaxNameBytes, "field label"));
+    for (int a = 0; a < 3; ++a) f.lo[a] = r.f32();
+    for (int a = 0; a < 3; ++a) f.hi[a] = r.f32();
+    f.step = r.f32();
+    f.steps = r.u32();
+    f.bits = r.u32();
+    layout.add(std::move(f));
+  }
+  if (!r.ok()) return Error{"layout is damaged: " + r.error()};
+  if (Status st = layout.validate(); !st) return Error{"layout is invalid: " + st.error().message};
+  offset += r.position();
+  return layout;
+}
+
+}  // namespace keel::game
