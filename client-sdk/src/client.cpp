@@ -3,6 +3,7 @@
 // state (anything unexpected is dropped and counted), then does what is due: handshake
 // resends, time-outs and reconnects, one input per server tick, prediction, sends.
 #include <keel/client/client.h>
+#include <keel/games/sandbox.h>
 #include <keel/protocol/frame_window.h>
 #include <keel/protocol/handshake.h>
 #include <keel/protocol/input_codec.h>
@@ -82,7 +83,10 @@ const char* to_string(CloseReason reason) {
 
 struct Client::Impl {
   Impl(std::unique_ptr<Transport> t, ClientConfig c)
-      : transport(std::move(t)), config(std::move(c)), buffer(config.interpolation), clock(config.clock) {}
+      : transport(std::move(t)), config(std::move(c)), buffer(config.interpolation), clock(config.clock) {
+    layout = config.prediction.rules ? config.prediction.rules()->spec().input : games::SandboxRules::make_spec().input;
+    input_sender = protocol::InputSender{layout};
+  }
 
   // --- configuration and connection -------------------------------------------------
   std::unique_ptr<Transport> transport;
@@ -116,6 +120,7 @@ struct Client::Impl {
   bool awaiting_checkpoint = false;
   double last_resync = -1e9;
   protocol::InputSender input_sender;
+  game::Layout layout;  // the game's input layout (from config.prediction.rules, else the sandbox's)
   bool inputs_started = false;
   // Inputs start once a snapshot or frame has shown where the server is: the scene and
   // checkpoint were taken a while before they arrived, and the accept's tick is older.
@@ -123,7 +128,7 @@ struct Client::Impl {
   uint64_t next_input_tick = 0;
   uint64_t newest_server_tick = 0;  // newest tick a snapshot or frame showed stepped
   game::InputFrame current_input;
-  std::map<uint64_t, protocol::QuantInput> recent_inputs;  // for a predictor after a resync
+  std::map<uint64_t, game::InputFrame> recent_inputs;  // for a predictor after a resync
   ClockSync clock;
 
   // --- reporting ----------------------------------------------------------------------
@@ -188,7 +193,7 @@ void Client::Impl::reset_session() {
   if (predictor) accumulate(prediction_base, predictor->stats());
   predictor.reset();
   awaiting_checkpoint = false;
-  input_sender = protocol::InputSender{};
+  input_sender = protocol::InputSender{layout};
   inputs_started = false;
   recent_inputs.clear();
   clock = ClockSync(config.clock);
@@ -553,11 +558,7 @@ void Client::Impl::on_frame(std::span<const uint8_t> bytes, double now) {
   std::vector<protocol::InputFrameMessage> frames;
   if (r == DropReason::None && config.mode == Mode::Predict &&
       m->body_type() == protocol::fb::Body::ServerInputFrameRun) {
-    r = protocol::decode_input_frame_run(*m->body_as_ServerInputFrameRun(), frames);
-  } else if (r == DropReason::None && config.mode == Mode::Predict &&
-             m->body_type() == protocol::fb::Body::ServerInputFrame) {
-    frames.emplace_back();
-    r = protocol::decode_server_input_frame(*m->body_as_ServerInputFrame(), frames.back());
+    r = protocol::decode_input_frame_run(layout, *m->body_as_ServerInputFrameRun(), frames);
   } else if (r == DropReason::None) {
     r = DropReason::TypeNotAllowed;
   }
@@ -613,7 +614,7 @@ void Client::Impl::produce_inputs(double now) {
   if (!inputs_started || target > next_input_tick + kMaxCatchUpTicks) {
     // Start, or skip ahead after a stall: the skipped ticks get the server's repeat rule.
     if (inputs_started) stats.inputs_skipped += target - next_input_tick;
-    input_sender = protocol::InputSender{};
+    input_sender = protocol::InputSender{layout};
     next_input_tick = std::max(target, floor_tick);
     if (!inputs_started) stats.first_input_tick = next_input_tick;
     inputs_started = true;
@@ -627,7 +628,8 @@ void Client::Impl::produce_inputs(double now) {
   while (next_input_tick <= target && produced < kMaxTicksPerUpdate) {
     uint64_t tick = next_input_tick++;
     game::InputFrame frame = config.input_source ? config.input_source(tick) : current_input;
-    protocol::QuantInput q = protocol::quantize_input(frame);
+    game::InputFrame q = frame;
+    layout.sanitize(q);  // what the server will apply: the prediction uses the same codes
     input_sender.add(tick, q);
     if (predictor) predictor->set_local_input(tick, q);
     recent_inputs[tick] = q;

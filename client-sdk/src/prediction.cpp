@@ -1,6 +1,7 @@
 #include <keel/client/prediction.h>
 #include <keel/protocol/frame_window.h>
 #include <keel/replay/desync_dump.h>
+#include <keel/games/sandbox.h>
 
 #include <algorithm>
 #include <cstring>
@@ -16,9 +17,9 @@ constexpr uint64_t kMaxPendingAhead = 4 * protocol::FrameWindow::kMaxFrames;
 // Local inputs kept behind the confirmed tick (the newest is the "repeat" fallback).
 constexpr uint64_t kLocalHistory = 8;
 
-// The configured rules, or nullptr for Match::create's default (the sandbox rules).
+// The configured rules, or the sandbox's (what keel-server runs by default).
 std::unique_ptr<game::Rules> make_rules(const PredictionConfig& config) {
-  return config.rules ? config.rules() : nullptr;
+  return config.rules ? config.rules() : std::make_unique<games::SandboxRules>();
 }
 
 }  // namespace
@@ -57,7 +58,7 @@ bool Predictor::add_confirmed(protocol::InputFrameMessage frame) {
   return true;
 }
 
-void Predictor::set_local_input(uint64_t tick, const protocol::QuantInput& input) {
+void Predictor::set_local_input(uint64_t tick, const game::InputFrame& input) {
   if (tick + kLocalHistory < confirmed_tick()) return;
   local_inputs_[tick] = input;
   // Bounded: the client produces inputs at most max_lead ahead, so this only trims
@@ -75,7 +76,7 @@ game::InputFrame Predictor::local_input_at(uint64_t tick) const {
   // The input sent for `tick`, else the newest one before it (the server repeats a
   // player's last input when one is missing), else what the match last applied.
   auto it = local_inputs_.upper_bound(tick);
-  if (it != local_inputs_.begin()) return protocol::dequantize_input(std::prev(it)->second);
+  if (it != local_inputs_.begin()) return std::prev(it)->second;
   const game::PlayerSlot* slot = confirmed_->find_player(local_player_);
   return slot != nullptr ? slot->last_input : game::InputFrame{};
 }
@@ -102,7 +103,7 @@ void Predictor::note_local_input(const protocol::InputFrameMessage& frame) {
   if (sent == local_inputs_.end()) return;
   for (const game::PlayerInput& pi : frame.inputs.inputs) {
     if (pi.player != local_player_) continue;
-    if (pi.frame == protocol::dequantize_input(sent->second)) {
+    if (pi.frame == sent->second) {
       ++stats_.local_inputs_applied;
     } else {
       ++stats_.local_inputs_late;

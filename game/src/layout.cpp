@@ -123,6 +123,43 @@ uint32_t Field::code_bits(uint32_t c) const {
   return m == 0 ? 0 : uint32_t(std::bit_width(m));
 }
 
+uint32_t Field::origin(uint32_t c) const {
+  switch (kind) {
+    case FieldKind::Int: return uint32_t(int64_t(std::clamp(0, min, max)) - min);
+    case FieldKind::Fixed:
+    case FieldKind::Point3: {
+      const float l = kind == FieldKind::Fixed ? lo.x : lo[c % 3];
+      return std::min(round_code(-double(l) / double(step), max_code(c)), max_code(c));
+    }
+    case FieldKind::Stick: return steps;
+    default: return 0;
+  }
+}
+
+Field::Axis Field::axis(uint32_t c) const {
+  const int64_t o = origin(c);
+  return Axis{-o, int64_t(max_code(c)) - o};
+}
+
+// Codes number the steps outward from the origin, alternating sides while both have
+// room (0, +1, -1, +2, -2, ...), then the longer side's rest in order: every code in
+// [0, max_code] is one step and code 0 is always the origin.
+int64_t Field::index_of(uint32_t c, uint32_t code) const {
+  const Axis a = axis(c);
+  const int64_t m = std::min(-a.lo, a.hi);
+  if (int64_t(code) <= 2 * m) return (code & 1u) != 0 ? -int64_t((code + 1) / 2) : int64_t(code / 2);
+  const int64_t rest = int64_t(code) - 2 * m;
+  return a.hi > m ? m + rest : -m - rest;
+}
+
+uint32_t Field::code_of(uint32_t c, int64_t index) const {
+  const Axis a = axis(c);
+  const int64_t k = std::clamp(index, a.lo, a.hi);
+  const int64_t m = std::min(-a.lo, a.hi);
+  if (k >= -m && k <= m) return uint32_t(k > 0 ? 2 * k : -2 * k - (k < 0 ? 1 : 0));
+  return uint32_t(2 * m + (k > m ? k - m : -m - k));
+}
+
 uint32_t Layout::add(Field field) {
   first_.push_back(components_);
   components_ += field.components();
@@ -297,8 +334,8 @@ bool Layout::sanitize(Values& v) const {
         break;
       case FieldKind::Stick: {
         const int64_t s = f.steps;
-        int64_t x = int64_t(std::min(c[0], f.max_code(0))) - s;
-        int64_t y = int64_t(std::min(c[1], f.max_code(1))) - s;
+        int64_t x = f.index_of(0, std::min(c[0], f.max_code(0)));
+        int64_t y = f.index_of(1, std::min(c[1], f.max_code(1)));
         if (!in_disc(x, y, s)) {
           int64_t len = isqrt(x * x + y * y);
           x = x * s / len;
@@ -308,8 +345,8 @@ bool Layout::sanitize(Values& v) const {
             else y -= y > 0 ? 1 : -1;
           }
         }
-        c[0] = uint32_t(x + s);
-        c[1] = uint32_t(y + s);
+        c[0] = f.code_of(0, x);
+        c[1] = f.code_of(1, y);
         break;
       }
       default:
@@ -336,25 +373,28 @@ uint32_t Layout::buttons(const Values& v, uint32_t field) const { return v.code[
 int32_t Layout::integer(const Values& v, uint32_t field) const {
   const Field& f = fields_[field];
   uint32_t c = v.code[first_[field]];
-  if (f.kind == FieldKind::Int) return int32_t(int64_t(f.min) + c);
+  if (f.kind == FieldKind::Int) return int32_t(int64_t(f.min) + f.origin(0) + f.index_of(0, c));
   return int32_t(c);
 }
 
 float Layout::number(const Values& v, uint32_t field) const {
   const Field& f = fields_[field];
-  return to_float(double(f.lo.x) + double(v.code[first_[field]]) * double(f.step));
+  const double steps = double(int64_t(f.origin(0)) + f.index_of(0, v.code[first_[field]]));
+  return to_float(double(f.lo.x) + steps * double(f.step));
 }
 
 sim::Vec3 Layout::stick(const Values& v, uint32_t field) const {
   const Field& f = fields_[field];
   const uint32_t* c = &v.code[first_[field]];
   float s = float(f.steps);
-  return sim::Vec3(float(int64_t(c[0]) - int64_t(f.steps)) / s, float(int64_t(c[1]) - int64_t(f.steps)) / s, 0.0f);
+  return sim::Vec3(float(f.index_of(0, c[0])) / s, float(f.index_of(1, c[1])) / s, 0.0f);
 }
 
 float Layout::angle(const Values& v, uint32_t field) const {
   const Field& f = fields_[field];
-  return to_float(-kPi + double(v.code[first_[field]]) * (2 * kPi / double(1u << f.bits)));
+  // Code 0 is 0 rad; codes of the upper half are the negative angles.
+  const int64_t n = int64_t(1) << f.bits, c = v.code[first_[field]];
+  return to_float(double(c >= n / 2 ? c - n : c) * (2 * kPi / double(n)));
 }
 
 sim::Vec3 Layout::direction3(const Values& v, uint32_t field) const {
@@ -368,7 +408,10 @@ sim::Vec3 Layout::point3(const Values& v, uint32_t field) const {
   const Field& f = fields_[field];
   const uint32_t* c = &v.code[first_[field]];
   sim::Vec3 p;
-  for (int a = 0; a < 3; ++a) p[a] = to_float(double(f.lo[a]) + double(c[a]) * double(f.step));
+  for (uint32_t a = 0; a < 3; ++a) {
+    const double steps = double(int64_t(f.origin(a)) + f.index_of(a, c[a]));
+    p[int(a)] = to_float(double(f.lo[int(a)]) + steps * double(f.step));
+  }
   return p;
 }
 
@@ -393,14 +436,17 @@ void Layout::set_buttons(Values& v, uint32_t field, uint32_t mask) const {
 
 void Layout::set_integer(Values& v, uint32_t field, int32_t value) const {
   const Field& f = fields_[field];
-  int64_t base = f.kind == FieldKind::Int ? f.min : 0;
-  int64_t c = std::clamp<int64_t>(int64_t(value) - base, 0, f.max_code(0));
-  v.code[first_[field]] = uint32_t(c);
+  if (f.kind == FieldKind::Int) {
+    v.code[first_[field]] = f.code_of(0, int64_t(value) - f.min - f.origin(0));
+  } else {
+    v.code[first_[field]] = uint32_t(std::clamp<int64_t>(value, 0, f.max_code(0)));
+  }
 }
 
 void Layout::set_number(Values& v, uint32_t field, float value) const {
   const Field& f = fields_[field];
-  v.code[first_[field]] = round_code((double(value) - f.lo.x) / f.step, f.max_code(0));
+  const uint32_t steps = round_code((double(value) - f.lo.x) / f.step, f.max_code(0));
+  v.code[first_[field]] = f.code_of(0, int64_t(steps) - f.origin(0));
 }
 
 void Layout::set_stick(Values& v, uint32_t field, float x, float y) const {
@@ -409,16 +455,16 @@ void Layout::set_stick(Values& v, uint32_t field, float x, float y) const {
   double len = std::sqrt(dx * dx + dy * dy);
   if (len > 1.0) dx /= len, dy /= len;
   uint32_t* c = &v.code[first_[field]];
-  c[0] = round_code(dx * f.steps + f.steps, f.max_code(0));
-  c[1] = round_code(dy * f.steps + f.steps, f.max_code(1));
+  c[0] = f.code_of(0, int64_t(round_code(dx * f.steps + f.steps, f.max_code(0))) - f.steps);
+  c[1] = f.code_of(1, int64_t(round_code(dy * f.steps + f.steps, f.max_code(1))) - f.steps);
   sanitize(v);
 }
 
 void Layout::set_angle(Values& v, uint32_t field, float radians) const {
   const Field& f = fields_[field];
   double r = std::isfinite(radians) ? radians : 0.0;
-  double turn = (r + kPi) / (2 * kPi);
-  turn -= std::floor(turn);
+  double turn = r / (2 * kPi);
+  turn -= std::floor(turn);  // [0, 1): code 0 is 0 rad
   uint64_t code = uint64_t(std::floor(turn * double(1u << f.bits) + 0.5));
   v.code[first_[field]] = uint32_t(code) & f.max_code(0);
 }
@@ -436,7 +482,10 @@ void Layout::set_direction3(Values& v, uint32_t field, sim::Vec3 dir) const {
 void Layout::set_point3(Values& v, uint32_t field, sim::Vec3 p) const {
   const Field& f = fields_[field];
   uint32_t* c = &v.code[first_[field]];
-  for (uint32_t a = 0; a < 3; ++a) c[a] = round_code((double(p[a]) - f.lo[a]) / f.step, f.max_code(a));
+  for (uint32_t a = 0; a < 3; ++a) {
+    const uint32_t steps = round_code((double(p[int(a)]) - f.lo[int(a)]) / f.step, f.max_code(a));
+    c[a] = f.code_of(a, int64_t(steps) - f.origin(a));
+  }
 }
 
 std::string Layout::format(const Values& v, uint32_t field) const {

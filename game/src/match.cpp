@@ -105,6 +105,12 @@ uint64_t Match::timer_remaining(uint32_t timer) const {
   return 0;
 }
 
+std::vector<std::pair<uint32_t, uint64_t>> Match::timers() const {
+  std::vector<std::pair<uint32_t, uint64_t>> out;
+  for (const Timer& t : timers_) out.emplace_back(t.id, t.due);
+  return out;
+}
+
 uint32_t Match::spawn(sim::BodyDef def) {
   if (pending_.size() >= kMaxPendingBodyChanges) return 0;
   def.id = next_body_id();

@@ -56,9 +56,9 @@ void write_change(BitWriter& w, const game::Layout& layout, const game::Values& 
         w.write_golomb(signed_d);
         break;
       }
-      default:
+      default:  // differences of the steps (Field::index_of), not of the codes
         for (uint32_t c = 0; c < f.components(); ++c) {
-          w.write_golomb(int64_t(v.code[first + c]) - int64_t(p.code[first + c]));
+          w.write_golomb(f.index_of(c, v.code[first + c]) - f.index_of(c, p.code[first + c]));
         }
     }
   }
@@ -87,12 +87,13 @@ bool read_change(BitReader& r, const game::Layout& layout, const game::Values& b
       }
       default:
         for (uint32_t c = 0; c < f.components(); ++c) {
-          int64_t x = int64_t(v.code[first + c]) + r.read_golomb();
-          if (x < 0 || x > int64_t(f.max_code(c))) {
+          const Field::Axis a = f.axis(c);
+          int64_t k = f.index_of(c, std::min(v.code[first + c], f.max_code(c))) + r.read_golomb();
+          if (k < a.lo || k > a.hi) {
             r.fail();
             return false;
           }
-          v.code[first + c] = uint32_t(x);
+          v.code[first + c] = f.code_of(c, k);
         }
     }
   }

@@ -1,6 +1,5 @@
 // Encoders and decoders of the recording's chunk payloads (docs/recording-format.md).
 #include <keel/replay/format.h>
-#include <keel/games/sandbox.h>
 
 #include <keel/sim/byte_io.h>
 #include "compress.h"
@@ -18,8 +17,9 @@ using sim::ByteWriter;
 
 namespace {
 
-constexpr size_t kEventBytes = 5;   // u8 kind, u32 player
-constexpr size_t kInputBytes = 20;  // u32 player, 3 x f32, u32 buttons
+constexpr size_t kEventBytes = 5;       // u8 kind, u32 player
+constexpr size_t kInputBytes = 5;       // u32 player, u8 component count (then the codes)
+constexpr size_t kGameEventBytes = 5;   // u32 type, u8 component count (then the codes)
 constexpr size_t kCheckpointRefBytes = 16;
 constexpr size_t kLostRangeBytes = 17;  // u64 first, u64 last, u8 up_to
 
@@ -48,13 +48,17 @@ std::string to_string(const TickRange& r) {
 
 // Generous per-item allowances over what sim's canonical state spends on each (a body is
 // ~200 bytes, a contact with four points 121, a touching pair 8): a body's 4 KiB covers
-// its slot, its character and sixteen contact pairs. Rules-made bodies are counted as the
-// sandbox's most: a character and kMaxBallsPerPlayer balls for each of
-// kMaxPlayersPerMatch players.
-uint64_t max_checkpoint_state_bytes(const sim::SceneDef& scene) {
+// its slot, its character and sixteen contact pairs. Bodies the game makes are counted
+// as its spec bounds them (GameSpec::max_bodies_per_player for each of
+// kMaxPlayersPerMatch players, plus max_extra_bodies), and its declared state at 8 bytes
+// an element.
+uint64_t max_checkpoint_state_bytes(const sim::SceneDef& scene, const game::GameSpec& spec) {
   constexpr uint64_t kBase = 1u << 20, kPerBody = 4096, kPerCollider = 2048, kPerJoint = 1024;
-  uint64_t bodies = scene.bodies.size() + uint64_t(game::kMaxPlayersPerMatch) * (1 + games::SandboxRules::kMaxBallsPerPlayer);
+  const uint64_t players = game::kMaxPlayersPerMatch;
+  uint64_t bodies = scene.bodies.size() + players * spec.max_bodies_per_player + spec.max_extra_bodies;
   uint64_t bytes = kBase + bodies * kPerBody + (scene.joints.size() + scene.characters.size()) * kPerJoint;
+  bytes += 8 * (uint64_t(spec.state.global.elements()) + players * spec.state.player.elements());
+  bytes += players * 4 * game::kMaxComponents + 12 * game::kMaxTimers;
   for (const sim::BodyDef& b : scene.bodies) {
     for (const sim::ColliderDef& c : b.colliders) {
       bytes += kPerCollider + 12 * uint64_t(c.points.size()) + 4 * uint64_t(c.indices.size()) + 4 * uint64_t(c.heights.size());
@@ -82,7 +86,7 @@ void encode_header(const Header& h, std::vector<uint8_t>& out) {
   w.str(h.compiler);
   w.str(h.compiler_flags);
   w.str(h.target);
-  w.str(h.rules);
+  w.str(h.game);
   w.u64(h.start_tick);
   w.u32(h.tick_rate);
   w.u32(h.checkpoint_interval);
@@ -95,6 +99,10 @@ void encode_header(const Header& h, std::vector<uint8_t>& out) {
   }
   w.u32(uint32_t(h.scene.size()));
   w.bytes(h.scene);
+  w.u32(uint32_t(h.game_spec.size()));
+  w.bytes(h.game_spec);
+  w.str(h.game_module);
+  w.str(h.game_build_id);
 }
 
 sim::Expected<Header> decode_header(std::span<const uint8_t> payload) {
@@ -105,7 +113,7 @@ sim::Expected<Header> decode_header(std::span<const uint8_t> payload) {
   h.compiler = r.str(kMaxStringBytes, "compiler");
   h.compiler_flags = r.str(kMaxStringBytes, "compiler_flags");
   h.target = r.str(kMaxStringBytes, "target");
-  h.rules = r.str(kMaxStringBytes, "rules");
+  h.game = r.str(kMaxStringBytes, "game");
   h.start_tick = r.u64();
   h.tick_rate = r.u32();
   h.checkpoint_interval = r.u32();
@@ -122,11 +130,39 @@ sim::Expected<Header> decode_header(std::span<const uint8_t> payload) {
   uint32_t scene_bytes = r.count(1, kMaxChunkPayload, "scene");
   auto scene = r.bytes(scene_bytes);
   h.scene.assign(scene.begin(), scene.end());
+  uint32_t spec_bytes = r.count(1, kMaxStringBytes, "game spec");
+  auto spec = r.bytes(spec_bytes);
+  h.game_spec.assign(spec.begin(), spec.end());
+  h.game_module = r.str(kMaxStringBytes, "game_module");
+  h.game_build_id = r.str(kMaxStringBytes, "game_build_id");
   if (r.ok() && h.tick_rate == 0) r.fail("tick_rate is 0");
   if (r.ok() && h.flush_every_ticks == 0) r.fail("flush_every_ticks is 0");
   if (!r.ok()) return field_error("header", r);
   return h;
 }
+
+namespace {
+
+void write_codes(ByteWriter& w, const game::Values& v, uint32_t components) {
+  w.u8(uint8_t(components));
+  for (uint32_t c = 0; c < components; ++c) w.u32(v.code[c]);
+}
+
+void read_codes(ByteReader& r, game::Values& v, const char* what) {
+  uint8_t n = r.u8();
+  if (r.ok() && n > game::kMaxComponents) r.fail(std::string(what) + " has " + std::to_string(n) + " components");
+  for (uint32_t c = 0; c < n && r.ok(); ++c) v.code[c] = r.u32();
+}
+
+// Components in use: the last nonzero code decides (the layout is not needed to write
+// a record, and a reader checks the codes against the layout when it replays them).
+uint32_t used_components(const game::Values& v) {
+  uint32_t n = game::kMaxComponents;
+  while (n > 0 && v.code[n - 1] == 0) --n;
+  return n;
+}
+
+}  // namespace
 
 void encode_tick(const TickRecord& t, std::vector<uint8_t>& out) {
   ByteWriter w(out);
@@ -140,10 +176,12 @@ void encode_tick(const TickRecord& t, std::vector<uint8_t>& out) {
   w.u32(uint32_t(t.inputs.inputs.size()));
   for (const game::PlayerInput& in : t.inputs.inputs) {
     w.u32(in.player);
-    w.f32(in.frame.move_x);
-    w.f32(in.frame.move_z);
-    w.f32(in.frame.look_yaw);
-    w.u32(in.frame.buttons);
+    write_codes(w, in.frame, used_components(in.frame));
+  }
+  w.u32(uint32_t(t.events.size()));
+  for (const game::GameEvent& e : t.events) {
+    w.u32(e.type);
+    write_codes(w, e.payload, used_components(e.payload));
   }
 }
 
@@ -164,13 +202,39 @@ sim::Expected<TickRecord> decode_tick(std::span<const uint8_t> payload) {
   t.inputs.inputs.resize(n);
   for (game::PlayerInput& in : t.inputs.inputs) {
     in.player = r.u32();
-    in.frame.move_x = r.f32();
-    in.frame.move_z = r.f32();
-    in.frame.look_yaw = r.f32();
-    in.frame.buttons = r.u32();
+    read_codes(r, in.frame, "an input");
+  }
+  n = r.count(kGameEventBytes, game::kMaxEventsPerTick, "game event");
+  t.events.resize(n);
+  for (game::GameEvent& e : t.events) {
+    e.type = r.u32();
+    read_codes(r, e.payload, "a game event");
   }
   if (!r.ok()) return field_error("tick", r);
   return t;
+}
+
+sim::Status check_tick_against(const TickRecord& t, const game::GameSpec& spec) {
+  for (const game::PlayerInput& in : t.inputs.inputs) {
+    if (!spec.input.valid(in.frame)) {
+      return sim::Error{"tick " + std::to_string(t.tick) + ": player " + std::to_string(in.player) +
+                        "'s input is out of range for game \"" + spec.name + "\""};
+    }
+  }
+  for (const game::GameEvent& e : t.events) {
+    if (e.type >= spec.events.size() || !spec.events[e.type].payload.valid(e.payload)) {
+      return sim::Error{"tick " + std::to_string(t.tick) + ": a game event of type " + std::to_string(e.type) +
+                        " is not one game \"" + spec.name + "\" declares"};
+    }
+  }
+  return sim::Status::ok();
+}
+
+sim::Expected<game::GameSpec> header_spec(const Header& h) {
+  auto spec = game::read_spec(h.game_spec);
+  if (!spec) return sim::Error{"header: " + spec.error().message};
+  if (spec->name != h.game) return sim::Error{"header: the game spec is named \"" + spec->name + "\", the header \"" + h.game + "\""};
+  return spec;
 }
 
 void encode_checkpoint(const Checkpoint& c, Compression compression, std::vector<uint8_t>& out) {
@@ -298,6 +362,11 @@ Preamble decode_preamble(std::span<const uint8_t> bytes) {
     // Version 1 had no check here (its last 4 bytes were reserved zeros).
     p.status = Preamble::Status::Older;
     p.why = "recording format version 1 is older than this build reads" + ours +
+            "; read it with a keel-replay from the Keel release that wrote it";
+  } else if (p.version < kFormatVersion && check == preamble_check(bytes.first(12))) {
+    // Version 2 stored the sandbox's fixed input fields; version 3 a game's own layout.
+    p.status = Preamble::Status::Older;
+    p.why = "recording format version " + std::to_string(p.version) + " is older than this build reads" + ours +
             "; read it with a keel-replay from the Keel release that wrote it";
   } else if (check != preamble_check(bytes.first(12))) {
     // The version itself may be the damaged byte: it is believed only with its check.

@@ -407,8 +407,11 @@ sim::Expected<Recording> Recording::from_source(std::unique_ptr<ByteSource> src,
   Preamble preamble = decode_preamble(pre);
   if (sim::Status st = rec.read_header(preamble); !st) return sim::Error{name + ": " + st.error().message};
   rec.header_.format_version = kFormatVersion;
+  auto spec = header_spec(rec.header_);
+  if (!spec) return sim::Error{name + ": " + spec.error().message};
+  rec.spec_ = std::move(*spec);
   if (auto scene = protocol::parse_scene_binary(rec.header_.scene, name + " (embedded scene)")) {
-    rec.max_state_bytes_ = max_checkpoint_state_bytes(*scene);
+    rec.max_state_bytes_ = max_checkpoint_state_bytes(*scene, rec.spec_);
   }
   rec.read_footer();
   return rec;

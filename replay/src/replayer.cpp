@@ -19,10 +19,32 @@ sim::Expected<std::unique_ptr<game::Rules>> make_rules(const std::string& name, 
   return std::move(*made);
 }
 
+sim::Status check_game_origin(const Header& header, const game::RulesRegistry& registry) {
+  const game::GameOrigin origin = registry.origin(header.game);
+  if (header.game_build_id.empty() || origin.build_id == header.game_build_id) return sim::Status::ok();
+  // The same name from another build may compute other bits: refuse rather than report a
+  // desync that is only a different module.
+  return sim::Error{"the recording ran game \"" + header.game + "\" from module " + header.game_module + " build " +
+                    header.game_build_id + "; this program's \"" + header.game + "\" is " +
+                    (origin.build_id.empty() ? std::string("linked in, not that module")
+                                             : "module " + origin.module_path + " build " + origin.build_id) +
+                    " (load the module the recording names)"};
+}
+
 sim::Expected<game::Match> make_match(const Header& header, const std::string& source_name,
                                      const game::RulesRegistry* registry) {
-  auto rules = make_rules(header.rules, registry);
+  const game::RulesRegistry& games = registry != nullptr ? *registry : builtin_rules();
+  if (sim::Status st = check_game_origin(header, games); !st) return sim::Error{source_name + ": " + st.error().message};
+  auto rules = make_rules(header.game, registry);
   if (!rules) return sim::Error{source_name + ": " + rules.error().message};
+  std::vector<uint8_t> spec;
+  game::write_spec((*rules)->spec(), spec);
+  if (!header.game_spec.empty() && spec != header.game_spec) {
+    auto recorded = header_spec(header);
+    return sim::Error{source_name + ": the recording's game \"" + header.game + "\" declares another spec (version " +
+                      (recorded ? std::to_string(recorded->version) : std::string("?")) + ") than this program's (version " +
+                      std::to_string((*rules)->spec().version) + "): its input, state or events differ"};
+  }
   auto scene = protocol::parse_scene_binary(header.scene, source_name + " (embedded scene)");
   if (!scene) return scene.error();
   auto match = game::Match::create(*scene, std::move(*rules));
@@ -105,6 +127,7 @@ bool Replay::step() {
   // A jump is a gap in the recording: the ticks after it need their checkpoint.
   if (!t || t->tick != match_.tick() + 1) return false;
   inputs_ = std::move(t->inputs);
+  recorded_events_ = std::move(t->events);
   match_.step(inputs_);
   recorded_hash_ = t->hash;
   return true;
@@ -139,7 +162,9 @@ bool verify_run(const Recording& rec, const VerifyOptions& options, uint64_t a, 
   if (!replay->warnings().empty()) result.damaged = true;
   auto compare = [&]() {
     uint64_t replayed = replay->match().hash();
-    if (replayed == replay->recorded_hash()) return true;
+    const bool events_match = replay->tick() == replay->base_tick() || replay->match().events() == replay->recorded_events();
+    if (replayed == replay->recorded_hash() && events_match) return true;
+    result.events_differ = replayed == replay->recorded_hash();
     result.diverged_at = replay->tick();
     result.recorded = replay->recorded_hash();
     result.replayed = replayed;

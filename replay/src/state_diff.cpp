@@ -56,6 +56,26 @@ void diff_body(StateDiff& d, const sim::BodyState& a, const sim::BodyState& b) {
   if (a.motion != b.motion) d.other.push_back(id + ": motion " + to_string(a.motion) + " vs " + to_string(b.motion));
 }
 
+// The game's declared fields, by name: "match state score[1]: 2 vs 3".
+void diff_scope(StateDiff& d, const std::string& prefix, const game::StateScope& scope, const game::StateValues& a,
+                const game::StateValues& b) {
+  for (uint32_t i = 0; i < scope.elements(); ++i) {
+    if (i < a.raw().size() && i < b.raw().size() && a.raw()[i] == b.raw()[i]) continue;
+    d.game_state.push_back(prefix + game::element_name(scope, i) + ": " + game::format_element(scope, a, i) + " vs " +
+                           game::format_element(scope, b, i));
+  }
+}
+
+void diff_game(StateDiff& d, const game::Match& a, const game::Match& b) {
+  if (a.spec().name != b.spec().name) {
+    d.game_state.push_back("game: " + a.spec().name + " vs " + b.spec().name);
+    return;
+  }
+  diff_scope(d, "match state ", a.spec().state.global, a.state(), b.state());
+  if (a.random_state() != b.random_state()) d.game_state.push_back("match random generator differs");
+  if (a.timers() != b.timers()) d.game_state.push_back("match timers differ");
+}
+
 void diff_players(StateDiff& d, const game::Match& a, const game::Match& b) {
   for (const game::PlayerSlot& pa : a.players()) {
     const game::PlayerSlot* pb = b.find_player(pa.player);
@@ -65,9 +85,14 @@ void diff_players(StateDiff& d, const game::Match& a, const game::Match& b) {
       continue;
     }
     if (pa.character != pb->character) d.other.push_back(id + ": character body " + std::to_string(pa.character) + " vs " + std::to_string(pb->character));
-    if (!(pa.last_input == pb->last_input)) d.other.push_back(id + ": last input differs");
-    if (pa.fire_cooldown != pb->fire_cooldown) d.other.push_back(id + ": fire cooldown " + std::to_string(pa.fire_cooldown) + " vs " + std::to_string(pb->fire_cooldown));
-    if (pa.thrown != pb->thrown) d.other.push_back(id + ": thrown balls differ");
+    const game::Layout& in = a.input_layout();
+    for (uint32_t f = 0; f < in.size(); ++f) {
+      const std::string va = in.format(pa.last_input, f), vb = in.format(pb->last_input, f);
+      if (va != vb || !(pa.last_input == pb->last_input)) {
+        if (va != vb) d.game_state.push_back(id + " last input " + in.field(f).name + ": " + va + " vs " + vb);
+      }
+    }
+    diff_scope(d, id + " state ", a.spec().state.player, pa.state, pb->state);
   }
   for (const game::PlayerSlot& pb : b.players()) {
     if (a.find_player(pb.player) == nullptr) d.other.push_back("player " + std::to_string(pb.player) + ": only in B");
@@ -147,7 +172,8 @@ StateDiff diff_states(const game::Match& a, const game::Match& b) {
   for (const auto& [id, state] : bb) {
     if (!ba.count(id)) d.only_in_b.push_back(id);
   }
-  diff_players(d, a, b);
+  diff_game(d, a, b);
+  if (a.spec().name == b.spec().name) diff_players(d, a, b);
   std::sort(d.fields.begin(), d.fields.end(), more_different);
   return d;
 }

@@ -75,10 +75,10 @@ struct RecordingWriter::Impl {
     return error.empty();
   }
 
-  bool write_tick(const game::TickInputs& inputs, const game::Match& match) {
+  bool write_tick(const game::TickInputs& inputs, const game::Match& match, const std::vector<game::GameEvent>& events) {
     payload.clear();
     const uint64_t hash = match.hash();
-    encode_tick(TickRecord{match.tick(), hash, inputs}, payload);
+    encode_tick(TickRecord{match.tick(), hash, inputs, events}, payload);
     if (payload.size() > kMaxTickPayload) {
       // A reader refuses a larger record: refuse to write one rather than lose the tick.
       error = "tick " + std::to_string(match.tick()) + " holds " + std::to_string(inputs.events.size()) + " events and " +
@@ -133,7 +133,10 @@ sim::Expected<RecordingWriter> RecordingWriter::create(const std::string& path, 
   impl->flush_every = options.flush_every_ticks != 0 ? options.flush_every_ticks : (rate != 0 ? rate : 60);
 
   Header h = describe_build();
-  h.rules = match.rules().name();
+  h.game = match.spec().name;
+  game::write_spec(match.spec(), h.game_spec);
+  h.game_module = options.game_module;
+  h.game_build_id = options.game_build_id;
   h.start_tick = match.tick();
   h.tick_rate = rate;
   h.checkpoint_interval = options.checkpoint_interval;
@@ -147,7 +150,7 @@ sim::Expected<RecordingWriter> RecordingWriter::create(const std::string& path, 
   impl->first_tick = match.tick();
   // The header twice: a damaged byte in one copy leaves the other to read.
   bool ok = impl->write_bytes(encode_preamble()) && impl->write_chunk(ChunkType::Header) &&
-            impl->write_chunk(ChunkType::HeaderCopy) && impl->write_tick({}, match) &&
+            impl->write_chunk(ChunkType::HeaderCopy) && impl->write_tick({}, match, {}) &&
             (match.tick() == 0 || impl->write_checkpoint(match)) && impl->flush_now();
   if (!ok) return sim::Error{path + ": " + impl->error};
   return RecordingWriter(std::move(impl));
@@ -161,7 +164,7 @@ sim::Status RecordingWriter::record(const game::TickInputs& applied, const game:
     return sim::Error{w.path + ": recorded tick " + std::to_string(w.last_tick) + ", then a match at tick " +
                       std::to_string(after.tick()) + " (record once after every step)"};
   }
-  if (!w.write_tick(applied, after)) return w.failed();
+  if (!w.write_tick(applied, after, after.events())) return w.failed();
   if (w.due_checkpoint(after.tick()) && !w.write_checkpoint(after)) return w.failed();
   if (++w.ticks_since_flush >= w.flush_every && !w.flush_now()) return w.failed();
   return sim::Status::ok();

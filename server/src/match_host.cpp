@@ -38,7 +38,7 @@ std::string utc_stamp() {
 sim::Expected<std::shared_ptr<MatchHost>> MatchHost::create(uint64_t id, const MatchSettings& settings,
                                                             HostServices services, Now now,
                                                             bool persistent) {
-  std::unique_ptr<game::Rules> rules = services.rules ? services.rules() : nullptr;
+  std::unique_ptr<game::Rules> rules = services.rules ? services.rules() : std::make_unique<games::SandboxRules>();
   auto match = game::Match::create(*settings.scene, std::move(rules));
   if (!match) return sim::Error{"match " + std::to_string(id) + ": " + match.error().message};
   std::shared_ptr<MatchHost> host(new MatchHost(id, std::move(*match), settings, services, now, persistent));
@@ -92,6 +92,8 @@ sim::Status MatchHost::open_recording() {
                    {"scene", scene_path_},
                    {"started_utc", utc_stamp()},
                    {"server", "keel-server"}};
+  opts.game_module = fs::path(services_.game_origin.module_path).filename().string();
+  opts.game_build_id = services_.game_origin.build_id;
   auto w = replay::RecordingWriter::create(recording_path_, match_, opts);
   if (!w) return sim::Error{"cannot record to " + recording_path_ + ": " + w.error().message};
   writer_.emplace(std::move(*w));
@@ -275,7 +277,7 @@ game::TickInputs MatchHost::build_inputs() {
       if (s.player != player || s.state == SessionState::Closed) continue;
       auto it = s.inputs.find(tick);
       if (it != s.inputs.end()) {
-        frame = kp::dequantize_input(it->second);
+        frame = it->second;
         fresh = true;
       }
       s.inputs.erase(s.inputs.begin(), s.inputs.upper_bound(tick));
@@ -345,7 +347,7 @@ void MatchHost::write_desync_dump(Session& s, uint64_t tick, uint64_t server_has
     if (saved.first <= tick) base = &saved;
   }
   if (base == nullptr) return;
-  auto rebuilt = game::Match::create(scene_, services_.rules ? services_.rules() : nullptr);
+  auto rebuilt = game::Match::create(scene_, services_.rules ? services_.rules() : std::make_unique<games::SandboxRules>());
   if (!rebuilt || !rebuilt->restore_state(base->second)) return;
   for (const auto& [t, in] : inputs_log_) {
     if (t >= base->first && t < tick) rebuilt->step(in);

@@ -53,7 +53,8 @@ struct HostServices {
   Metrics& metrics;
   const DatagramSender& sender;
   Router& router;
-  RulesFactory rules;
+  RulesFactory rules;          ///< empty: the sandbox
+  game::GameOrigin game_origin;  ///< the module the rules come from (recorded in the header)
 };
 
 /// What a new match is made with: the flags' settings, or those an Agones allocation

@@ -247,9 +247,9 @@ void MatchHost::handle_input(Session& s, std::span<const uint8_t> bytes) {
   s.snapshots.on_ack(batch.ack_snapshot_tick());
   if (s.frames_on) s.frames.on_ack(batch.ack_input_frame_tick());
   if (s.state != SessionState::Playing) return;  // Syncing: acknowledgements only
-  std::vector<std::pair<uint64_t, kp::QuantInput>> fresh;
+  std::vector<std::pair<uint64_t, game::InputFrame>> fresh;
   const uint64_t tick = match_.tick();
-  r = s.input_rx.receive(batch, tick, fresh);
+  r = s.input_rx.receive(match_.input_layout(), batch, tick, fresh);
   if (r != kp::DropReason::None) {
     services_.metrics.drop(r);
     return;
@@ -310,7 +310,7 @@ void MatchHost::advance_sync(Session& s) {
       close(s, "checkpoint_too_large", fb::DenyReason::Unknown);
       return;
     }
-    s.frames = kp::FrameWindow{};
+    s.frames = kp::FrameWindow{match_.input_layout()};
     s.frames_on = true;  // every tick stepped from here on goes to this client
     s.sync = SyncStep::Checkpoint;
     return;

@@ -15,6 +15,7 @@
 #include <keel/protocol/handshake.h>
 #include <keel/protocol/scene.h>
 #include <keel/protocol/token.h>
+#include <keel/game/registry.h>
 #include <keel/replay/format.h>
 
 #include <tbb/global_control.h>
@@ -44,6 +45,7 @@ struct Server::Impl {
   kp::TokenKey token_key{};
   bool development = false;
   RulesFactory rules;
+  game::GameOrigin game_origin;
   Logger log;
   Metrics metrics;
   Router router;
@@ -122,7 +124,7 @@ struct Server::Impl {
   Now now() const {
     return Now{std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - epoch).count()};
   }
-  HostServices services() { return HostServices{options, log, metrics, *sender, router, rules}; }
+  HostServices services() { return HostServices{options, log, metrics, *sender, router, rules, game_origin}; }
 
   sim::Status bind_sockets();
   void receive_next(uint32_t socket);
@@ -715,6 +717,15 @@ sim::Expected<std::unique_ptr<Server>> Server::create(const ServerOptions& optio
   }
   auto impl = std::make_unique<Impl>(options, level, log_file);
   impl->rules = std::move(rules);
+  if (!options.game_module.empty()) {
+    // --game: the module's game replaces the program's own (sandbox or a custom server's).
+    game::RulesRegistry modules;
+    if (sim::Status loaded = modules.add_module(options.game_module); !loaded) return sim::Error{"--game: " + loaded.error().message};
+    auto factory = modules.factory(modules.module_game());
+    if (!factory) return factory.error();
+    impl->rules = *factory;
+    impl->game_origin = modules.origin(modules.module_game());
+  }
   impl->metrics.client_memory.set_limit(options.clients_memory_bytes);
   auto agones_env = AgonesOptions::from_environment();
   if (!agones_env) return agones_env.error();

@@ -4,6 +4,7 @@
 #include "match_script.h"
 
 #include <keel/game/match.h>
+#include <keel/games/sandbox.h>
 #include <keel/sim/world.h>
 
 #include <unistd.h>
@@ -85,7 +86,7 @@ sim::Expected<SubjectPtr> make_subject(const sim::SceneDef& scene, uint32_t thre
   }
   sim::SceneDef threaded = scene;
   threaded.settings.threads = threads;
-  auto created = game::Match::create(threaded);
+  auto created = game::Match::create(threaded, std::make_unique<games::SandboxRules>());
   if (!created) return created.error();
   return SubjectPtr(std::make_unique<MatchSubject>(std::move(*created), inputs));
 }
@@ -166,7 +167,7 @@ std::string check_scene(const DeterminismOptions& o, const std::string& scene, c
   auto subject = make_subject(def, o.threads, o.match, g.inputs);
   if (!subject) return "error " + scene + ": " + subject.error().message;
   if (o.match) {
-    const std::string rules = static_cast<const MatchSubject&>(**subject).match().rules().name();
+    const std::string rules = static_cast<const MatchSubject&>(**subject).match().spec().name;
     if (rules != g.rules) return "error " + scene + ": " + path + " was recorded with rules \"" + g.rules + "\", this build has \"" + rules + "\"";
   }
   std::vector<uint64_t> save_at = o.restore_at;
@@ -200,7 +201,7 @@ std::string write_scene(const DeterminismOptions& o, const std::string& scene, c
   if (o.match) g.inputs = scripted_match_inputs(g.ticks);
   auto subject = make_subject(def, o.threads, o.match, g.inputs);
   if (!subject) return "error " + scene + ": " + subject.error().message;
-  if (o.match) g.rules = static_cast<const MatchSubject&>(**subject).match().rules().name();
+  if (o.match) g.rules = static_cast<const MatchSubject&>(**subject).match().spec().name;
   Progress progress(scene, g.ticks);
   for (;;) {
     Subject& s = **subject;

@@ -206,28 +206,30 @@ class Parser {
       in.events.push_back({w[2] == "join" ? game::PlayerEvent::Kind::Join : game::PlayerEvent::Kind::Leave, *player});
       return;
     }
-    if (w[2] != "frame" || w.size() != 8) {
-      fail("an input frame is \"input T frame PLAYER MOVE_X MOVE_Z LOOK_YAW BUTTONS\"");
+    if (w[2] != "frame" || w.size() < 4 || w.size() > 4 + game::kMaxComponents) {
+      fail("an input frame is \"input T frame PLAYER CODE...\" (the game's input codes, at most " +
+           std::to_string(game::kMaxComponents) + ")");
       return;
     }
     frame(in, *t, *player, w);
   }
 
   void frame(game::TickInputs& in, uint64_t t, uint32_t player, const std::vector<std::string_view>& w) {
-    auto mx = parse_float(w[4]);
-    auto mz = parse_float(w[5]);
-    auto yaw = parse_float(w[6]);
-    auto buttons = parse_uint<uint32_t>(w[7]);
-    if (!mx || !mz || !yaw || !buttons) {
-      fail("tick " + std::to_string(t) + ": frame numbers do not parse");
-      return;
+    game::InputFrame f;
+    for (size_t i = 4; i < w.size(); ++i) {
+      auto code = parse_uint<uint32_t>(w[i]);
+      if (!code) {
+        fail("tick " + std::to_string(t) + ": frame codes do not parse");
+        return;
+      }
+      f.code[i - 4] = *code;
     }
     // Match expects one frame per player, sorted by player id.
     if (!in.inputs.empty() && in.inputs.back().player >= player) {
       fail("tick " + std::to_string(t) + ": frames must be sorted by player, one per player");
       return;
     }
-    in.inputs.push_back({player, game::InputFrame{*mx, *mz, *yaw, *buttons}});
+    in.inputs.push_back({player, f});
   }
 
   void finish() {
@@ -271,9 +273,12 @@ std::string format_golden(const Golden& g) {
       out += prefix + (e.kind == game::PlayerEvent::Kind::Join ? "join " : "leave ") + std::to_string(e.player) + "\n";
     }
     for (const game::PlayerInput& pi : in.inputs) {
-      out += prefix + "frame " + std::to_string(pi.player) + " " + float_text(pi.frame.move_x) + " " +
-             float_text(pi.frame.move_z) + " " + float_text(pi.frame.look_yaw) + " " +
-             std::to_string(pi.frame.buttons) + "\n";
+      // Codes up to the last nonzero one (at least one): the rest are 0.
+      size_t n = game::kMaxComponents;
+      while (n > 1 && pi.frame.code[n - 1] == 0) --n;
+      out += prefix + "frame " + std::to_string(pi.player);
+      for (size_t c = 0; c < n; ++c) out += " " + std::to_string(pi.frame.code[c]);
+      out += "\n";
     }
   }
   for (size_t i = 0; i < g.hashes.size(); ++i) {

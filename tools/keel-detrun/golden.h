@@ -19,9 +19,9 @@
 //
 // Recorded inputs: all `input T ...` lines with the same T form the TickInputs passed to
 // Match::step when the match is at tick T: `join P` and `leave P` events in file order,
-// then `frame P MOVE_X MOVE_Z LOOK_YAW BUTTONS` (floats in shortest round-trip decimal, so
-// the bits are exact). A player with no frame at a tick repeats its last one, which is
-// Match's own rule, so the file lists only changes.
+// then `frame P CODE...`: the game's quantised input codes (keel/game/layout.h), as the
+// match applies them (missing trailing codes are 0). A player with no frame at a tick
+// repeats its last one, which is Match's own rule, so the file lists only changes.
 #pragma once
 
 #include <keel/sim/expected.h>

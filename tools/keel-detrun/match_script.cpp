@@ -23,8 +23,9 @@ constexpr ScriptEvent kEvents[] = {
     {200, kLeave, 7}, {240, kJoin, 5},  {300, kLeave, 2}, {420, kJoin, 2}, {540, kLeave, 3},
 };
 
-// Move components: walking, strafing, standing, diagonals (length > 1 gets shortened).
-constexpr float kMoves[5] = {-1.0f, -0.5f, 0.0f, 0.5f, 1.0f};
+// Move codes of the sandbox's stick (127 steps per unit; code 2k is +k steps, 2k-1 is -k):
+// -1, -0.5, 0, 0.5 and 1 (rounded) on each axis; diagonals get shortened by sanitize.
+constexpr uint32_t kMoves[5] = {253, 127, 0, 128, 254};
 
 constexpr uint64_t kForgedTick = 333;
 constexpr uint64_t kAbsentPlayerTick = 150;
@@ -41,20 +42,31 @@ uint32_t mix(uint32_t player, uint32_t n) {
   return h;
 }
 
-/// The n-th frame a player picks: every value is exact in binary (k/8 radians of yaw).
+/// The n-th frame a player picks, as the sandbox's codes (move x, move forward, yaw in
+/// 2^16 steps of a turn from 0 rad, buttons jump = 1 and fire = 2).
 game::InputFrame scripted_frame(uint32_t player, uint32_t n) {
   const uint32_t h = mix(player, n);
   game::InputFrame f;
-  f.move_x = kMoves[h % 5];
-  f.move_z = kMoves[(h / 5) % 5];
-  f.look_yaw = float(int((h / 25) % 48) - 24) * 0.125f;
-  if ((h / 1200) % 4 == 0) f.buttons |= sim::kButtonJump;
-  if ((h / 4800) % 3 == 0) f.buttons |= sim::kButtonFire;
+  f.code[0] = kMoves[h % 5];
+  f.code[1] = kMoves[(h / 5) % 5];
+  f.code[2] = ((h / 25) % 48) * 1365u;
+  if ((h / 1200) % 4 == 0) f.code[3] |= 1u;
+  if ((h / 4800) % 3 == 0) f.code[3] |= 2u;
   return f;
 }
 
 /// Whether `player` changes its input at `tick`: each on its own period, so frames from
 /// several players land on the same tick only sometimes.
+game::InputFrame forged_frame() {
+  game::InputFrame f;
+  f.code[0] = 300;
+  f.code[1] = 0;
+  f.code[2] = 70000;
+  f.code[3] = 0xffu;
+  f.code[4] = 9;  // past the layout's components
+  return f;
+}
+
 bool changes_at(uint32_t player, uint64_t tick) { return (tick + 7u * player) % (12u + 3u * player) == 0; }
 
 }  // namespace
@@ -90,12 +102,13 @@ std::map<uint64_t, game::TickInputs> scripted_match_inputs(uint64_t ticks) {
       in.inputs.insert(at, {kAbsentPlayer, scripted_frame(kAbsentPlayer, 0)});
     }
     if (t == kForgedTick && !present.empty()) {
-      // Forged: |move| = 5, yaw beyond pi, unknown button bits. Match::step sanitises it.
+      // Forged: codes past the stick's range, past the angle's 16 bits and unknown button
+      // bits. Match::step sanitises it.
       game::TickInputs forged = in;
       forged.inputs.erase(std::remove_if(forged.inputs.begin(), forged.inputs.end(),
                                          [&](const game::PlayerInput& pi) { return pi.player == present[0]; }),
                           forged.inputs.end());
-      forged.inputs.insert(forged.inputs.begin(), {present[0], game::InputFrame{3.0f, -4.0f, 7.5f, 0xffu}});
+      forged.inputs.insert(forged.inputs.begin(), {present[0], forged_frame()});
       in = std::move(forged);
     }
     if (!in.events.empty() || !in.inputs.empty()) out.emplace(t, std::move(in));

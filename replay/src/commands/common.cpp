@@ -64,17 +64,24 @@ namespace {
 
 nlohmann::ordered_json vec(const sim::Vec3& v) { return nlohmann::ordered_json::array({v.x, v.y, v.z}); }
 
-nlohmann::ordered_json player_json(const game::PlayerSlot& p) {
+nlohmann::ordered_json values_json(const game::Layout& layout, const game::Values& v) {
+  nlohmann::ordered_json out = nlohmann::ordered_json::object();
+  for (uint32_t i = 0; i < layout.size(); ++i) out[layout.field(i).name] = layout.format(v, i);
+  return out;
+}
+
+nlohmann::ordered_json state_json(const game::StateScope& scope, const game::StateValues& values) {
+  nlohmann::ordered_json out = nlohmann::ordered_json::object();
+  for (uint32_t i = 0; i < scope.elements(); ++i) out[game::element_name(scope, i)] = game::format_element(scope, values, i);
+  return out;
+}
+
+nlohmann::ordered_json player_json(const game::Match& match, const game::PlayerSlot& p) {
   return {{"player", p.player},
           {"character", p.character},
           {"spawn_index", p.spawn_index},
-          {"last_input",
-           {{"move_x", p.last_input.move_x},
-            {"move_z", p.last_input.move_z},
-            {"look_yaw", p.last_input.look_yaw},
-            {"buttons", p.last_input.buttons}}},
-          {"fire_cooldown", p.fire_cooldown},
-          {"thrown", p.thrown}};
+          {"last_input", values_json(match.input_layout(), p.last_input)},
+          {"state", state_json(match.spec().state.player, p.state)}};
 }
 
 }  // namespace
@@ -94,7 +101,7 @@ nlohmann::ordered_json match_json(const game::Match& match) {
                       {"sleeping", s.sleeping}});
   }
   nlohmann::ordered_json players = nlohmann::ordered_json::array();
-  for (const game::PlayerSlot& p : match.players()) players.push_back(player_json(p));
+  for (const game::PlayerSlot& p : match.players()) players.push_back(player_json(match, p));
   nlohmann::ordered_json contacts = nlohmann::ordered_json::array();
   for (const sim::ContactView& c : match.world().contacts()) {
     nlohmann::ordered_json points = nlohmann::ordered_json::array();
@@ -114,6 +121,8 @@ nlohmann::ordered_json match_json(const game::Match& match) {
   }
   return {{"tick", match.tick()},
           {"hash", hex_hash(match.hash())},
+          {"game", match.spec().name},
+          {"game_state", state_json(match.spec().state.global, match.state())},
           {"players", std::move(players)},
           {"bodies", std::move(bodies)},
           {"contacts", std::move(contacts)}};

@@ -11,6 +11,8 @@
 
 #include "common.h"
 
+#include <keel/games/sandbox.h>
+
 #include <cstdio>
 #include <fstream>
 
@@ -49,7 +51,7 @@ bool load_side(Side& s, Io io) {
 // recording (spawn points and rules then match), else an empty sandbox match.
 sim::Expected<game::Match> blank_match(const Side& other, const game::RulesRegistry* rules) {
   if (other.rec) return make_match(other.rec->header(), other.path, rules);
-  return game::Match::create(sim::SceneDef{});
+  return game::Match::create(sim::SceneDef{}, std::make_unique<games::SandboxRules>());
 }
 
 // The side's state at `tick`, and a line saying where it came from.
@@ -90,12 +92,16 @@ void print_fields(const StateDiff& d, uint32_t limit, std::ostream& out) {
 }
 
 void print_diff(const StateDiff& d, uint32_t limit, std::ostream& out) {
+  // The game's own fields first: a score or a timer that differs is usually where a
+  // desync in the rules shows before any body moves differently.
+  for (const std::string& g : d.game_state) out << g << "\n";
   for (uint32_t id : d.only_in_a) out << "body " << id << ": only in A\n";
   for (uint32_t id : d.only_in_b) out << "body " << id << ": only in B\n";
   print_fields(d, limit, out);
   for (const std::string& o : d.other) out << o << "\n";
   if (d.first_byte) out << "canonical states first differ at byte " << *d.first_byte << "\n";
-  if (!d.identical() && d.fields.empty() && d.other.empty() && d.only_in_a.empty() && d.only_in_b.empty()) {
+  if (!d.identical() && d.fields.empty() && d.other.empty() && d.game_state.empty() && d.only_in_a.empty() &&
+      d.only_in_b.empty()) {
     out << "no body or player field differs: the states differ only in what the public API does not expose "
            "(contact impulses, sleep timers, id free lists)\n";
   }

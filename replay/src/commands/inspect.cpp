@@ -43,10 +43,31 @@ void print_checkpoints(const RecordingIndex& idx, uint32_t interval, std::ostrea
 }
 
 // Says up front when this program cannot re-run the recording, and what can.
-std::string rules_note(const std::string& rules, Io io) {
-  if ((io.rules != nullptr ? *io.rules : builtin_rules()).knows(rules)) return "";
-  return " (not known to this program: re-run it with a replay tool built with these rules, "
-         "docs/replay.md)";
+std::string game_note(const Header& h, Io io) {
+  if ((io.rules != nullptr ? *io.rules : builtin_rules()).knows(h.game)) return "";
+  return " (not known to this program: load its module with --game " + (h.game_module.empty() ? std::string("PATH") : h.game_module) +
+         ", docs/game-rules.md)";
+}
+
+// The game's declaration: what every input, state field and event of the file means.
+void print_game(const Header& h, const game::GameSpec& spec, Io io) {
+  io.out << "game: " << h.game << " version " << spec.version << game_note(h, io) << "\n";
+  if (!h.game_module.empty()) io.out << "game module: " << h.game_module << " build " << h.game_build_id << "\n";
+  io.out << "input layout: " << spec.input.size() << " fields, " << spec.input.full_bits() << " bits in full\n"
+         << spec.input.describe();
+  auto scope = [&](const char* name, const game::StateScope& s) {
+    io.out << name << ": " << s.fields().size() << " fields, " << s.state_bytes() << " bytes\n";
+    for (const game::StateField& f : s.fields()) {
+      static const char* const kTypes[] = {"bool", "i32", "u32", "i64", "u64", "f32"};
+      io.out << "  " << f.name << ": " << kTypes[uint8_t(f.type) % 6] << (f.count > 1 ? "[" + std::to_string(f.count) + "]" : "") << "\n";
+    }
+  };
+  scope("match state", spec.state.global);
+  scope("player state", spec.state.player);
+  io.out << "events: " << spec.events.size() << "\n";
+  for (const game::EventType& e : spec.events) {
+    io.out << "  " << e.name << ":\n" << e.payload.describe();
+  }
 }
 
 // "ticks 0..40, 60..120"
@@ -79,8 +100,8 @@ int info(const std::string& path, Io io) {
   io.out << "recording: " << path << "\n"
          << "format: version " << h.format_version << "\n"
          << "build: keel " << h.keel_version << " (" << h.build_id << "), " << h.compiler << ", " << h.target << "\n"
-         << "flags: " << h.compiler_flags << "\n"
-         << "rules: " << h.rules << rules_note(h.rules, io) << "\n";
+         << "flags: " << h.compiler_flags << "\n";
+  print_game(h, rec->spec(), io);
   print_scene(h, path, io.out);
   uint64_t steps = idx.last_tick - idx.first_tick;
   io.out << "ticks: " << idx.first_tick << ".." << idx.last_tick << " (" << steps << " steps, "
@@ -124,8 +145,13 @@ int verify(const VerifyArgs& args, Io io) {
     return kError;
   }
   if (r.diverged_at) {
-    io.out << "diverged at tick " << *r.diverged_at << ": recorded " << hex_hash(r.recorded) << " replayed "
-           << hex_hash(r.replayed) << "\n";
+    if (r.events_differ) {
+      io.out << "diverged at tick " << *r.diverged_at << ": the state hashes agree (" << hex_hash(r.recorded)
+             << ") but the game events differ from the recorded ones\n";
+    } else {
+      io.out << "diverged at tick " << *r.diverged_at << ": recorded " << hex_hash(r.recorded) << " replayed "
+             << hex_hash(r.replayed) << "\n";
+    }
     return kDiffers;
   }
   // Only a sound, finished file with every tick passes. Damage anywhere is exit 2,

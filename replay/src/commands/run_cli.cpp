@@ -25,9 +25,14 @@ void add_threads(CLI::App* cmd, uint32_t& threads) {
 
 }  // namespace
 
-int run_cli(int argc, const char* const* argv, const game::RulesRegistry& rules) {
+int run_cli(int argc, const char* const* argv, const game::RulesRegistry& builtin) {
   CLI::App app{"keel-replay: inspect, verify, seek, compare and repair Keel recordings"};
   app.require_subcommand(1);
+  // Options of the whole program may also follow the subcommand (keel-replay verify --game ...).
+  app.fallthrough(true);
+  std::vector<std::string> modules;
+  app.add_option("--game", modules, "a game module (.so) to load: the game a recording names is looked up among them")
+      ->type_name("PATH");
 
   std::string info_rec;
   CLI::App* info = app.add_subcommand("info", "format, build, scene, ticks, players, checkpoints, completeness");
@@ -80,6 +85,13 @@ int run_cli(int argc, const char* const* argv, const game::RulesRegistry& rules)
     app.parse(argc, argv);
   } catch (const CLI::ParseError& err) {
     return app.exit(err) == 0 ? 0 : kError;
+  }
+  game::RulesRegistry rules = builtin;
+  for (const std::string& m : modules) {
+    if (sim::Status st = rules.add_module(m); !st) {
+      std::cerr << "error: " << st.error().message << "\n";
+      return kError;
+    }
   }
   Io io{std::cout, std::cerr, isatty(STDERR_FILENO) == 1, &rules};
   if (*info) return cli::info(info_rec, io);

@@ -95,19 +95,17 @@ Shape make_shape(const sim::ColliderDef& c) {
 
 // What a body looks like: the colliders the world gave it (scene bodies and bodies game
 // rules spawned alike), and what it is in the match (a scene body, a player's character, a
-// thrown ball) for the page's body panel.
+// body the game made) for the page's body panel.
 Body describe(const game::Match& m, uint32_t id, sim::MotionType motion) {
   Body b{id, motion, "unknown", {}};
   for (const sim::ColliderDef& c : m.world().colliders(m.world().find_body(id))) {
     if (c.enabled) b.shapes.push_back(make_shape(c));
   }
   const auto& scene = m.scene().bodies;
-  if (std::any_of(scene.begin(), scene.end(), [&](const sim::BodyDef& d) { return d.id == id; })) {
-    b.role = "scene";
-  }
+  const bool in_scene = std::any_of(scene.begin(), scene.end(), [&](const sim::BodyDef& d) { return d.id == id; });
+  b.role = in_scene ? "scene" : "game";
   for (const game::PlayerSlot& p : m.players()) {
     if (p.character == id) b.role = "character";
-    if (std::find(p.thrown.begin(), p.thrown.end(), id) != p.thrown.end()) b.role = "ball";
   }
   if (b.shapes.empty()) {
     Shape unknown;  // a body with every collider disabled: drawn as a small marker box

@@ -331,7 +331,7 @@ nlohmann::ordered_json meta_json(const Data& d, const Blobs& b) {
           {"source", d.source},
           {"scene", d.scene_name},
           {"build", {{"keel_version", h.keel_version}, {"build_id", h.build_id}, {"compiler", h.compiler},
-                     {"flags", h.compiler_flags}, {"target", h.target}, {"rules", h.rules}}},
+                     {"flags", h.compiler_flags}, {"target", h.target}, {"game", h.game}}},
           {"tick_rate", h.tick_rate},
           {"first_tick", d.first_tick},
           {"last_tick", d.first_tick + (d.frames.empty() ? 0 : d.frames.size() - 1)},

@@ -90,7 +90,7 @@ class Predictor {
   /// Returns false when it is refused (behind the confirmed tick or too far ahead).
   bool add_confirmed(protocol::InputFrameMessage frame);
   /// The local player's quantised input for `tick` (what was sent to the server).
-  void set_local_input(uint64_t tick, const protocol::QuantInput& input);
+  void set_local_input(uint64_t tick, const game::InputFrame& input);
   /// Steps every contiguous confirmed frame (checking hashes), rolls back if a frame
   /// contradicts the prediction, then predicts up to `present` (bounded by the window).
   /// Hash checks made are appended to `checks`.
@@ -130,7 +130,7 @@ class Predictor {
   PredictionConfig config_;
   std::map<uint64_t, protocol::InputFrameMessage> pending_;  // frames past the confirmed tick
   std::map<uint64_t, game::TickInputs> predicted_inputs_;      // what each predicted tick used
-  std::map<uint64_t, protocol::QuantInput> local_inputs_;     // what we sent, by tick
+  std::map<uint64_t, game::InputFrame> local_inputs_;     // what we sent, by tick
   PredictionStats stats_;
 };
 

@@ -28,9 +28,9 @@ using sim::Status;
 enum class FieldKind : uint8_t {
   Bool = 0,        ///< a switch: code 0 or 1
   Buttons = 1,     ///< up to 16 named buttons: one bit each
-  Int = 2,         ///< an integer in [min, max]; code = value - min
-  Enum = 3,        ///< one of up to 256 named values; code = the value's index
-  Fixed = 4,       ///< a number in [lo, hi] in steps of `step`; code = (value - lo) / step
+  Int = 2,         ///< an integer in [min, max]
+  Enum = 3,        ///< one of up to 256 named values; code = the value's index (0: the first)
+  Fixed = 4,       ///< a number in [lo, hi] in steps of `step`
   Stick = 5,       ///< an analog stick (x, y) in the unit disc, `steps` codes per unit
   Angle = 6,       ///< a 2-D direction: an angle in [-pi, pi) in 2^bits steps
   Direction3 = 7,  ///< a 3-D unit vector: octahedral map, 2^bits steps per axis
@@ -62,12 +62,24 @@ struct Field {
   uint32_t max_code(uint32_t c) const;
   /// Bits of one component written in full (ceil(log2(max_code + 1))).
   uint32_t code_bits(uint32_t c) const;
+
+  /// The steps of a component as signed indices around its origin (the step nearest the
+  /// value 0: Int and Fixed 0 when in range, a stick's centre, else the lowest step).
+  /// Code 0 is always the origin, so an all-zero Values is every field at its zero:
+  /// false, no buttons, the first enum value, 0, the stick centred, 0 rad.
+  struct Axis {
+    int64_t lo = 0, hi = 0;  ///< index range, lo <= 0 <= hi
+  };
+  uint32_t origin(uint32_t c) const;  ///< the origin as steps above the lowest value
+  Axis axis(uint32_t c) const;
+  int64_t index_of(uint32_t c, uint32_t code) const;  ///< code -> index
+  uint32_t code_of(uint32_t c, int64_t index) const;  ///< index -> code (clamped into the axis)
   friend bool operator==(const Field&, const Field&) = default;
 };
 
 /// One set of field values: the codes of every component, in field order. Components
 /// past the layout's count are always 0 (sanitize clears them), so equal inputs compare
-/// equal with ==.
+/// equal with ==. A default Values is every field at its zero (Field::Axis).
 struct Values {
   std::array<uint32_t, kMaxComponents> code{};
   friend bool operator==(const Values&, const Values&) = default;
@@ -120,15 +132,15 @@ class Layout {
   uint32_t buttons(const Values& v, uint32_t field) const;
   /// Int: the value; Enum: the index of the value.
   int32_t integer(const Values& v, uint32_t field) const;
-  /// Fixed: lo + code * step.
+  /// Fixed: lo + steps * step.
   float number(const Values& v, uint32_t field) const;
-  /// Stick: (x, y) = code / steps per component, inside the unit disc.
+  /// Stick: (x, y) = index / steps per component, inside the unit disc.
   sim::Vec3 stick(const Values& v, uint32_t field) const;  ///< (x, y, 0)
-  /// Angle: radians in [-pi, pi).
+  /// Angle: radians in [-pi, pi) (code 0 is 0 rad).
   float angle(const Values& v, uint32_t field) const;
   /// Direction3: a unit vector.
   sim::Vec3 direction3(const Values& v, uint32_t field) const;
-  /// Point3: lo + code * step per axis.
+  /// Point3: lo + steps * step per axis.
   sim::Vec3 point3(const Values& v, uint32_t field) const;
 
   // Writing (numbers to codes: rounds to the nearest step and clamps into range). Used

@@ -102,6 +102,10 @@ class Match {
   void cancel_timer(uint32_t timer);
   /// Steps until the timer fires (1 = during the next step), or 0 when it is not set.
   uint64_t timer_remaining(uint32_t timer) const;
+  /// Every running timer as (id, the world tick at whose step it fires), by id; and the
+  /// random generator's state (what a state diff compares).
+  std::vector<std::pair<uint32_t, uint64_t>> timers() const;
+  uint64_t random_state() const { return random_; }
 
   // --- bodies the rules create and remove ---
   /// Asks for a body; it is added at the next apply point of this step (before the

@@ -13,6 +13,7 @@
 
 #include <keel/sim/expected.h>
 #include <keel/game/match.h>
+#include <keel/game/rules.h>
 
 #include <array>
 #include <cstdint>
@@ -29,10 +30,10 @@ inline constexpr std::array<uint8_t, 8> kRecordingMagic = {0x89, 'K', 'R', 'E', 
 /// Last 8 bytes of a finished recording (after the footer's offset).
 inline constexpr std::array<uint8_t, 8> kTailMagic = {'K', 'R', 'E', 'C', 'T', 'A', 'I', 'L'};
 
-/// The format version this code writes and the only one it reads (version 1 files are
-/// refused with a message that says so). Additions that old readers can ignore (new
+/// The format version this code writes and the only one it reads (older files are
+/// refused with a message that says so; version 3 stores a game's own input layout). Additions that old readers can ignore (new
 /// chunk types, fields appended to a payload) keep the version; anything else bumps it.
-inline constexpr uint32_t kFormatVersion = 2;
+inline constexpr uint32_t kFormatVersion = 3;
 
 inline constexpr size_t kPreambleBytes = 16;    ///< magic, version, check
 inline constexpr size_t kChunkHeadBytes = 12;   ///< type, length, frame check
@@ -72,7 +73,7 @@ struct Header {
   std::string compiler;        ///< e.g. "GNU 12.2.0"
   std::string compiler_flags;  ///< flags every source of that build was compiled with
   std::string target;          ///< CPU architecture, e.g. "x86_64"
-  std::string rules;           ///< Rules::name() of the match, e.g. "sandbox"
+  std::string game;            ///< GameSpec::name of the match, e.g. "sandbox"
   uint64_t start_tick = 0;     ///< first tick recorded; > 0 means a checkpoint follows it
   uint32_t tick_rate = 60;
   uint32_t checkpoint_interval = 600;
@@ -82,15 +83,27 @@ struct Header {
   /// Free-form key/value pairs the writer's owner adds (server: match id, start time, ...).
   std::vector<std::pair<std::string, std::string>> metadata;
   std::vector<uint8_t> scene;  ///< protocol::scene_to_binary of the match's scene
+  std::vector<uint8_t> game_spec;  ///< game::write_spec of the game: layouts, state, events
+  std::string game_module;         ///< the module's file name; empty for a game linked in
+  std::string game_build_id;       ///< the module's build id (XXH3 of its file); empty when linked in
 };
 
-/// One tick: what Match::step received, and the match hash after it. The first tick of
-/// a recording (tick start_tick) has no inputs; its hash is the starting state's.
+/// The game spec a header stores, checked (and named as the header names its game).
+sim::Expected<game::GameSpec> header_spec(const Header& h);
+
+/// One tick: what Match::step received, the game events it emitted, and the match hash
+/// after it. The first tick of a recording (tick start_tick) has no inputs; its hash is
+/// the starting state's.
 struct TickRecord {
   uint64_t tick = 0;
   uint64_t hash = 0;
   game::TickInputs inputs;
+  std::vector<game::GameEvent> events;
 };
+
+/// Checks a decoded tick's input codes and events against the recording's game: a code
+/// out of its range, an event type the game does not declare.
+sim::Status check_tick_against(const TickRecord& t, const game::GameSpec& spec);
 
 /// A full match state (Match::save_state bytes, uncompressed here) after tick `tick`.
 struct Checkpoint {
@@ -127,10 +140,10 @@ struct Footer {
 };
 
 /// The largest checkpoint state (uncompressed Match::save_state bytes) a match of this
-/// scene can produce, with room to spare (docs/recording-format.md gives the formula):
+/// scene and game can produce, with room to spare (docs/recording-format.md gives the formula):
 /// every checkpoint of a recording of `scene` is refused above it before anything is
 /// allocated, whatever the file claims. At most kMaxCheckpointStateBytes.
-uint64_t max_checkpoint_state_bytes(const sim::SceneDef& scene);
+uint64_t max_checkpoint_state_bytes(const sim::SceneDef& scene, const game::GameSpec& spec);
 /// The largest checkpoint chunk payload that can hold a state of `state_limit` bytes.
 uint64_t max_checkpoint_payload(uint64_t state_limit);
 

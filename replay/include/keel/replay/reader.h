@@ -194,6 +194,9 @@ class Recording {
 
   const std::string& name() const { return name_; }
   const Header& header() const { return header_; }
+  /// The game the header declares (its input layout, state and events); opening fails
+  /// when the header's spec does not read back as a valid spec.
+  const game::GameSpec& spec() const { return spec_; }
   const ByteSource& source() const { return *src_; }
   /// Offset of the first chunk after the header.
   uint64_t body_offset() const { return body_offset_; }
@@ -226,6 +229,7 @@ class Recording {
   std::string name_;
   std::unique_ptr<ByteSource> src_;
   Header header_;
+  game::GameSpec spec_;
   uint64_t body_offset_ = 0;
   std::optional<Footer> footer_;
   uint64_t max_state_bytes_ = 0;

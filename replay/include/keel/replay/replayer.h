@@ -27,9 +27,10 @@ const game::RulesRegistry& builtin_rules();
 sim::Expected<std::unique_ptr<game::Rules>> make_rules(const std::string& name,
                                                       const game::RulesRegistry* rules = nullptr);
 
-/// A match built from a header: its scene (FlatBuffers binary, verified) and its rules
-/// (from `rules`; nullptr: the built-in rules). The match is at tick 0 as the scene
-/// describes it.
+/// A match built from a header: its scene (FlatBuffers binary, verified) and its game
+/// (from `rules`; nullptr: the built-in games). Refused when the game's spec is not the
+/// one the header stores, or the header names a module build other than the one
+/// registered. The match is at tick 0 as the scene describes it.
 sim::Expected<game::Match> make_match(const Header& header, const std::string& source_name,
                                      const game::RulesRegistry* rules = nullptr);
 
@@ -56,6 +57,9 @@ class Replay {
   uint64_t recorded_hash() const { return recorded_hash_; }
   /// The inputs the current tick was stepped with (empty at the starting tick).
   const game::TickInputs& inputs() const { return inputs_; }
+  /// The game events the recording holds for the current tick (empty at the starting
+  /// tick); after step() the match's own events() should equal them.
+  const std::vector<game::GameEvent>& recorded_events() const { return recorded_events_; }
   /// Steps one tick with the recorded inputs; false when the usable ticks end.
   bool step();
   /// The tick the replay started from (a checkpoint's, or the recording's first).
@@ -73,6 +77,7 @@ class Replay {
   uint64_t recorded_hash_ = 0;
   uint64_t base_tick_ = 0;
   game::TickInputs inputs_;
+  std::vector<game::GameEvent> recorded_events_;
   std::vector<std::string> warnings_;
 };
 
@@ -82,6 +87,9 @@ struct VerifyResult {
   std::optional<uint64_t> diverged_at;
   uint64_t recorded = 0;  ///< at diverged_at
   uint64_t replayed = 0;
+  /// At diverged_at the hashes agree but the game events the step emitted differ from
+  /// the recorded ones (the game's events depend on something outside its state).
+  bool events_differ = false;
   std::string error;      ///< set when the range could not be re-run at all
   std::vector<std::string> warnings;
   /// Damage was found (the index's problems, a checkpoint that does not decode or

@@ -33,6 +33,10 @@ struct StateDiff {
   std::vector<FieldDiff> fields;
   /// Differences that are not one scalar: sleep state, motion type, player slots.
   std::vector<std::string> other;
+  /// The game's own fields that differ, by their declared names: "match state
+  /// score[1]: 2 vs 3", "player 7 state charge: 10 vs 12", "player 7 last input
+  /// move: (0, 1) vs (0.5, 1)".
+  std::vector<std::string> game_state;
   /// First byte at which the canonical states differ (nullopt: identical bytes).
   std::optional<size_t> first_byte;
 
@@ -42,7 +46,8 @@ struct StateDiff {
   std::vector<uint32_t> bodies() const;
 };
 
-/// Compares every body (by user id) and every player slot of two matches.
+/// Compares every body (by user id), the game's declared state and every player slot of
+/// two matches.
 StateDiff diff_states(const game::Match& a, const game::Match& b);
 
 }  // namespace keel::replay

@@ -28,6 +28,10 @@ struct WriterOptions {
   uint32_t flush_every_ticks = 0;
   /// Free-form key/value pairs stored in the header (match id, start time, ...).
   std::vector<std::pair<std::string, std::string>> metadata;
+  /// The game module the match runs (its file name and build id, game::GameOrigin), or
+  /// empty for a game linked into the program. A replay refuses another module build.
+  std::string game_module;
+  std::string game_build_id;
 };
 
 /// The build that is running, as a header records it: Keel version, build id, compiler,
@@ -48,7 +52,7 @@ class RecordingWriter {
   ~RecordingWriter();
 
   /// Records one tick: `applied` exactly as Match::step received it, and `after`, the
-  /// match just after that step. Fails if `after` is not at the next tick, or on I/O error
+  /// match just after that step (with the game events that step emitted). Fails if `after` is not at the next tick, or on I/O error
   /// (the error is sticky: every later call fails the same way).
   sim::Status record(const game::TickInputs& applied, const game::Match& after);
   /// match.step(inputs), then record(inputs, match): the one call a host needs per tick.

@@ -14,6 +14,7 @@ namespace keel::server {
 
 struct ServerOptions {
   std::string scene_path;                         ///< --scene (required)
+  std::string game_module;                        ///< --game: a game module (.so) to host instead of the sandbox
   std::vector<std::string> bind{"127.0.0.1:7777"};  ///< --bind, repeatable: IPv4 or [IPv6]:port
   /// --public-address: the "host:port" connect tokens name for this server, when it is
   /// not the bind address (behind NAT, or bound to 0.0.0.0). One per --bind, in order.

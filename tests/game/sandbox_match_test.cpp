@@ -1,14 +1,33 @@
-// The Match: joins, leaves, inputs driving characters, the repeat-last rule, and
-// bit-exact save/restore of players plus world.
-#include <keel/sim/character.h>
+// The sandbox on the game layer: joins, leaves, inputs driving characters, the
+// repeat-last rule, sanitising, and bit-exact save/restore of players, their declared
+// state and the world.
 #include <keel/game/match.h>
+#include <keel/games/sandbox.h>
+#include <keel/sim/character.h>
 
 #include <gtest/gtest.h>
 
 #include <cmath>
 
-namespace keel::sim {
+namespace keel::games {
 namespace {
+
+using namespace keel::sim;
+using game::InputFrame;
+using game::Match;
+using game::PlayerEvent;
+using game::PlayerInput;
+using game::PlayerSlot;
+using game::TickInputs;
+
+Match sandbox(const SceneDef& scene) { return std::move(*Match::create(scene, std::make_unique<SandboxRules>())); }
+
+InputFrame input(float x, float forward, float yaw = 0.0f, bool jump = false, bool fire = false) {
+  return sandbox_input(x, forward, yaw, jump, fire);
+}
+
+// The sandbox keeps the balls a player threw in its declared per-player state.
+uint32_t balls_of(const PlayerSlot& p) { return p.state.get_u32(game::StateRef{1, 1, game::StateType::U32}); }
 
 SceneDef flat_scene() {
   SceneDef s;
@@ -30,7 +49,7 @@ SceneDef flat_scene() {
 TickInputs join(uint32_t p) { return TickInputs{{PlayerEvent{PlayerEvent::Kind::Join, p}}, {}}; }
 
 TEST(Match, JoinSpawnsCharacterAtSpawnPointAndLeaveRemovesIt) {
-  Match m = std::move(*Match::create(flat_scene()));
+  Match m = sandbox(flat_scene());
   m.step(join(7));
   m.step(join(3));
   ASSERT_EQ(m.players().size(), 2u);
@@ -47,13 +66,12 @@ TEST(Match, JoinSpawnsCharacterAtSpawnPointAndLeaveRemovesIt) {
 
 // Yaw 0 looks along -Z: move_z = 1 walks at 4 m/s along -Z; after 1 s about 4 m.
 TEST(Match, InputDrivesOnlyTheSendersCharacter) {
-  Match m = std::move(*Match::create(flat_scene()));
+  Match m = sandbox(flat_scene());
   m.step(TickInputs{{{PlayerEvent::Kind::Join, 1}, {PlayerEvent::Kind::Join, 2}}, {}});
   for (int i = 0; i < 30; ++i) m.step({});  // settle on the floor
   Vec3 start1 = m.world().body_state(m.world().find_body(m.find_player(1)->character)).position;
   Vec3 start2 = m.world().body_state(m.world().find_body(m.find_player(2)->character)).position;
-  InputFrame walk;
-  walk.move_z = 1.0f;
+  InputFrame walk = input(0.0f, 1.0f);
   for (int i = 0; i < 60; ++i) m.step(TickInputs{{}, {PlayerInput{1, walk}}});
   Vec3 end1 = m.world().body_state(m.world().find_body(m.find_player(1)->character)).position;
   Vec3 end2 = m.world().body_state(m.world().find_body(m.find_player(2)->character)).position;
@@ -63,56 +81,55 @@ TEST(Match, InputDrivesOnlyTheSendersCharacter) {
 }
 
 TEST(Match, MissingInputRepeatsTheLastOne) {
-  Match m = std::move(*Match::create(flat_scene()));
+  Match m = sandbox(flat_scene());
   m.step(join(1));
-  InputFrame walk;
-  walk.move_x = 1.0f;
+  InputFrame walk = input(1.0f, 0.0f);
   m.step(TickInputs{{}, {PlayerInput{1, walk}}});
   m.step({});
   EXPECT_EQ(m.find_player(1)->last_input, walk);
 }
 
+// The layout's sanitising, by hand: a stick code of (3, 4) units shrinks into the disc
+// along its direction (0.6, 0.8 -> codes 76 and 102 above the 127 offset), a yaw code past
+// 16 bits wraps, buttons past jump and fire are cleared, codes past the layout are zeroed.
 TEST(Match, SanitizeClampsForgedFrames) {
+  const game::Layout layout = SandboxRules::make_spec().input;
   InputFrame f;
-  f.move_x = 3.0f;
-  f.move_z = 4.0f;
-  f.look_yaw = std::nanf("");
-  f.buttons = 0xffffffffu;
-  EXPECT_FALSE(sanitize(f));
-  EXPECT_NEAR(f.move_x, 0.6f, 1e-6f);
-  EXPECT_NEAR(f.move_z, 0.8f, 1e-6f);
-  EXPECT_EQ(f.look_yaw, 0.0f);
-  EXPECT_EQ(f.buttons, kKnownButtons);
-  InputFrame wrap;
-  wrap.look_yaw = 7.0f;  // 7 - 2 pi = 0.7168
-  sanitize(wrap);
-  EXPECT_NEAR(wrap.look_yaw, 7.0f - 6.2831853f, 1e-5f);
-  InputFrame ok;
-  EXPECT_TRUE(sanitize(ok));
+  f.code[0] = 127 + 3 * 127;  // clamped to 254 first: x = 127 units
+  f.code[1] = 127 + 4 * 127;  // y = 127 units: (127, 127) is outside the disc
+  f.code[2] = 65536 + 5;
+  f.code[3] = 0xffffffffu;
+  f.code[7] = 9;
+  EXPECT_FALSE(layout.sanitize(f));
+  const Vec3 stick = layout.stick(f, SandboxRules::kMove);
+  EXPECT_NEAR(stick.x, 0.7071f, 2.0f / 127);  // (1, 1) shortened to length 1
+  EXPECT_NEAR(stick.y, 0.7071f, 2.0f / 127);
+  EXPECT_LE(stick.x * stick.x + stick.y * stick.y, 1.0f + 2.0f / 127);
+  EXPECT_EQ(f.code[2], 5u);
+  EXPECT_EQ(f.code[3], 3u);
+  EXPECT_EQ(f.code[7], 0u);
+  InputFrame ok = input(0.0f, 0.0f);
+  EXPECT_TRUE(layout.sanitize(ok));
 }
 
 TEST(Match, FireThrowsRateLimitedBallsAndCapsThem) {
-  Match m = std::move(*Match::create(flat_scene()));
+  Match m = sandbox(flat_scene());
   m.step(join(1));
-  InputFrame fire;
-  fire.buttons = kButtonFire;
+  InputFrame fire = input(0.0f, 0.0f, 0.0f, false, true);
   for (int i = 0; i < 400; ++i) m.step(TickInputs{{}, {PlayerInput{1, fire}}});
   // One ball per 20 ticks, at most 8 alive.
-  EXPECT_EQ(m.find_player(1)->thrown.size(), SandboxRules::kMaxBallsPerPlayer);
+  EXPECT_EQ(balls_of(*m.find_player(1)), SandboxRules::kMaxBallsPerPlayer);
   EXPECT_EQ(m.world().body_count(), 1u + 1u + SandboxRules::kMaxBallsPerPlayer);
 }
 
 TEST(Match, SaveRestoreReproducesPlayersAndWorld) {
-  Match a = std::move(*Match::create(flat_scene()));
+  Match a = sandbox(flat_scene());
   a.step(join(4));
   a.step(join(9));
-  InputFrame f;
-  f.move_x = 0.5f;
-  f.look_yaw = 1.0f;
-  f.buttons = kButtonFire | kButtonJump;
+  InputFrame f = input(0.5f, 0.0f, 1.0f, true, true);
   for (int i = 0; i < 50; ++i) a.step(TickInputs{{}, {PlayerInput{4, f}}});
   std::vector<uint8_t> saved = a.save_state();
-  Match b = std::move(*Match::create(flat_scene()));
+  Match b = sandbox(flat_scene());
   ASSERT_TRUE(b.restore_state(saved));
   EXPECT_EQ(b.hash(), a.hash());
   for (int i = 0; i < 50; ++i) {
@@ -140,23 +157,20 @@ TEST(Match, PlayersDriveCharacterControllers) {
   box.half_extents = Vec3(5, 0.15f, 5);
   step.colliders.push_back(box);
   scene.bodies.push_back(step);
-  Match m = std::move(*Match::create(scene));
+  Match m = sandbox(scene);
   m.step(join(1));
   const BodyId body = m.world().find_body(m.find_player(1)->character);
   EXPECT_TRUE(is_character(m.world(), body));
   for (int i = 0; i < 10; ++i) m.step({});
   EXPECT_TRUE(character_status(m.world(), body).grounded);
-  InputFrame walk;
-  walk.move_z = 1.0f;
-  walk.look_yaw = 1.5707963f;
+  InputFrame walk = input(0.0f, 1.0f, 1.5707963f);
   for (int i = 0; i < 90; ++i) m.step(TickInputs{{}, {PlayerInput{1, walk}}});
   const float feet_offset = SandboxRules::kCharacterHalfHeight + SandboxRules::kCharacterRadius;
   BodyState s = m.world().body_state(body);
   EXPECT_LT(s.position.x, -3.0f - SandboxRules::kCharacterRadius);
   EXPECT_NEAR(s.position.z, 0.0f, 0.01f);
   EXPECT_NEAR(s.position.y - feet_offset, 0.30f, 0.01f);
-  InputFrame jump;
-  jump.buttons = kButtonJump;
+  InputFrame jump = input(0.0f, 0.0f, 0.0f, true);
   const float y0 = s.position.y;
   m.step(TickInputs{{}, {PlayerInput{1, jump}}});
   float top = y0;
@@ -169,4 +183,4 @@ TEST(Match, PlayersDriveCharacterControllers) {
 }
 
 }  // namespace
-}  // namespace keel::sim
+}  // namespace keel::games
