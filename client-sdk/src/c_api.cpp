@@ -1,6 +1,7 @@
 // The C API over keel::client::Client. Every entry point catches everything: a C caller
 // (or an engine's managed runtime) cannot unwind a C++ exception.
 #include <keel/client/client.h>
+#include <keel/games/sandbox.h>
 #include <keel/client/keel_client.h>
 #include <keel/client/link_conditioner.h>
 
@@ -133,8 +134,9 @@ keel_result keel_client_update(keel_client* client, double now) {
 keel_result keel_client_set_input(keel_client* client, float move_x, float move_z, float look_yaw,
                                   uint32_t buttons) {
   return guarded(client, [&] {
-    // Sanitised again (and quantised) before use; any float is safe here.
-    client->client->set_input({move_x, move_z, look_yaw, buttons});
+    // The sandbox's fields (move, look_yaw, buttons jump = 1 and fire = 2), quantised and
+    // sanitised here; any float is safe.
+    client->client->set_input(keel::games::sandbox_input(move_x, move_z, look_yaw, (buttons & 1u) != 0, (buttons & 2u) != 0));
     return KEEL_OK;
   });
 }

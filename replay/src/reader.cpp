@@ -424,7 +424,11 @@ sim::Status Recording::read_header(const Preamble& preamble) {
   using S = Preamble::Status;
   // A sound preamble of another version is believed; anything else is forgiven when a
   // sound header of this version follows (a damaged byte, as its check shows).
-  if (preamble.status == S::Newer || (preamble.status == S::NotARecording && src_->size() < kPreambleBytes)) {
+  // An older version whose preamble check matches (2 and later carry one) is believed
+  // too: its chunks may verify, but they do not mean what this version's mean.
+  const bool checked_older = preamble.status == S::Older && preamble.version >= 2;
+  if (preamble.status == S::Newer || checked_older ||
+      (preamble.status == S::NotARecording && src_->size() < kPreambleBytes)) {
     return sim::Error{preamble.why};
   }
   Chunk chunk;

@@ -13,6 +13,7 @@
 #include <keel/protocol/scene.h>
 #include <keel/protocol/snapshot_stream.h>
 #include <keel/game/match.h>
+#include <keel/games/sandbox.h>
 
 #include <chrono>
 #include <deque>
@@ -91,7 +92,7 @@ class FakeServer {
 
   explicit FakeServer(const sim::SceneDef& scene)
       : handshake_(protocol::development_token_key(), kFakeServerAddress),
-        match_(std::move(*game::Match::create(scene))),
+        match_(std::move(*game::Match::create(scene, std::make_unique<games::SandboxRules>()))),
         scene_bytes_(protocol::scene_to_binary(scene)),
         config_(protocol::SnapshotConfig::for_scene(scene)) {}
 

@@ -17,7 +17,16 @@ class BallRules final : public game::Rules {
   BallRules(std::string name, float spacing, float yaw_lift)
       : name_(std::move(name)), spacing_(spacing), yaw_lift_(yaw_lift) {}
 
-  std::string name() const override { return name_; }
+  /// The sandbox's input layout (so tests drive it with games::sandbox_input frames).
+  game::GameSpec spec() const override {
+    game::GameSpec spec;
+    spec.name = name_;
+    spec.input.add_stick("move", 127);
+    spec.input.add_angle("look_yaw", 16);
+    spec.input.add_buttons("buttons", {"jump", "fire"});
+    spec.max_bodies_per_player = 1;
+    return spec;
+  }
   void on_join(game::Match& match, game::PlayerSlot& slot) override {
     sim::BodyDef def;
     def.id = match.next_body_id();
@@ -38,7 +47,10 @@ class BallRules final : public game::Rules {
   void apply_input(game::Match& match, game::PlayerSlot& slot, const game::InputFrame& in) override {
     sim::World& world = match.world_for_rules();
     sim::BodyId body = world.find_body(slot.character);
-    if (body.valid()) world.set_linear_velocity(body, sim::Vec3(in.move_x, in.look_yaw * yaw_lift_, in.move_z) * 3.0f);
+    const game::Layout& layout = match.input_layout();
+    const sim::Vec3 move = layout.stick(in, 0);
+    const float yaw = layout.angle(in, 1);
+    if (body.valid()) world.set_linear_velocity(body, sim::Vec3(move.x, yaw * yaw_lift_, move.y) * 3.0f);
   }
 
  private:

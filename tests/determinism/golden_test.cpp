@@ -143,7 +143,7 @@ TEST_F(GoldenCheck, RecordedMatchReplaysItsOwnInputs) {
   ASSERT_TRUE(golden);
   EXPECT_EQ(golden->kind, ChainKind::Match);
   EXPECT_EQ(golden->rules, "sandbox");
-  EXPECT_EQ(golden->inputs, scripted_match_inputs(400));
+  EXPECT_EQ(golden->inputs, scripted_match_inputs(400, games::SandboxRules::make_spec().input));
   DeterminismOptions o;
   o.match = true;
   o.threads = 4;
@@ -164,8 +164,8 @@ TEST_F(GoldenCheck, RecordedMatchReplaysItsOwnInputs) {
 }
 
 TEST(MatchScript, CoversJoinsLeavesForgedAndAbsentPlayers) {
-  const auto inputs = scripted_match_inputs(600);
-  EXPECT_EQ(inputs, scripted_match_inputs(600));
+  const auto inputs = scripted_match_inputs(600, games::SandboxRules::make_spec().input);
+  EXPECT_EQ(inputs, scripted_match_inputs(600, games::SandboxRules::make_spec().input));
   size_t joins = 0, leaves = 0, frames = 0;
   bool forged = false, absent = false;
   for (const auto& [tick, in] : inputs) {

@@ -59,10 +59,11 @@ TEST(RulesRegistry, BuiltinKnowsSandboxAndMakesWhatItNames) {
   EXPECT_EQ(builtin.names(), std::vector<std::string>{"sandbox"});
   auto sandbox = builtin.make("sandbox");
   ASSERT_TRUE(sandbox);
-  EXPECT_EQ((*sandbox)->name(), "sandbox");
+  EXPECT_EQ((*sandbox)->spec().name, "sandbox");
   auto unknown = builtin.make("drift");
   ASSERT_FALSE(unknown);
-  EXPECT_EQ(unknown.error().message, "rules \"drift\" are not known to this program (it knows: sandbox)");
+  EXPECT_EQ(unknown.error().message,
+            "game \"drift\" is not known to this program (it knows: sandbox; load a game module with --game PATH)");
   EXPECT_EQ(with_drift().names(), (std::vector<std::string>{"drift", "sandbox"}));
 }
 
@@ -71,7 +72,7 @@ TEST(RulesRegistry, AFactoryMakingOtherRulesThanItsNameIsRefused) {
   r.add("hover", [] { return drift_rules(); });
   auto made = r.make("hover");
   ASSERT_FALSE(made);
-  EXPECT_EQ(made.error().message, "the factory registered for rules \"hover\" makes rules named \"drift\"");
+  EXPECT_EQ(made.error().message, "the factory registered for game \"hover\" makes a game named \"drift\"");
   EXPECT_FALSE(game::RulesRegistry().make("sandbox"));
 }
 
@@ -81,10 +82,10 @@ TEST(CustomRules, VerifyNeedsTheRulesAndThenReproducesEveryTick) {
   record_drift(rec);
   auto r = Recording::open(rec);
   ASSERT_TRUE(r) << r.error().message;
-  EXPECT_EQ(r->header().rules, "drift");
+  EXPECT_EQ(r->header().game, "drift");
 
   VerifyResult builtin = verify(*r, VerifyOptions{});
-  EXPECT_NE(builtin.error.find("the recording's rules \"drift\" are not known to this program (it knows: sandbox)"),
+  EXPECT_NE(builtin.error.find("the recording's game \"drift\" is not known to this program (it knows: sandbox"),
             std::string::npos)
       << builtin.error;
 
@@ -102,7 +103,7 @@ TEST(CustomRules, VerifyNeedsTheRulesAndThenReproducesEveryTick) {
   auto at = Replay::start(*r, 75, ro);
   ASSERT_TRUE(at) << at.error().message;
   EXPECT_EQ(at->match().hash(), at->recorded_hash());
-  EXPECT_EQ(at->match().rules().name(), "drift");
+  EXPECT_EQ(at->match().spec().name, "drift");
 }
 
 TEST(CustomRules, TheCommandLineRunsWithTheCallersRules) {
@@ -111,12 +112,12 @@ TEST(CustomRules, TheCommandLineRunsWithTheCallersRules) {
   record_drift(rec);
   std::string out;
   EXPECT_EQ(run({"info", rec}, replay::builtin_rules(), out), cli::kOk) << out;
-  EXPECT_NE(out.find("rules: drift (not known to this program"), std::string::npos) << out;
+  EXPECT_NE(out.find("game: drift version 1 (not known to this program"), std::string::npos) << out;
   EXPECT_EQ(run({"info", rec}, with_drift(), out), cli::kOk) << out;
-  EXPECT_NE(out.find("rules: drift\n"), std::string::npos) << out;
+  EXPECT_NE(out.find("game: drift version 1\n"), std::string::npos) << out;
   // What stock keel-replay does with it: a clear refusal, exit 2.
   EXPECT_EQ(run({"verify", rec}, replay::builtin_rules(), out), cli::kError) << out;
-  EXPECT_NE(out.find("rules \"drift\" are not known to this program (it knows: sandbox)"), std::string::npos) << out;
+  EXPECT_NE(out.find("game \"drift\" is not known to this program (it knows: sandbox"), std::string::npos) << out;
   // A user's replay tool: the same command line, their rules registered.
   const game::RulesRegistry rules = with_drift();
   EXPECT_EQ(run({"verify", rec}, rules, out), cli::kOk) << out;

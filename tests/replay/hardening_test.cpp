@@ -163,7 +163,7 @@ TEST(Hardening, HeaderSurvivesAFlippedByteInEitherCopy) {
       write_bytes(path, bytes);
       auto rec = Recording::open(path);
       ASSERT_TRUE(rec) << rec.error().message;
-      EXPECT_EQ(rec->header().rules, "sandbox");
+      EXPECT_EQ(rec->header().game, "sandbox");
       EXPECT_EQ(rec->header().scene, protocol::scene_to_binary(load_scene("demo.json")));
       VerifyResult v = verify(*rec, VerifyOptions{});
       EXPECT_EQ(v.verified, 30u) << v.error;
@@ -186,7 +186,7 @@ TEST(Hardening, KilledWriterLeavesAnIncompleteFileWithABoundedLostTail) {
   pid_t pid = fork();
   ASSERT_GE(pid, 0);
   if (pid == 0) {
-    auto match = game::Match::create(scene);
+    auto match = game::Match::create(scene, std::make_unique<games::SandboxRules>());
     WriterOptions options;
     options.flush_every_ticks = 10;
     options.checkpoint_interval = 30;
@@ -319,19 +319,15 @@ TEST(Hardening, CheckpointClaimingGigabytesIsRefusedWithoutAllocating) {
 // throw balls; every checkpoint stays far below it.
 TEST(Hardening, CheckpointLimitHoldsAFullSandboxMatch) {
   const sim::SceneDef scene = load_scene("demo.json");
-  auto match = game::Match::create(scene);
+  auto match = game::Match::create(scene, std::make_unique<games::SandboxRules>());
   ASSERT_TRUE(match);
-  const uint64_t limit = max_checkpoint_state_bytes(scene);
+  const uint64_t limit = max_checkpoint_state_bytes(scene, games::SandboxRules::make_spec());
   size_t largest = 0;
   for (uint64_t t = 1; t <= 180; ++t) {
     game::TickInputs in;
     for (uint32_t p = 1; p <= game::kMaxPlayersPerMatch; ++p) {
       if (t == 1) in.events.push_back({game::PlayerEvent::Kind::Join, p});
-      game::InputFrame f;
-      f.move_x = float(int((t + p) % 3) - 1);
-      f.look_yaw = float(p % 7);
-      f.buttons = sim::kButtonFire | (t % 30 == 0 ? uint32_t(sim::kButtonJump) : 0u);
-      in.inputs.push_back({p, f});
+      in.inputs.push_back({p, games::sandbox_input(float(int((t + p) % 3) - 1), 0.0f, float(p % 7), t % 30 == 0, true)});
     }
     match->step(in);
     if (t % 20 == 0) largest = std::max(largest, match->save_state().size());

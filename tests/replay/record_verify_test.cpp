@@ -1,6 +1,7 @@
 // Recording and verifying: every scene, a multi-player sandbox session, the header, the
 // flush policy, format evolution (unknown chunks skipped, future versions refused).
 #include "replay_test_util.h"
+#include <keel/games/sandbox.h>
 
 #include <keel/replay/commands.h>
 #include <keel/replay/desync_dump.h>
@@ -109,7 +110,7 @@ TEST(Recording, HeaderDescribesTheBuildTheSceneAndTheRules) {
   ASSERT_TRUE(r);
   const Header& h = r->header();
   EXPECT_EQ(h.format_version, kFormatVersion);
-  EXPECT_EQ(h.rules, "sandbox");
+  EXPECT_EQ(h.game, "sandbox");
   EXPECT_EQ(h.tick_rate, 60u);
   EXPECT_EQ(h.checkpoint_interval, 30u);
   EXPECT_FALSE(h.compiler.empty());
@@ -128,7 +129,7 @@ TEST(Recording, HeaderDescribesTheBuildTheSceneAndTheRules) {
 TEST(Recording, FlushPolicyMakesTicksVisibleBeforeFinish) {
   TempDir dir;
   const std::string rec = dir.path("live.krec");
-  auto match = game::Match::create(load_scene("demo.json"));
+  auto match = game::Match::create(load_scene("demo.json"), std::make_unique<games::SandboxRules>());
   ASSERT_TRUE(match);
   WriterOptions options;
   options.flush_every_ticks = 10;
@@ -150,7 +151,7 @@ TEST(Recording, FlushPolicyMakesTicksVisibleBeforeFinish) {
 // A host reads the hash the tick record holds instead of hashing the state again.
 TEST(Recording, LastHashIsTheRecordedTicksHash) {
   TempDir dir;
-  auto match = game::Match::create(load_scene("demo.json"));
+  auto match = game::Match::create(load_scene("demo.json"), std::make_unique<games::SandboxRules>());
   ASSERT_TRUE(match);
   auto writer = RecordingWriter::create(dir.path("hash.krec"), *match);
   ASSERT_TRUE(writer);
@@ -164,7 +165,7 @@ TEST(Recording, LastHashIsTheRecordedTicksHash) {
 TEST(Recording, StartsMidMatchWithACheckpoint) {
   TempDir dir;
   const std::string rec = dir.path("mid.krec");
-  auto match = game::Match::create(load_scene("demo.json"));
+  auto match = game::Match::create(load_scene("demo.json"), std::make_unique<games::SandboxRules>());
   ASSERT_TRUE(match);
   for (uint64_t t = 1; t <= 40; ++t) match->step(scripted_inputs(t));
   {
@@ -213,16 +214,32 @@ TEST(Recording, FutureFormatVersionIsRefusedClearly) {
   const std::string rec = dir.path("a.krec");
   record(rec, load_scene("pyramid.json"), 5, false);
   std::vector<uint8_t> file = read_bytes(rec);
-  std::vector<uint8_t> future = encode_preamble(3);  // a sound preamble (its check matches) of version 3
+  std::vector<uint8_t> future = encode_preamble(4);  // a sound preamble (its check matches) of version 4
   std::copy(future.begin(), future.end(), file.begin());
   write_bytes(rec, file);
   auto r = Recording::open(rec);
   ASSERT_FALSE(r);
-  EXPECT_NE(r.error().message.find("format version 3 is newer than this build reads (version 2)"), std::string::npos)
+  EXPECT_NE(r.error().message.find("format version 4 is newer than this build reads (version 3)"), std::string::npos)
       << r.error().message;
   std::string out;
   EXPECT_EQ(run_verify(rec, out), 2);
   EXPECT_NE(out.find("newer"), std::string::npos) << out;
+}
+
+// A version 2 file (the sandbox's fixed input fields) is refused by name.
+TEST(Recording, VersionTwoIsRefusedClearly) {
+  TempDir dir;
+  const std::string rec = dir.path("a.krec");
+  record(rec, load_scene("pyramid.json"), 5, false);
+  std::vector<uint8_t> file = read_bytes(rec);
+  std::vector<uint8_t> v2 = encode_preamble(2);
+  std::copy(v2.begin(), v2.end(), file.begin());
+  write_bytes(rec, file);
+  auto r = Recording::open(rec);
+  ASSERT_FALSE(r);
+  EXPECT_NE(r.error().message.find("recording format version 2 is older than this build reads (this build reads version 3)"),
+            std::string::npos)
+      << r.error().message;
 }
 
 // A version 1 file (no preamble check, chunks without a frame check) is refused by name.
@@ -239,7 +256,7 @@ TEST(Recording, VersionOneIsRefusedClearly) {
   write_bytes(rec, v1);
   auto r = Recording::open(rec);
   ASSERT_FALSE(r);
-  EXPECT_NE(r.error().message.find("recording format version 1 is older than this build reads (this build reads version 2)"),
+  EXPECT_NE(r.error().message.find("recording format version 1 is older than this build reads (this build reads version 3)"),
             std::string::npos)
       << r.error().message;
 }
@@ -252,16 +269,16 @@ TEST(Recording, NotARecordingAndUnknownRulesAreRefused) {
   ASSERT_FALSE(r);
   EXPECT_NE(r.error().message.find("not a Keel recording"), std::string::npos);
   Header h;
-  h.rules = "capture-the-flag";
+  h.game = "capture_the_flag";
   h.scene = protocol::scene_to_binary(load_scene("demo.json"));
   auto m = make_match(h, "x.krec");
   ASSERT_FALSE(m);
-  EXPECT_NE(m.error().message.find("rules \"capture-the-flag\" are not known"), std::string::npos) << m.error().message;
+  EXPECT_NE(m.error().message.find("game \"capture_the_flag\" is not known"), std::string::npos) << m.error().message;
 }
 
 TEST(DesyncDump, RoundTripsAndRejectsDamage) {
   TempDir dir;
-  auto match = game::Match::create(load_scene("demo.json"));
+  auto match = game::Match::create(load_scene("demo.json"), std::make_unique<games::SandboxRules>());
   ASSERT_TRUE(match);
   for (uint64_t t = 1; t <= 12; ++t) match->step(scripted_inputs(t));
   const std::string path = dir.path("client.kdsy");
@@ -293,7 +310,7 @@ TEST(FuzzSeeds, WrittenOnlyWhenAsked) {
   if (dir == nullptr) GTEST_SKIP() << "set KEEL_WRITE_FUZZ_SEEDS=DIR to write the seeds";
   const std::string base = std::string(dir) + "/";
   record(base + "sandbox_players.krec", load_scene("demo.json"), 12, true, 5);
-  auto match = game::Match::create(load_scene("demo.json"));
+  auto match = game::Match::create(load_scene("demo.json"), std::make_unique<games::SandboxRules>());
   ASSERT_TRUE(match);
   for (uint64_t t = 1; t <= 6; ++t) match->step(scripted_inputs(t));
   ASSERT_TRUE(write_desync_dump(base + "client.kdsy", *match, 0, "seed"));

@@ -7,6 +7,7 @@
 #include <keel/replay/reader.h>
 #include <keel/replay/writer.h>
 #include <keel/game/match.h>
+#include <keel/games/sandbox.h>
 
 #include <gtest/gtest.h>
 
@@ -77,12 +78,10 @@ inline game::TickInputs scripted_inputs(uint64_t t) {
   if (t == 90) in.events.push_back({Kind::Join, 3});
   for (uint32_t p : {3u, 7u, 11u}) {
     if ((t + p) % 3 == 0) continue;  // some ticks carry no frame: the repeat-last rule
-    game::InputFrame f;
-    f.move_x = float(int(t % 7) - 3) / 3.0f;
-    f.move_z = float(int((t + p) % 5) - 2) / 2.0f;
-    f.look_yaw = float(t % 13) * 0.5f;  // past pi: the match wraps it
-    f.buttons = ((t + p) % 4 == 0 ? uint32_t(sim::kButtonJump) : 0u) | ((t + p) % 9 == 0 ? uint32_t(sim::kButtonFire) : 0u);
-    in.inputs.push_back({p, f});
+    const float move_x = float(int(t % 7) - 3) / 3.0f;
+    const float move_forward = float(int((t + p) % 5) - 2) / 2.0f;
+    const float yaw = float(t % 13) * 0.5f;  // past pi: the layout wraps it
+    in.inputs.push_back({p, games::sandbox_input(move_x, move_forward, yaw, (t + p) % 4 == 0, (t + p) % 9 == 0)});
   }
   return in;
 }
@@ -94,7 +93,7 @@ using AfterStep = std::function<void(uint64_t tick, game::Match& match)>;
 /// Records `ticks` ticks of `scene`, with the scripted inputs when `players`.
 inline void record(const std::string& path, const sim::SceneDef& scene, uint64_t ticks, bool players,
                    uint32_t checkpoint_interval = 30, const AfterStep& after_step = {}) {
-  auto match = game::Match::create(scene);
+  auto match = game::Match::create(scene, std::make_unique<games::SandboxRules>());
   ASSERT_TRUE(match) << match.error().message;
   WriterOptions options;
   options.checkpoint_interval = checkpoint_interval;

@@ -1,6 +1,7 @@
 // Seeking (dump via a checkpoint = the state simulated from the start), state diffs, and
 // diff naming the one body a test perturbed, between recordings and with a desync dump.
 #include "replay_test_util.h"
+#include <keel/games/sandbox.h>
 
 #include <keel/replay/commands.h>
 #include <keel/replay/desync_dump.h>
@@ -104,7 +105,7 @@ TEST(Diff, NamesThePerturbedBodyAgainstADesyncDump) {
   TempDir dir;
   const std::string a = dir.path("a.krec");
   record(a, load_scene("demo.json"), 60, true, 30);
-  auto match = game::Match::create(load_scene("demo.json"));
+  auto match = game::Match::create(load_scene("demo.json"), std::make_unique<games::SandboxRules>());
   ASSERT_TRUE(match);
   for (uint64_t t = 1; t <= 45; ++t) match->step(scripted_inputs(t));
   sim::World& w = match->world_for_rules();
@@ -165,7 +166,7 @@ TEST(Example, DesyncInvestigationFiles) {
   if (dir == nullptr) GTEST_SKIP() << "set KEEL_REPLAY_EXAMPLE_DIR=DIR to write the example";
   const std::string base = std::string(dir) + "/";
   record(base + "server.krec", load_scene("demo.json"), 600, true, 120);
-  auto match = game::Match::create(load_scene("demo.json"));
+  auto match = game::Match::create(load_scene("demo.json"), std::make_unique<games::SandboxRules>());
   ASSERT_TRUE(match);
   WriterOptions options;
   options.checkpoint_interval = 120;
@@ -194,8 +195,8 @@ TEST(Example, DesyncInvestigationFiles) {
 
 // A character grounded in one match and jumping in the other is named in `other`.
 TEST(Diff, NamesACharacterGroundedInOnlyOneState) {
-  auto a = game::Match::create(load_scene("demo.json"));
-  auto b = game::Match::create(load_scene("demo.json"));
+  auto a = game::Match::create(load_scene("demo.json"), std::make_unique<games::SandboxRules>());
+  auto b = game::Match::create(load_scene("demo.json"), std::make_unique<games::SandboxRules>());
   ASSERT_TRUE(a && b);
   game::TickInputs join{{game::PlayerEvent{game::PlayerEvent::Kind::Join, 1}}, {}};
   a->step(join);
@@ -204,8 +205,7 @@ TEST(Diff, NamesACharacterGroundedInOnlyOneState) {
     a->step({});
     b->step({});
   }
-  game::InputFrame jump;
-  jump.buttons = sim::kButtonJump;
+  const game::InputFrame jump = games::sandbox_input(0.0f, 0.0f, 0.0f, true, false);
   a->step({});
   b->step(game::TickInputs{{}, {game::PlayerInput{1, jump}}});
   StateDiff d = diff_states(*a, *b);
@@ -217,6 +217,34 @@ TEST(Diff, NamesACharacterGroundedInOnlyOneState) {
     all += line + "\n";
   }
   EXPECT_TRUE(named) << all;
+  // The game's own fields are named by their declared names.
+  EXPECT_NE(std::find(d.game_state.begin(), d.game_state.end(), "player 1 last input buttons: - vs jump"),
+            d.game_state.end());
+}
+
+// A game field that differs — here the sandbox's per-player fire cooldown, set by hand
+// in one match as a damaged peer would — changes the hash, and the diff names the field
+// by its declared name with both values.
+TEST(Diff, NamesTheGameStateFieldThatDiffers) {
+  auto a = game::Match::create(load_scene("demo.json"), std::make_unique<games::SandboxRules>());
+  auto b = game::Match::create(load_scene("demo.json"), std::make_unique<games::SandboxRules>());
+  ASSERT_TRUE(a && b);
+  game::TickInputs join{{game::PlayerEvent{game::PlayerEvent::Kind::Join, 4}}, {}};
+  a->step(join);
+  b->step(join);
+  ASSERT_EQ(a->hash(), b->hash());
+  std::vector<uint8_t> state = b->save_state();
+  // The field in b's state bytes: magic 8, version 4, spec hash 8, next body id 4, joins
+  // 4, random 8, timer count 4 (no timers), no match fields, player count 4; then the slot:
+  // player 4, character 4, spawn index 4, four input codes 16, and fire_cooldown first.
+  const size_t at = 8 + 4 + 8 + 4 + 4 + 8 + 4 + 4 + 4 + 4 + 4 + 16;
+  ASSERT_EQ(state[at], 0);
+  state[at] = 17;
+  ASSERT_TRUE(b->restore_state(state));
+  EXPECT_NE(a->hash(), b->hash());
+  StateDiff d = diff_states(*a, *b);
+  ASSERT_EQ(d.game_state.size(), 1u);
+  EXPECT_EQ(d.game_state[0], "player 4 state fire_cooldown: 0 vs 17");
 }
 
 }  // namespace keel::replay::test

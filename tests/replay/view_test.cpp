@@ -2,6 +2,7 @@
 // (the layout of docs/replay.md, "The viewer page"), against the recording itself and
 // against keel-replay diff. tests/viewer/ opens the same pages in a real browser.
 #include "replay_test_util.h"
+#include <keel/games/sandbox.h>
 
 #include <keel/replay/commands.h>
 #include <keel/replay/desync_dump.h>
@@ -383,7 +384,7 @@ TEST(View, AgainstADesyncDumpMarksWhatDiffFinds) {
   TempDir dir;
   const std::string a = dir.path("a.krec"), dump = dir.path("c.kdsy"), page = dir.path("ad.html");
   record(a, load_scene("demo.json"), 80, true, 30);
-  auto match = game::Match::create(load_scene("demo.json"));
+  auto match = game::Match::create(load_scene("demo.json"), std::make_unique<games::SandboxRules>());
   ASSERT_TRUE(match);
   for (uint64_t t = 1; t <= 45; ++t) match->step(scripted_inputs(t));
   sim::World& w = match->world_for_rules();

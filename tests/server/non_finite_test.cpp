@@ -20,7 +20,7 @@ namespace {
 class SandboxGoingNaN final : public game::Rules {
  public:
   explicit SandboxGoingNaN(uint64_t at) : at_(at) {}
-  std::string name() const override { return sandbox_.name(); }
+  game::GameSpec spec() const override { return sandbox_.spec(); }
   void on_join(game::Match& m, game::PlayerSlot& s) override { sandbox_.on_join(m, s); }
   void on_leave(game::Match& m, game::PlayerSlot& s) override { sandbox_.on_leave(m, s); }
   void apply_input(game::Match& m, game::PlayerSlot& s, const game::InputFrame& f) override {

@@ -109,7 +109,7 @@ TEST(ServerSchedule, AShortDelayIsCaughtUpWithoutDropping) {
 // Sandbox rules under the sandbox name whose match is over at tick 3.
 class OverAtThree final : public game::Rules {
  public:
-  std::string name() const override { return sandbox_.name(); }
+  game::GameSpec spec() const override { return sandbox_.spec(); }
   void on_join(game::Match& m, game::PlayerSlot& s) override { sandbox_.on_join(m, s); }
   void on_leave(game::Match& m, game::PlayerSlot& s) override { sandbox_.on_leave(m, s); }
   void apply_input(game::Match& m, game::PlayerSlot& s, const game::InputFrame& f) override {

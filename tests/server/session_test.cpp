@@ -16,7 +16,7 @@ TEST(ServerSession, ConnectPlayDisconnect) {
   auto opts = test_options("connect_play_disconnect");
   RunningServer rs(opts);
   auto c = rs.client(42);
-  c->input.move_z = 1.0f;  // walk forward the whole time
+  c->input = games::sandbox_input(0.0f, 1.0f, 0.0f, false, false);  // walk forward the whole time
   ASSERT_TRUE(drive({c.get()}, 5.0, [&] { return c->playing() && c->snapshots() >= 10; }))
       << "accepted=" << c->accepted() << " playing=" << c->playing() << " snapshots=" << c->snapshots();
   EXPECT_EQ(c->player_id(), 42u);
@@ -49,7 +49,10 @@ TEST(ServerSession, ConnectPlayDisconnect) {
       if (e.player == 42 && e.kind == game::PlayerEvent::Kind::Join) joined = true;
       if (e.player == 42 && e.kind == game::PlayerEvent::Kind::Leave) left = true;
     }
-    for (const auto& in : t->inputs.inputs) walked = walked || (in.player == 42 && in.frame.move_z > 0.99f);
+    const game::Layout& layout = rec->spec().input;
+    for (const auto& in : t->inputs.inputs) {
+      walked = walked || (in.player == 42 && layout.stick(in.frame, games::SandboxRules::kMove).y > 0.99f);
+    }
   }
   EXPECT_TRUE(joined);
   EXPECT_TRUE(left);
@@ -108,9 +111,8 @@ TEST(ServerSession, EightClientsTwoMatchesRecordingsVerify) {
     // Players wander: each turns at its own pace and throws now and then.
     double t = seconds_now() - start;
     for (size_t i = 0; i < clients.size(); ++i) {
-      clients[i]->input.move_z = 1.0f;
-      clients[i]->input.look_yaw = static_cast<float>(std::fmod(t * (0.5 + 0.1 * i), 6.0) - 3.0);
-      clients[i]->input.buttons = (static_cast<int>(t * 2) % 3 == 0) ? uint32_t(sim::kButtonFire) : 0u;
+      const float yaw = static_cast<float>(std::fmod(t * (0.5 + 0.1 * i), 6.0) - 3.0);
+      clients[i]->input = games::sandbox_input(0.0f, 1.0f, yaw, false, static_cast<int>(t * 2) % 3 == 0);
     }
     return false;
   });

@@ -1,4 +1,5 @@
 #include "test_client.h"
+#include <keel/games/sandbox.h>
 
 #include <chrono>
 
@@ -172,7 +173,7 @@ void TestClient::on_block(std::vector<uint8_t> block) {
     scene_ready_ = true;
     return;
   }
-  auto match = game::Match::create(*scene_);
+  auto match = game::Match::create(*scene_, std::make_unique<games::SandboxRules>());
   if (!match || !match->restore_state(block)) return;
   match_.emplace(std::move(*match));
   ++checkpoints_;
@@ -201,7 +202,7 @@ void TestClient::on_frame(std::span<const uint8_t> bytes) {
     return;
   }
   std::vector<kp::InputFrameMessage> run;
-  if (kp::decode_input_frame_run(*m->body_as_ServerInputFrameRun(), run) != kp::DropReason::None) return;
+  if (kp::decode_input_frame_run(input_tx_.layout(), *m->body_as_ServerInputFrameRun(), run) != kp::DropReason::None) return;
   for (const kp::InputFrameMessage& frame : run) on_input_frame(frame);
 }
 
@@ -249,7 +250,8 @@ void TestClient::client_tick(double now) {
   // when the first snapshot came), fill the gap with the current input; far behind, skip.
   if (next_input_tick_ == 0 || next_input_tick_ + 60 < target) next_input_tick_ = target;
   while (next_input_tick_ <= target) {
-    kp::QuantInput q = kp::quantize_input(input);
+    game::InputFrame q = input;
+    input_tx_.layout().sanitize(q);
     input_tx_.add(next_input_tick_, q);
     inputs_sent_[next_input_tick_] = q;
     ++next_input_tick_;

@@ -16,6 +16,7 @@
 #include <keel/protocol/snapshot_stream.h>
 #include <keel/protocol/token.h>
 #include <keel/game/match.h>
+#include <keel/games/sandbox.h>
 
 #include <cstdint>
 #include <map>
@@ -75,7 +76,7 @@ class TestClient {
   const game::Match* match() const { return match_ ? &*match_ : nullptr; }
   uint64_t server_tick_estimate(double now) const;
   /// The quantised input the client sent for each tick.
-  const std::map<uint64_t, protocol::QuantInput>& inputs_sent() const { return inputs_sent_; }
+  const std::map<uint64_t, game::InputFrame>& inputs_sent() const { return inputs_sent_; }
   /// Every datagram this client sent (for replay tests).
   const std::vector<std::vector<uint8_t>>& sent() const { return sent_; }
   asio::ip::udp::socket& socket() { return socket_; }
@@ -130,13 +131,13 @@ class TestClient {
   std::optional<game::Match> match_;
   protocol::FrameReceiver frame_rx_;
   std::map<uint64_t, protocol::InputFrameMessage> frames_ahead_;
-  protocol::InputSender input_tx_;
+  protocol::InputSender input_tx_{games::SandboxRules::make_spec().input};  // keel-server runs the sandbox
   uint64_t snapshots_ = 0, frames_ = 0, hash_checks_ = 0, hash_mismatches_ = 0, desync_events_ = 0;
   uint64_t confirmed_ = 0;
   uint64_t checkpoints_ = 0;
   std::vector<std::vector<uint8_t>> sent_;
   uint64_t bytes_received_ = 0;
-  std::map<uint64_t, protocol::QuantInput> inputs_sent_;
+  std::map<uint64_t, game::InputFrame> inputs_sent_;
 };
 
 /// Mints a development-mode token for a client.

@@ -77,8 +77,13 @@ class MatchSubject final : public Subject {
 
 using SubjectPtr = std::unique_ptr<Subject>;
 
+std::unique_ptr<game::Rules> make_rules(const DeterminismOptions& o) {
+  return o.rules ? o.rules() : std::make_unique<games::SandboxRules>();
+}
+
 sim::Expected<SubjectPtr> make_subject(const sim::SceneDef& scene, uint32_t threads, bool match,
-                                       const std::map<uint64_t, game::TickInputs>& inputs) {
+                                       const std::map<uint64_t, game::TickInputs>& inputs,
+                                       std::unique_ptr<game::Rules> rules) {
   if (!match) {
     auto world = sim::World::from_scene(scene);
     if (!world) return world.error();
@@ -86,7 +91,7 @@ sim::Expected<SubjectPtr> make_subject(const sim::SceneDef& scene, uint32_t thre
   }
   sim::SceneDef threaded = scene;
   threaded.settings.threads = threads;
-  auto created = game::Match::create(threaded, std::make_unique<games::SandboxRules>());
+  auto created = game::Match::create(threaded, std::move(rules));
   if (!created) return created.error();
   return SubjectPtr(std::make_unique<MatchSubject>(std::move(*created), inputs));
 }
@@ -164,7 +169,7 @@ std::string check_scene(const DeterminismOptions& o, const std::string& scene, c
   const uint64_t every = o.every.value_or(g.every);
   if (std::string e = check_options_error(o, g, ticks, every); !e.empty()) return "error " + scene + ": " + path + " " + e;
 
-  auto subject = make_subject(def, o.threads, o.match, g.inputs);
+  auto subject = make_subject(def, o.threads, o.match, g.inputs, make_rules(o));
   if (!subject) return "error " + scene + ": " + subject.error().message;
   if (o.match) {
     const std::string rules = static_cast<const MatchSubject&>(**subject).match().spec().name;
@@ -178,7 +183,7 @@ std::string check_scene(const DeterminismOptions& o, const std::string& scene, c
   // Restore each saved state into a fresh instance: it must save back to the same bytes
   // (Rapier's check), and step on to the very same chain.
   for (const auto& [tick, bytes] : saved) {
-    auto fresh = make_subject(def, o.threads, o.match, g.inputs);
+    auto fresh = make_subject(def, o.threads, o.match, g.inputs, make_rules(o));
     if (!fresh) return "error " + scene + ": " + fresh.error().message;
     if (sim::Status st = (*fresh)->restore(bytes); !st) {
       return "error " + scene + ": the state saved at tick " + std::to_string(tick) + " does not restore: " + st.error().message;
@@ -198,8 +203,8 @@ std::string write_scene(const DeterminismOptions& o, const std::string& scene, c
   g.kind = o.match ? ChainKind::Match : ChainKind::World;
   g.ticks = o.ticks.value_or(kDefaultGoldenTicks);
   g.every = o.every.value_or(kDefaultGoldenEvery);
-  if (o.match) g.inputs = scripted_match_inputs(g.ticks);
-  auto subject = make_subject(def, o.threads, o.match, g.inputs);
+  if (o.match) g.inputs = scripted_match_inputs(g.ticks, make_rules(o)->spec().input);
+  auto subject = make_subject(def, o.threads, o.match, g.inputs, make_rules(o));
   if (!subject) return "error " + scene + ": " + subject.error().message;
   if (o.match) g.rules = static_cast<const MatchSubject&>(**subject).match().spec().name;
   Progress progress(scene, g.ticks);

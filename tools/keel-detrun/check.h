@@ -2,6 +2,7 @@
 // implementation behind `keel-sim determinism` and the cross-compiled `keel-detrun`.
 #pragma once
 
+#include <keel/game/registry.h>
 #include <keel/sim/defs.h>
 #include <keel/sim/expected.h>
 
@@ -35,6 +36,9 @@ struct DeterminismOptions {
   /// (or match), check that it saves back to the same bytes and that stepping on from it
   /// reproduces the golden chain to the end.
   std::vector<uint64_t> restore_at;
+  /// The game a match steps (--match); empty: the sandbox. A golden names its game and
+  /// is checked only with that game.
+  game::RulesFactory rules;
 };
 
 inline constexpr uint64_t kDefaultGoldenTicks = 600;

@@ -23,6 +23,7 @@ class DeterminismCommand {
  private:
   CLI::App* cmd_ = nullptr;
   det::DeterminismOptions options_;
+  std::string game_module_;
   uint64_t ticks_ = 0;
   uint64_t every_ = 0;
   CLI::Option* ticks_opt_ = nullptr;

@@ -35,6 +35,9 @@ int main(int argc, char** argv) {
   cmd->add_option("--bots", run.bots, "with --record: this many scripted players join and play the match")
       ->check(CLI::Range(0u, 64u))
       ->needs(record_opt);
+  cmd->add_option("--game", run.game_module, "with --record: the game module (.so) the match runs (default: the sandbox)")
+      ->type_name("PATH")
+      ->needs(record_opt);
 
   keel::tools::DeterminismCommand determinism(app);
 

@@ -3,6 +3,9 @@
 #include <keel/protocol/scene.h>
 #include <keel/replay/writer.h>
 #include <keel/game/match.h>
+#include <keel/game/registry.h>
+#include <keel/game/scripted_input.h>
+#include <keel/games/sandbox.h>
 #include <keel/sim/world.h>
 
 #include <nlohmann/json.hpp>
@@ -11,6 +14,7 @@
 #include <chrono>
 #include <cinttypes>
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <iterator>
@@ -124,31 +128,16 @@ bool save_state_to(const World& world, const std::string& path) {
 // --record steps a Match with zero players instead of a bare World: Match::step({}) is
 // World::step() and nothing else, so the printed World hashes are the same with or
 // without --record, while the recording stores Match hashes like every recording.
-/// A well-mixed value from (bot, n), integer arithmetic only: the same on every machine.
-uint32_t mix(uint32_t bot, uint32_t n) {
-  uint32_t h = bot * 0x9e3779b9u ^ (n + 1u) * 0x85ebca6bu;
-  h ^= h >> 16;
-  h *= 0x7feb352du;
-  h ^= h >> 15;
-  return h;
-}
-
 /// Scripted headless players 1..bots: all join on the first tick, then each picks a new
-/// walk direction, look yaw and buttons every second or so, on its own period.
-game::TickInputs bot_inputs(uint64_t tick, uint32_t bots) {
+/// frame of the game's scripted values (keel/game/scripted_input.h) every second or so,
+/// on its own period.
+game::TickInputs bot_inputs(const game::Layout& layout, uint64_t tick, uint32_t bots) {
   game::TickInputs in;
   for (uint32_t b = 1; b <= bots; ++b) {
     if (tick == 0) in.events.push_back({game::PlayerEvent::Kind::Join, b});
     const uint32_t period = 50u + 7u * b;
     if (tick % period != 0) continue;  // otherwise the match repeats the bot's last frame
-    const uint32_t h = mix(b, uint32_t(tick / period));
-    game::InputFrame f;
-    f.move_x = float(int(h % 5) - 2) * 0.5f;
-    f.move_z = float(int((h / 5) % 5) - 2) * 0.5f;
-    f.look_yaw = float(int((h / 25) % 48) - 24) * 0.125f;
-    if ((h / 1200) % 4 == 0) f.buttons |= sim::kButtonJump;
-    if ((h / 4800) % 3 == 0) f.buttons |= sim::kButtonFire;
-    in.inputs.push_back({b, f});
+    in.inputs.push_back({b, game::scripted_values(layout, b, uint32_t(tick / period))});
   }
   return in;
 }
@@ -164,22 +153,41 @@ struct Recorder {
     }
     std::optional<sim::SceneDef> scene = load_scene(o);
     if (!scene) return false;
-    auto created = game::Match::create(*scene);
+    game::RulesRegistry games = games::builtin_games();
+    std::string name = "sandbox";
+    if (!o.game_module.empty()) {
+      if (sim::Status st = games.add_module(o.game_module); !st) {
+        std::cerr << "keel-sim: --game: " << st.error().message << "\n";
+        return false;
+      }
+      name = games.module_game();
+    }
+    origin = games.origin(name);
+    auto rules = games.make(name);
+    if (!rules) {
+      std::cerr << "keel-sim: " << rules.error().message << "\n";
+      return false;
+    }
+    auto created = game::Match::create(*scene, std::move(*rules));
     if (!created) {
       std::cerr << o.scene << ": " << created.error().message << "\n";
       return false;
     }
     match.emplace(std::move(*created));
     bots = o.bots;
-    auto w = replay::RecordingWriter::create(o.record, *match);
+    replay::WriterOptions wo;
+    wo.game_module = std::filesystem::path(origin.module_path).filename().string();
+    wo.game_build_id = origin.build_id;
+    auto w = replay::RecordingWriter::create(o.record, *match, wo);
     if (!w) std::cerr << w.error().message << "\n";
     else writer.emplace(std::move(*w));
     return w.has_value();
   }
   uint32_t bots = 0;
+  game::GameOrigin origin;
 
   bool step() {
-    sim::Status st = writer->step_and_record(*match, bot_inputs(match->tick(), bots));
+    sim::Status st = writer->step_and_record(*match, bot_inputs(match->input_layout(), match->tick(), bots));
     if (!st) std::cerr << st.error().message << "\n";
     return bool(st);
   }

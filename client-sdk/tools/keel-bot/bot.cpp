@@ -1,6 +1,8 @@
 #include "bot.h"
 
 #include <keel/client/client.h>
+#include <keel/game/scripted_input.h>
+#include <keel/games/sandbox.h>
 #include <keel/protocol/messages.h>
 #include <keel/protocol/token.h>
 
@@ -23,31 +25,64 @@ uint64_t mix(uint64_t z) {
 
 double unit(uint64_t z) { return static_cast<double>(mix(z) >> 11) * (1.0 / 9007199254740992.0); }
 
+constexpr double kTurn = 6.283185307179586;
+
 // Inputs are a pure function of (seed, bot, tick), so a frame resent for the same tick
 // is the same frame and a run is reproducible.
-game::InputFrame random_walk(uint64_t seed, uint32_t bot, uint64_t tick) {
+//
+// The sandbox's bots walk: a new direction every half second, now and then standing,
+// jumping or throwing a ball.
+game::InputFrame sandbox_random_walk(uint64_t seed, uint32_t bot, uint64_t tick) {
   uint64_t leg = tick / 30;  // a new direction every half second at 60 Hz
   uint64_t key = mix(seed ^ (uint64_t{bot} << 40) ^ leg);
-  game::InputFrame f;
-  double angle = unit(key) * 6.283185307179586 - 3.141592653589793;
-  bool stand = unit(key + 1) < 0.2;
-  f.move_z = stand ? 0.0f : 1.0f;
-  f.look_yaw = static_cast<float>(angle);
-  if (unit(key + 2) < 0.1 && tick % 30 == 0) f.buttons |= sim::kButtonJump;
-  if (unit(key + 3) < 0.05 && tick % 30 == 1) f.buttons |= sim::kButtonFire;
-  return f;
+  const double angle = unit(key) * kTurn - kTurn / 2;
+  const bool stand = unit(key + 1) < 0.2;
+  const bool jump = unit(key + 2) < 0.1 && tick % 30 == 0;
+  const bool fire = unit(key + 3) < 0.05 && tick % 30 == 1;
+  return games::sandbox_input(0.0f, stand ? 0.0f : 1.0f, static_cast<float>(angle), jump, fire);
 }
 
-game::InputFrame scripted(uint32_t bot, uint64_t tick) {
-  // Walk a circle: forward, turning a full turn every 8 s, each bot a different phase;
-  // jump every 1.5 s and throw a ball every 2 s. The yaw differs from tick to tick, so
-  // in a recording an input the server applied is told apart from a repeated one.
+// Any other game's bots pick a fresh frame of values within the layout's ranges every
+// half second (keel/game/scripted_input.h).
+game::InputFrame random_values(const game::Layout& layout, uint64_t seed, uint32_t bot, uint64_t tick) {
+  return game::scripted_values(layout, bot, uint32_t(mix(seed ^ (tick / 30)) & 0xffffffffu));
+}
+
+// Scripted: every field sweeps its range smoothly, each bot at its own phase, and each
+// bool or button is pressed for a tick on its own period. The values differ from tick to
+// tick, so in a recording an input the server applied is told apart from a repeated one.
+// For the sandbox this walks a circle, turning a full turn every 8 s, jumping every 1.5 s
+// and throwing a ball every 2 s.
+game::InputFrame scripted_sweep(const game::Layout& layout, uint32_t bot, uint64_t tick) {
   game::InputFrame f;
-  f.move_z = 1.0f;
-  double phase = static_cast<double>(tick % 480) / 480.0 + bot * 0.25;
-  f.look_yaw = static_cast<float>(std::fmod(phase, 1.0) * 6.283185307179586 - 3.141592653589793);
-  if ((tick + bot * 7) % 90 == 0) f.buttons |= sim::kButtonJump;
-  if ((tick + bot * 11) % 120 == 0) f.buttons |= sim::kButtonFire;
+  const double phase = std::fmod(static_cast<double>(tick % 480) / 480.0 + bot * 0.25, 1.0);
+  const double wave = phase < 0.5 ? 2 * phase : 2 - 2 * phase;  // 0 .. 1 .. 0
+  for (uint32_t i = 0; i < layout.size(); ++i) {
+    const game::Field& field = layout.field(i);
+    const uint64_t period = 90 + 30 * i;
+    const bool pulse = (tick + bot * 7 + i * 11) % period == 0;
+    switch (field.kind) {
+      case game::FieldKind::Bool: layout.set_bool(f, i, pulse); break;
+      case game::FieldKind::Buttons:
+        for (uint32_t b = 0; b < field.labels.size(); ++b) {
+          layout.set_button(f, i, b, (tick + bot * 7 + b * 30) % (90 + 30 * b) == 0);
+        }
+        break;
+      case game::FieldKind::Enum:
+      case game::FieldKind::Int:
+        layout.set_code(f, layout.first_component(i), uint32_t(wave * field.max_code(0) + 0.5));
+        break;
+      case game::FieldKind::Fixed: layout.set_number(f, i, float(field.lo.x + wave * (field.hi.x - field.lo.x))); break;
+      case game::FieldKind::Stick: layout.set_stick(f, i, 0.0f, 1.0f); break;  // full ahead
+      case game::FieldKind::Angle: layout.set_angle(f, i, float(phase * kTurn - kTurn / 2)); break;
+      case game::FieldKind::Direction3:
+        layout.set_direction3(f, i, sim::Vec3(float(std::cos(phase * kTurn)), 0.3f, float(std::sin(phase * kTurn))));
+        break;
+      case game::FieldKind::Point3:
+        layout.set_point3(f, i, field.lo + (field.hi - field.lo) * float(wave));
+        break;
+    }
+  }
   return f;
 }
 
@@ -122,13 +157,20 @@ std::unique_ptr<Bot> make_bot(const BotOptions& o, uint32_t i, const protocol::T
   if (o.max_rollback > 0) cc.prediction.max_rollback_ticks = o.max_rollback;
   cc.prediction.dump_dir = o.dump_dir;
   cc.token_source = mint;
+  if (o.rules) cc.prediction.rules = o.rules;
+  const game::GameSpec spec = o.rules ? o.rules()->spec() : games::SandboxRules::make_spec();
+  const bool sandbox = spec.name == "sandbox" && !o.rules;
   uint64_t seed = o.seed;
   switch (o.inputs) {
     case InputKind::RandomWalk:
-      cc.input_source = [seed, i](uint64_t tick) { return random_walk(seed, i, tick); };
+      if (sandbox) {
+        cc.input_source = [seed, i](uint64_t tick) { return sandbox_random_walk(seed, i, tick); };
+      } else {
+        cc.input_source = [layout = spec.input, seed, i](uint64_t tick) { return random_values(layout, seed, i, tick); };
+      }
       break;
     case InputKind::Script:
-      cc.input_source = [i](uint64_t tick) { return scripted(i, tick); };
+      cc.input_source = [layout = spec.input, i](uint64_t tick) { return scripted_sweep(layout, i, tick); };
       break;
     case InputKind::Idle:
       break;

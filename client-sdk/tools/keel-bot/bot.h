@@ -2,6 +2,7 @@
 #pragma once
 
 #include <keel/client/link_conditioner.h>
+#include <keel/game/registry.h>
 
 #include <atomic>
 #include <cstdint>
@@ -34,6 +35,9 @@ struct BotOptions {
   std::optional<double> outage_at;    ///< s: every bot's link goes dead ...
   double outage_seconds = 3;          ///< ... for this long
   bool quiet = false;
+  /// The game the server runs (its input layout drives the inputs; predicting bots step
+  /// it): empty, the sandbox. keel-bot's --game loads a module into it.
+  game::RulesFactory rules;
   /// When set and true (a signal handler sets it), the run ends early with a summary.
   const std::atomic<bool>* stop = nullptr;
 };

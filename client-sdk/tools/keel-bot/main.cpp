@@ -53,7 +53,7 @@ int main(int argc, char** argv) {
   app.add_option("--match", o.match_id, "match id in the minted tokens");
   app.add_option("--first-client-id", o.first_client_id, "bot i uses client id FIRST+i")->check(CLI::Range(1ull, 1ull << 62));
   app.add_option("--token-timeout", o.token_timeout, "connection time-out written into tokens (s)")->check(CLI::Range(1u, 3600u));
-  app.add_option("--inputs", inputs, "random (random walk), script (walk a circle) or idle")
+  app.add_option("--inputs", inputs, "random (random values in range; the sandbox's bots random-walk), script (every field sweeps its range; the sandbox's bots walk a circle) or idle")
       ->check(CLI::IsMember({"random", "script", "idle"}));
   app.add_option("--update-hz", o.update_hz, "client updates per second")->check(CLI::Range(10.0, 2000.0));
   app.add_option("--interp-delay", o.interpolation_delay, "interpolation delay in snapshot intervals (0 = default 3)");
@@ -63,7 +63,18 @@ int main(int argc, char** argv) {
   app.add_option("--outage-at", outage_at, "every bot's link drops everything from this second ...");
   app.add_option("--outage-seconds", o.outage_seconds, "... for this long");
   app.add_flag("--quiet", o.quiet, "no progress lines on stderr");
+  std::string game_module;
+  app.add_option("--game", game_module, "the game module (.so) the server runs: its input layout drives the bots")
+      ->type_name("PATH");
   CLI11_PARSE(app, argc, argv);
+  if (!game_module.empty()) {
+    keel::game::RulesRegistry modules;
+    if (keel::sim::Status st = modules.add_module(game_module); !st) {
+      std::cerr << "keel-bot: --game: " << st.error().message << "\n";
+      return 1;
+    }
+    o.rules = *modules.factory(modules.module_game());
+  }
   o.predict = mode == "predict";
   o.inputs = inputs == "script" ? keel::bot::InputKind::Script
              : inputs == "idle" ? keel::bot::InputKind::Idle

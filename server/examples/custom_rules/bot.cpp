@@ -21,11 +21,12 @@ namespace {
 
 // A new heading every half second, and a lift now and then: enough to move the balls.
 keel::game::InputFrame wander(uint32_t bot, uint64_t tick) {
+  static const keel::game::Layout layout = hover::HoverRules::make_spec().input;
   keel::game::InputFrame f;
   uint64_t leg = tick / 30 + bot * 7;
-  f.move_z = 1.0f;
-  f.look_yaw = static_cast<float>(leg % 12) * 0.5f - 3.0f;
-  if (leg % 5 == 0) f.buttons = keel::sim::kButtonJump;
+  layout.set_stick(f, hover::HoverRules::kMove, 0.0f, 1.0f);
+  layout.set_angle(f, hover::HoverRules::kLookYaw, static_cast<float>(leg % 12) * 0.5f - 3.0f);
+  layout.set_bool(f, hover::HoverRules::kLiftOn, leg % 5 == 0);
   return f;
 }
 

@@ -10,6 +10,7 @@
 #include <keel/sim/det_math.h>
 #include <keel/game/match.h>
 #include <keel/game/registry.h>
+#include <keel/games/sandbox.h>
 
 #include <memory>
 #include <string>
@@ -17,13 +18,29 @@
 namespace hover {
 
 using namespace keel::sim;
+using keel::game::InputFrame;
+using keel::game::Match;
+using keel::game::PlayerSlot;
 
-class HoverRules final : public Rules {
+class HoverRules final : public keel::game::Rules {
  public:
   static constexpr float kSpeed = 6.0f;  // m/s
   static constexpr float kLift = 3.0f;   // m/s
+  // The input fields, in declaration order.
+  static constexpr uint32_t kMove = 0;     // stick: x right, y forward
+  static constexpr uint32_t kLookYaw = 1;  // angle: 0 looks along -Z
+  static constexpr uint32_t kLiftOn = 2;   // bool
 
-  std::string name() const override { return "hover"; }
+  static keel::game::GameSpec make_spec() {
+    keel::game::GameSpec spec;
+    spec.name = "hover";
+    spec.input.add_stick("move", 127);
+    spec.input.add_angle("look_yaw", 16);
+    spec.input.add_bool("lift");
+    spec.max_bodies_per_player = 1;
+    return spec;
+  }
+  keel::game::GameSpec spec() const override { return make_spec(); }
 
   void on_join(Match& match, PlayerSlot& slot) override {
     BodyDef def;
@@ -51,19 +68,21 @@ class HoverRules final : public Rules {
     World& world = match.world_for_rules();
     BodyId body = world.find_body(slot.character);
     if (!body.valid()) return;
+    const keel::game::Layout& layout = match.input_layout();
     // Yaw 0 looks along -Z; +x is to the right of the look direction.
-    auto sc = dmath::sincos(in.look_yaw);
+    auto sc = dmath::sincos(layout.angle(in, kLookYaw));
     Vec3 forward(-sc.sin, 0.0f, -sc.cos);
     Vec3 right(sc.cos, 0.0f, -sc.sin);
-    Vec3 v = (forward * in.move_z + right * in.move_x) * kSpeed;
-    v.y = (in.buttons & kButtonJump) ? kLift : 0.0f;
+    const Vec3 move = layout.stick(in, kMove);
+    Vec3 v = (forward * move.y + right * move.x) * kSpeed;
+    v.y = layout.boolean(in, kLiftOn) ? kLift : 0.0f;
     world.set_linear_velocity(body, v);
   }
 };
 
-/// Keel's built-in rules plus these: what the example's replay tool knows.
-inline RulesRegistry rules_registry() {
-  return RulesRegistry::builtin().add([] { return std::make_unique<HoverRules>(); });
+/// Keel's built-in games plus this one: what the example's replay tool knows.
+inline keel::game::RulesRegistry rules_registry() {
+  return keel::games::builtin_games().add([] { return std::make_unique<HoverRules>(); });
 }
 
 }  // namespace hover
