@@ -198,6 +198,40 @@ TEST(Pushball, KickoffDirectionComesFromTheGeneratorAndTheClockEndsADraw) {
   EXPECT_TRUE(m.events().empty());  // round_over is sent once
 }
 
+TEST(Pushball, HostileFramesAndChurnKeepTheWorldSound) {
+  // Raw codes anywhere in 32 bits (the match sanitises them), players joining and
+  // leaving every few ticks: the game must keep every body finite and its state bounded.
+  Match m = new_match();
+  uint64_t seed = 0x1234567u;
+  auto next = [&seed] {  // SplitMix64: the test's own generator
+    uint64_t z = (seed += 0x9E3779B97F4A7C15ull);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+  };
+  for (uint64_t t = 0; t < 1500; ++t) {
+    TickInputs in;
+    const uint32_t who = uint32_t(next() % 8) + 1;
+    if (t % 7 == 0) in.events.push_back({m.find_player(who) ? PlayerEvent::Kind::Leave : PlayerEvent::Kind::Join, who});
+    for (uint32_t p = 1; p <= 8; ++p) {
+      InputFrame f;
+      for (uint32_t& c : f.code) c = uint32_t(next());
+      in.inputs.push_back({p, f});
+    }
+    m.step(in);
+    const auto fault = m.world().first_non_finite_body();
+    ASSERT_FALSE(fault) << "tick " << t << ": body " << fault->body << " " << fault->field;
+    for (const PlayerSlot& slot : m.players()) {
+      ASSERT_LE(slot.state.get_u32(pb::player::kChargeTicks), pb::kMaxCharge);
+      ASSERT_TRUE(m.input_layout().valid(slot.last_input));
+    }
+    // The scene's 5 bodies, one ball (a goal's old ball is gone by the end of the step) and a
+    // pusher each.
+    ASSERT_EQ(m.world().body_count(), 5u + 1u + m.players().size()) << "tick " << t;
+  }
+  EXPECT_GE(m.state().get_u32(pb::global::kJoined), 8u);
+}
+
 // --- the scripted match ---
 
 // The four players' inputs for the coming tick, from the match as it is. Every player
