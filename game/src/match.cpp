@@ -81,8 +81,14 @@ uint32_t Match::random_below(uint32_t bound) {
   }
 }
 
+uint64_t Match::next_fire_tick() const {
+  // The next pass over the timers is the coming step's, except while a step runs before
+  // its world step: that step's pass is over, so the next is the following step's.
+  return world_.tick() + (before_world_step_ ? 1 : 0);
+}
+
 bool Match::set_timer(uint32_t timer, uint32_t ticks) {
-  uint64_t due = world_.tick() + std::max<uint32_t>(ticks, 1);
+  uint64_t due = next_fire_tick() + std::max<uint32_t>(ticks, 1) - 1;
   auto it = std::lower_bound(timers_.begin(), timers_.end(), timer,
                              [](const Timer& t, uint32_t id) { return t.id < id; });
   if (it != timers_.end() && it->id == timer) {
@@ -100,7 +106,7 @@ void Match::cancel_timer(uint32_t timer) {
 
 uint64_t Match::timer_remaining(uint32_t timer) const {
   for (const Timer& t : timers_) {
-    if (t.id == timer) return t.due > world_.tick() ? t.due - world_.tick() : 1;
+    if (t.id == timer) return t.due >= next_fire_tick() ? t.due - next_fire_tick() + 1 : 1;
   }
   return 0;
 }
@@ -184,6 +190,7 @@ void Match::fire_timers() {
 
 void Match::step(const TickInputs& in) {
   events_.clear();
+  before_world_step_ = true;
   for (const PlayerEvent& e : in.events) {
     if (e.kind == PlayerEvent::Kind::Join) join(e.player);
     else leave(e.player);
@@ -209,6 +216,7 @@ void Match::step(const TickInputs& in) {
   }
   apply_body_changes();
   world_.step();
+  before_world_step_ = false;
   rules_->after_step(*this);
   apply_body_changes();
 }
@@ -300,6 +308,7 @@ Status Match::restore_state(std::span<const uint8_t> bytes) {
   joins_ = joins;
   pending_.clear();
   events_.clear();
+  before_world_step_ = false;
   return Status::ok();
 }
 

@@ -151,6 +151,7 @@ class Match {
   void leave(uint32_t player);
   void fire_timers();
   void apply_body_changes();
+  uint64_t next_fire_tick() const;  // the world tick of the next step that fires timers
 
   sim::SceneDef scene_;
   sim::World world_;
@@ -167,6 +168,9 @@ class Match {
   // the events of the last step (outputs of a step, recorded and sent, never read back).
   std::vector<BodyChange> pending_;
   std::vector<GameEvent> events_;
+  // Not state either: true inside step() until the world has stepped (false between
+  // steps), so "ticks steps from now" means the same from every hook.
+  bool before_world_step_ = false;
 };
 
 }  // namespace keel::game
