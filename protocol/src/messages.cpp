@@ -37,8 +37,11 @@ DropReason check_handshake(const fb::Message& m) {
       if (size_of(c->challenge()) > L::kMaxChallengeBytes) return DropReason::OutOfRange;
       return check_version(c->protocol_version());
     }
-    case fb::Body::ConnectionAccept:
-      return check_version(m.body_as_ConnectionAccept()->protocol_version());
+    case fb::Body::ConnectionAccept: {
+      auto* a = m.body_as_ConnectionAccept();
+      if (a->game() != nullptr && a->game()->size() > game::kMaxNameBytes) return DropReason::OutOfRange;
+      return check_version(a->protocol_version());
+    }
     case fb::Body::ConnectionDeny: {
       auto* d = m.body_as_ConnectionDeny();
       if (d->reason() > fb::DenyReason::MAX) return DropReason::OutOfRange;
@@ -71,6 +74,12 @@ DropReason check_gameplay(const fb::Message& m) {
       auto* r = m.body_as_ServerInputFrameRun();
       bool ok = r->count() >= 1 && r->count() <= FrameWindow::kMaxFrames && r->payload() != nullptr &&
                 r->first_tick() <= UINT64_MAX - r->count();
+      return ok ? DropReason::None : DropReason::OutOfRange;
+    }
+    case fb::Body::GameEvents: {
+      // Decoded against the game's spec by the receiver (decode_game_events).
+      auto* e = m.body_as_GameEvents();
+      bool ok = e->count() >= 1 && e->count() <= game::kMaxEventsPerTick && e->payload() != nullptr;
       return ok ? DropReason::None : DropReason::OutOfRange;
     }
     case fb::Body::Snapshot: {

@@ -1,5 +1,7 @@
 #include "match_host.h"
 
+#include <keel/protocol/game_events.h>
+
 #include <keel/protocol/messages.h>
 #include <keel/protocol/scene.h>
 #include <keel/replay/desync_dump.h>
@@ -315,11 +317,23 @@ void MatchHost::step_one() {
     if (s.frames_on && s.state != SessionState::Closed) s.frames.add(frame);
   }
   remember(from_tick, hash, inputs);
+  send_game_events();
   tick_.store(match_.tick());
   hash_.store(hash);
   uint32_t present = static_cast<uint32_t>(present_.size());
   players_.store(present);
   // Stop-after-ticks counts the start-up match's ticks (the tick thread watches tick()).
+}
+
+// The step's game events go to every playing client on the reliable channel, once and in
+// tick order; a client that is still syncing has not seen the match yet and gets the
+// events from the tick it starts playing at.
+void MatchHost::send_game_events() {
+  if (match_.events().empty()) return;
+  const std::vector<uint8_t> message = kp::encode_game_events(match_.spec(), match_.tick(), match_.events());
+  for (Session& s : sessions_) {
+    if (s.state == SessionState::Playing) send_control(s, message);
+  }
 }
 
 void MatchHost::remember(uint64_t tick, uint64_t hash, const game::TickInputs& inputs) {

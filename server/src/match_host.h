@@ -158,6 +158,7 @@ class MatchHost : public std::enable_shared_from_this<MatchHost> {
   void remember(uint64_t tick, uint64_t hash, const game::TickInputs& inputs);
   void send_snapshots();
   void send_frames();
+  void send_game_events();
   void flush_connections(Now now);
   void write_desync_dump(Session& s, uint64_t tick, uint64_t server_hash, uint64_t reported);
   std::optional<uint64_t> hash_at(uint64_t tick) const;

@@ -25,9 +25,11 @@ const char* to_string(SessionState s) {
 
 namespace {
 
-std::vector<uint8_t> accept_message(uint32_t client_index, uint32_t player, uint32_t tick_rate, uint64_t tick) {
-  flatbuffers::FlatBufferBuilder fbb(64);
-  auto body = fb::CreateConnectionAccept(fbb, kp::kProtocolVersion, client_index, player, tick_rate, tick);
+std::vector<uint8_t> accept_message(uint32_t client_index, uint32_t player, uint32_t tick_rate, uint64_t tick,
+                                    const game::GameSpec& spec) {
+  flatbuffers::FlatBufferBuilder fbb(128);
+  auto body = fb::CreateConnectionAcceptDirect(fbb, kp::kProtocolVersion, client_index, player, tick_rate, tick,
+                                               spec.name.c_str(), game::spec_hash(spec));
   return kp::finish_message(fbb, fb::Body::ConnectionAccept, body.Union());
 }
 
@@ -148,7 +150,7 @@ void MatchHost::open_session(Admission& a, Now now) {
   s.last_heard = now.s();
   services_.metrics.players.fetch_add(1);
   services_.metrics.connections.fetch_add(1);
-  send_control(s, accept_message(index, player, tick_rate_, match_.tick()));
+  send_control(s, accept_message(index, player, tick_rate_, match_.tick(), match_.spec()));
   pending_events_.push_back({game::PlayerEvent::Kind::Join, player});
   broadcast_event(fb::MatchEventKind::PlayerJoined, player);
   services_.log.info("client_joined", {{"match", id_}, {"player", player}, {"client_index", index},

@@ -62,6 +62,31 @@ TEST(Layout, CodeBitsOfEachKind) {
   EXPECT_EQ(one.full_bits(), 0u);
 }
 
+// A default Values (every code 0) is every field at its zero, and valid: what a player
+// that has sent nothing yet applies. A Fixed range without 0 starts at its nearest end.
+TEST(Layout, ZeroCodesAreEveryFieldAtItsZero) {
+  AllKinds k;
+  const Layout& l = k.layout;
+  const Values zero;
+  EXPECT_TRUE(l.valid(zero));
+  EXPECT_FALSE(l.boolean(zero, k.flag));
+  EXPECT_EQ(l.buttons(zero, k.keys), 0u);
+  EXPECT_EQ(l.integer(zero, k.level), 0);
+  EXPECT_EQ(l.format(zero, k.colour), "red");
+  EXPECT_EQ(l.number(zero, k.gain), 0.0f);
+  EXPECT_EQ(l.stick(zero, k.move), sim::Vec3(0.0f));
+  EXPECT_EQ(l.angle(zero, k.yaw), 0.0f);
+  EXPECT_EQ(l.point3(zero, k.spot), sim::Vec3(0.0f));
+  Layout above;
+  const uint32_t f = above.add_fixed("height", 2.0f, 3.0f, 0.125f);
+  EXPECT_EQ(above.number(Values{}, f), 2.0f);
+  Values v;
+  above.set_number(v, f, 0.0f);  // nothing below 2: clamped to it
+  EXPECT_EQ(v.code[0], 0u);
+  above.set_number(v, f, 2.5f);  // 4 steps up: codes count up from the lowest value
+  EXPECT_EQ(v.code[0], 4u);
+}
+
 TEST(Layout, SanitizeClampsEveryKind) {
   AllKinds k;
   const Layout& l = k.layout;
@@ -88,21 +113,22 @@ TEST(Layout, SanitizeClampsEveryKind) {
   EXPECT_EQ(bad.code[20], 0u);
   EXPECT_TRUE(l.sanitize(bad));  // a second pass changes nothing
 
-  // The stick corner (64, 64) lies outside the disc x^2 + y^2 <= 64^2 + 2*64 = 4224:
-  // len = isqrt(8192) = 90, so each axis becomes 64 * 64 / 90 = 45 (4050 <= 4224),
-  // codes 45 + 64 = 109.
+  // Stick codes alternate around the centre: code 2k is +k steps, 2k - 1 is -k. The
+  // corner (+64, +64), codes 128 and 128, lies outside the disc x^2 + y^2 <= 64^2 + 2*64
+  // = 4224: len = isqrt(8192) = 90, so each axis becomes 64 * 64 / 90 = 45 steps (4050 <=
+  // 4224), code 2 * 45 = 90.
   Values corner = v;
   corner.code[l.first_component(k.move)] = 128;
   corner.code[l.first_component(k.move) + 1] = 128;
   EXPECT_FALSE(l.sanitize(corner));
-  EXPECT_EQ(corner.code[l.first_component(k.move)], 109u);
-  EXPECT_EQ(corner.code[l.first_component(k.move) + 1], 109u);
-  // A code past the range is first clamped to 128: (64, 0) is on the disc's edge.
+  EXPECT_EQ(corner.code[l.first_component(k.move)], 90u);
+  EXPECT_EQ(corner.code[l.first_component(k.move) + 1], 90u);
+  // A code past the range is first clamped to 128 (+64 steps): (64, 0) is on the edge.
   Values far = v;
   far.code[l.first_component(k.move)] = 1000;
   EXPECT_FALSE(l.sanitize(far));
   EXPECT_EQ(far.code[l.first_component(k.move)], 128u);
-  EXPECT_EQ(far.code[l.first_component(k.move) + 1], 64u);
+  EXPECT_EQ(far.code[l.first_component(k.move) + 1], 0u);
 }
 
 TEST(Layout, ReadersTurnCodesIntoNumbersByHand) {
@@ -111,27 +137,42 @@ TEST(Layout, ReadersTurnCodesIntoNumbersByHand) {
   Values v;
   auto code = [&](uint32_t field, uint32_t c, uint32_t x) { v.code[l.first_component(field) + c] = x; };
 
+  // Code 0 is every field's zero; the codes of a range around it alternate sides
+  // (0, +1, -1, +2, -2, ...) while both sides have room, then run on along the longer.
   code(k.yaw, 0, 0);
-  EXPECT_EQ(l.angle(v, k.yaw), -kPi);  // code 0 is -pi exactly
-  code(k.yaw, 0, 2048);                // 2^(12-1): -pi + 2048 * 2pi / 4096 = 0
-  EXPECT_EQ(l.angle(v, k.yaw), 0.0f);
+  EXPECT_EQ(l.angle(v, k.yaw), 0.0f);  // code 0 is 0 rad
+  code(k.yaw, 0, 2048);                // 2^(12-1) is the upper half's first: (2048 - 4096) * 2pi / 4096 = -pi
+  EXPECT_EQ(l.angle(v, k.yaw), -kPi);
   code(k.yaw, 0, 1024);
+  EXPECT_FLOAT_EQ(l.angle(v, k.yaw), kPi / 2);
+  code(k.yaw, 0, 3072);
   EXPECT_FLOAT_EQ(l.angle(v, k.yaw), -kPi / 2);
 
-  code(k.gain, 0, 3);  // -1 + 3 * 0.25
+  // gain: [-1, 1] in 0.25 steps, zero 4 steps above -1, so 4 steps each side.
+  code(k.gain, 0, 1);  // -1 step: -0.25
   EXPECT_EQ(l.number(v, k.gain), -0.25f);
+  code(k.gain, 0, 6);  // +3 steps: 0.75
+  EXPECT_EQ(l.number(v, k.gain), 0.75f);
+  code(k.gain, 0, 0);
+  EXPECT_EQ(l.number(v, k.gain), 0.0f);
+  // level: [-5, 10], zero with 5 values below and 10 above: codes 0..10 alternate
+  // (code 9 is -5), codes 11..15 are +6..+10.
   code(k.level, 0, 0);
+  EXPECT_EQ(l.integer(v, k.level), 0);
+  code(k.level, 0, 9);
   EXPECT_EQ(l.integer(v, k.level), -5);
+  code(k.level, 0, 11);
+  EXPECT_EQ(l.integer(v, k.level), 6);
   code(k.level, 0, 15);
   EXPECT_EQ(l.integer(v, k.level), 10);
 
-  code(k.move, 0, 96);  // (96 - 64) / 64
-  code(k.move, 1, 32);  // (32 - 64) / 64
+  code(k.move, 0, 64);  // +32 steps: 32 / 64
+  code(k.move, 1, 63);  // -32 steps
   EXPECT_EQ(l.stick(v, k.move), sim::Vec3(0.5f, -0.5f, 0.0f));
 
-  code(k.spot, 0, 4);   // -10 + 4 * 0.5
-  code(k.spot, 1, 2);   // 0 + 2 * 0.5
-  code(k.spot, 2, 10);  // -5 + 10 * 0.5
+  code(k.spot, 0, 31);  // x: zero 20 steps above -10; -16 steps (code 2 * 16 - 1): -10 + 4 * 0.5
+  code(k.spot, 1, 2);   // y: [0, 4] starts at zero, so codes count up: 0 + 2 * 0.5
+  code(k.spot, 2, 0);   // z: zero
   EXPECT_EQ(l.point3(v, k.spot), sim::Vec3(-8.0f, 1.0f, 0.0f));
 
   code(k.keys, 0, 0b101);
@@ -152,7 +193,6 @@ TEST(Layout, Direction3RoundTripsTheSixAxes) {
   const sim::Vec3 axes[6] = {{1, 0, 0}, {-1, 0, 0}, {0, 1, 0}, {0, -1, 0}, {0, 0, 1}, {0, 0, -1}};
   for (const sim::Vec3& axis : axes) {
     Values v;
-    l.set_stick(v, k.move, 0.0f, 0.0f);  // code 0 of a stick is (-1, -1), outside the disc
     l.set_direction3(v, k.normal, axis);
     ASSERT_TRUE(l.valid(v));
     const sim::Vec3 d = l.direction3(v, k.normal);
@@ -167,15 +207,16 @@ TEST(Layout, WritersRoundAndClamp) {
   AllKinds k;
   const Layout& l = k.layout;
   Values v;
-  l.set_number(v, k.gain, 0.3f);  // nearest step: 0.25 (code 5)
-  EXPECT_EQ(v.code[l.first_component(k.gain)], 5u);
+  l.set_number(v, k.gain, 0.3f);  // nearest step: 0.25, +1 step above zero (code 2)
+  EXPECT_EQ(v.code[l.first_component(k.gain)], 2u);
   l.set_number(v, k.gain, 7.0f);  // clamped to 1 (code 8)
   EXPECT_EQ(l.number(v, k.gain), 1.0f);
-  l.set_angle(v, k.yaw, kPi);  // pi wraps to -pi
-  EXPECT_EQ(v.code[l.first_component(k.yaw)], 0u);
-  l.set_stick(v, k.move, 3.0f, 4.0f);  // scaled onto the rim: (0.6, 0.8) -> codes 102.4, 115.2
-  EXPECT_EQ(v.code[l.first_component(k.move)], 102u);
-  EXPECT_EQ(v.code[l.first_component(k.move) + 1], 115u);
+  l.set_angle(v, k.yaw, kPi);  // pi wraps to -pi: code 2048
+  EXPECT_EQ(v.code[l.first_component(k.yaw)], 2048u);
+  EXPECT_EQ(l.angle(v, k.yaw), -kPi);
+  l.set_stick(v, k.move, 3.0f, 4.0f);  // scaled onto the rim: (0.6, 0.8) -> 38.4 and 51.2 steps
+  EXPECT_EQ(v.code[l.first_component(k.move)], 76u);  // +38 steps
+  EXPECT_EQ(v.code[l.first_component(k.move) + 1], 102u);  // +51 steps
   l.set_integer(v, k.level, -100);
   EXPECT_EQ(l.integer(v, k.level), -5);
   EXPECT_TRUE(l.valid(v));

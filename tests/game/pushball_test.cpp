@@ -2,7 +2,7 @@
 // kick-offs, the clock, and a scripted four-player match stepped at 1, 2 and 4 threads,
 // saved and restored, and checked against its golden hash chain.
 //
-// Regenerate the golden chain (tests/golden/pushball.match.golden) after a change that
+// Regenerate the golden chain (tests/golden/pushball.script.golden) after a change that
 // is meant to change what a pushball step does, and say why in the commit:
 //   KEEL_REGEN_GOLDEN=1 build/bin/keel_game_tests --gtest_filter='Pushball.GoldenHashChain'
 #include "pushball_rules.h"
@@ -31,7 +31,7 @@ using sim::Vec3;
 
 const std::string kModule = std::string(KEEL_GAME_MODULE_DIR) + "/pushball.so";
 const std::string kScene = std::string(KEEL_SOURCE_DIR) + "/games/pushball/pushball.json";
-const std::string kGolden = std::string(KEEL_SOURCE_DIR) + "/tests/golden/pushball.match.golden";
+const std::string kGolden = std::string(KEEL_SOURCE_DIR) + "/tests/golden/pushball.script.golden";
 
 const RulesRegistry& registry() {
   static const RulesRegistry r = [] {
