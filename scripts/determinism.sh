@@ -11,7 +11,8 @@
 # Configurations (names as printed):
 #   gcc-O3        the normal build ($KEEL_BUILD_DIR, default build/: CMake Release, g++
 #                 -O3): keel-sim on the JSON scenes at 1, 2, 4 and 8 threads; at 1 thread
-#                 also save/restore at RESTORE_AT; and the recorded match likewise
+#                 also save/restore at RESTORE_AT; the recorded match and each game
+#                 module's scripted match (GAME_MODULES) likewise
 #   gcc-O3-sse2   the normal build with its AVX contact kernels turned off (KEEL_SIMD=sse2,
 #                 docs/sim.md "Wide solve"), at 2 threads: every other x86-64 configuration
 #                 picks AVX where the CPU has it, so this is the check that both agree
@@ -44,6 +45,12 @@ CONFIGS=${KEEL_DETERMINISM_CONFIGS:-"gcc-O3 gcc-O3-sse2 gcc-O2 gcc-O0 clang14-O2
 JOBS=${KEEL_JOBS:-$(nproc)}
 SCENES=(scenes/*.json)
 MATCH_SCENES=(scenes/demo.json)   # the recorded multi-player match (sandbox rules)
+# Game modules and their scenes: the scripted match of each game (keel-sim determinism
+# --game), checked in the normal build's configurations (the standalone runners step the
+# built-in sandbox only). Module targets are built into $BUILD_DIR/games/<name>.so.
+GAME_MODULES=(pushball)
+declare -A GAME_SCENES=([pushball]=games/pushball/pushball.json)
+GAME_TICKS=1200
 RESTORE_AT=137,300,451            # mid-scene saves; ticks off and on the 10-tick grid
 THREADS=(1 2 4 8)
 # Ticks checked per scene under -O0 and qemu (scene stem -> ticks; absent = all 600),
@@ -131,6 +138,19 @@ run_runner() {
   check "$label match" "$@" --golden "$GOLDEN" --match "${match_bins[@]}"
 }
 
+# check_games LABEL KEEL_SIM... [FLAGS]: each game module's scripted match.
+check_games() {
+  local label=$1 game
+  shift
+  local runner=() flags=()
+  while [ $# -gt 0 ] && [[ "$1" != --* ]]; do runner+=("$1"); shift; done
+  flags=("$@")
+  for game in "${GAME_MODULES[@]}"; do
+    check "$label game $game" "${runner[@]}" determinism --game "$BUILD_DIR/games/$game.so" "${GAME_SCENES[$game]}" \
+      --golden "$GOLDEN" "${flags[@]}"
+  done
+}
+
 bash scripts/setup.sh
 bash scripts/setup.sh --determinism
 mkdir -p "$DET_DIR"
@@ -139,7 +159,7 @@ say "normal build ($BUILD_DIR): keel-sim"
 if [ ! -f "$BUILD_DIR/CMakeCache.txt" ]; then
   cmake -S . -B "$BUILD_DIR" -DCMAKE_BUILD_TYPE=Release >/dev/null
 fi
-cmake --build "$BUILD_DIR" -j"$JOBS" --target keel-sim keel-detrun >/dev/null
+cmake --build "$BUILD_DIR" -j"$JOBS" --target keel-sim keel-detrun "${GAME_MODULES[@]}" >/dev/null
 KEEL_SIM=$BUILD_DIR/bin/keel-sim
 say "normal build ready ($((SECONDS - START)) s): $(sed -n 's/^CMAKE_CXX_COMPILER:[A-Z]*=//p' "$BUILD_DIR/CMakeCache.txt")" \
     "$(sed -n 's/^CMAKE_BUILD_TYPE:[A-Z]*=//p' "$BUILD_DIR/CMakeCache.txt")" \
@@ -149,10 +169,16 @@ if [ "$WRITE" -eq 1 ]; then
   say "writing $GOLDEN from the normal build"
   "$KEEL_SIM" determinism "${SCENES[@]}" --golden "$GOLDEN" --write
   "$KEEL_SIM" determinism "${MATCH_SCENES[@]}" --golden "$GOLDEN" --write --match
-  for g in "$GOLDEN"/*.golden; do
+  for game in "${GAME_MODULES[@]}"; do
+    "$KEEL_SIM" determinism --game "$BUILD_DIR/games/$game.so" "${GAME_SCENES[$game]}" --golden "$GOLDEN" --write \
+      --ticks "$GAME_TICKS"
+  done
+  for g in "$GOLDEN"/*.match.golden "$GOLDEN"/*.golden; do
     stem=$(basename "$g" .golden)
     stem=${stem%.match}
-    [ -f "scenes/$stem.json" ] || say "warning: $g has no scene scenes/$stem.json; delete it if the scene is gone"
+    stem=${stem%.script}
+    [ -f "scenes/$stem.json" ] || [ -n "${GAME_SCENES[$stem]:-}" ] ||
+      say "warning: $g has no scene scenes/$stem.json; delete it if the scene is gone"
   done
 fi
 
@@ -166,12 +192,14 @@ if in_configs gcc-O3; then
     fi
     check "$label" "$KEEL_SIM" determinism "${SCENES[@]}" --golden "$GOLDEN" --threads "$t" "${extra[@]}"
     check "$label match" "$KEEL_SIM" determinism "${MATCH_SCENES[@]}" --golden "$GOLDEN" --match --threads "$t" "${extra[@]}"
+    check_games "$label" "$KEEL_SIM" --threads "$t" "${extra[@]}"
   done
 fi
 
 if in_configs gcc-O3-sse2; then
   check "gcc-O3-sse2 threads=2" env KEEL_SIMD=sse2 "$KEEL_SIM" determinism "${SCENES[@]}" --golden "$GOLDEN" --threads 2
   check "gcc-O3-sse2 match" env KEEL_SIMD=sse2 "$KEEL_SIM" determinism "${MATCH_SCENES[@]}" --golden "$GOLDEN" --match --threads 2
+  check_games "gcc-O3-sse2" env KEEL_SIMD=sse2 "$KEEL_SIM" --threads 2
 fi
 
 # Binary scenes for keel-detrun: no JSON parser in those builds.

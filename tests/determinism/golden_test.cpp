@@ -218,7 +218,8 @@ TEST(GoldenFormat, ErrorsNameTheFileAndLine) {
     std::string error;
   } cases[] = {
       {"golden 1\n", "g:1: not a Keel golden file"},
-      {"keel-golden 2\n", "g:1: golden format version 2 is not supported"},
+      {"keel-golden 3\n", "g:1: golden format version 3 is not supported"},
+      {"keel-golden 1\nkind match sandbox\n", "g:2: a version 1 match golden holds the sandbox's old fixed input fields"},
       {"keel-golden 1\nkind world\ntick 0 0000000000000000\n", "g:3: the header needs kind, ticks and every"},
       {head + "tick 0 0000000000000000\ntick 20 0000000000000000\n", "g:7: expected \"tick 10 ...\""},
       {head + "tick 0 0000000000000000\ntick 10 00000000000000\n", "g:7: tick 10: expected 16 lowercase hex digits"},
@@ -226,9 +227,10 @@ TEST(GoldenFormat, ErrorsNameTheFileAndLine) {
       {head + "input 0 join 1\n", "g:6: input lines belong to \"kind match\" goldens only"},
       {head + "tick 0 0000000000000000\n", "g:6: the chain has 1 tick lines, 3 expected"},
       {head + "tick 0 0000000000000000\nticks 30\n", "g:7: header line \"ticks\" after the first input or tick line"},
-      {"keel-golden 1\nkind match sandbox\nticks 20\nevery 10\ninput 5 frame 2 0 0 0 0\ninput 5 frame 1 0 0 0 0\n",
+      {"keel-golden 2\nkind match sandbox\nticks 20\nevery 10\ninput 5 frame 2 0 0 0 0\ninput 5 frame 1 0 0 0 0\n",
        "g:6: tick 5: frames must be sorted by player"},
-      {"keel-golden 1\nkind match sandbox\nticks 20\nevery 10\ninput 20 join 1\n", "g:5: input tick 20 is out of order"},
+      {"keel-golden 2\nkind match sandbox\nticks 20\nevery 10\ninput 20 join 1\n", "g:5: input tick 20 is out of order"},
+      {"keel-golden 2\nkind match sandbox\nticks 20\nevery 10\ninput 5 frame 2 0 x\n", "g:5: tick 5: frame codes do not parse"},
       {"keel-golden 1\nkind world\nticks 20\nevery 0\n", "g:4: every must be an integer in 1.."},
   };
   for (const Case& c : cases) {

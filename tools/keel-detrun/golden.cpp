@@ -89,9 +89,11 @@ class Parser {
     std::vector<std::string_view> w = split_words(line);
     if (line_no_ == 1) {
       if (w.size() != 2 || w[0] != kMagic) {
-        fail("not a Keel golden file (the first line must be \"keel-golden 1\")");
-      } else if (w[1] != "1") {
-        fail("golden format version " + std::string(w[1]) + " is not supported (this build reads 1)");
+        fail("not a Keel golden file (the first line must be \"keel-golden 2\")");
+      } else if (w[1] == "1") {
+        version_ = 1;  // world chains read the same; a match's frames changed in version 2
+      } else if (w[1] != "2") {
+        fail("golden format version " + std::string(w[1]) + " is not supported (this build reads 1 and 2)");
       }
       return;
     }
@@ -116,6 +118,9 @@ class Parser {
     if (w[0] == "kind") {
       if (w.size() == 2 && w[1] == "world") {
         golden_.kind = ChainKind::World;
+      } else if (w.size() == 3 && w[1] == "match" && version_ == 1) {
+        fail("a version 1 match golden holds the sandbox's old fixed input fields; regenerate it (version 2 holds "
+             "the game's input codes)");
       } else if (w.size() == 3 && w[1] == "match") {
         golden_.kind = ChainKind::Match;
         golden_.rules = std::string(w[2]);
@@ -245,6 +250,7 @@ class Parser {
   const std::string& source_;
   std::string error_;
   size_t line_no_ = 0;
+  int version_ = 2;
   Golden golden_;
   bool have_kind_ = false, have_ticks_ = false, have_every_ = false;
   bool body_started_ = false;

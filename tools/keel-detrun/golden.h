@@ -4,7 +4,8 @@
 //
 // A golden is a text file, one record per line, '#' starts a comment line:
 //
-//   keel-golden 1                  format and version (always the first line)
+//   keel-golden 2                  format and version (always the first line; world chains
+//                                  of version 1 read the same)
 //   scene scenes/pile.json         the scene it was written from (informational)
 //   kind world                     `world`, or `match RULES` for a recorded match
 //   ticks 600                      ticks stepped
@@ -42,7 +43,7 @@ enum class ChainKind : uint8_t {
 };
 
 struct Golden {
-  static constexpr uint32_t kFormatVersion = 1;
+  static constexpr uint32_t kFormatVersion = 2;  ///< 2: match frames are the game's input codes
 
   std::string scene;   ///< the scene file named when it was written (informational)
   ChainKind kind = ChainKind::World;

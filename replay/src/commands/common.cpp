@@ -86,6 +86,24 @@ nlohmann::ordered_json player_json(const game::Match& match, const game::PlayerS
 
 }  // namespace
 
+nlohmann::ordered_json inputs_json(const game::GameSpec& spec, const game::TickInputs& inputs) {
+  nlohmann::ordered_json out = nlohmann::ordered_json::array();
+  for (const game::PlayerInput& in : inputs.inputs) {
+    out.push_back({{"player", in.player}, {"input", values_json(spec.input, in.frame)}});
+  }
+  return out;
+}
+
+nlohmann::ordered_json events_json(const game::GameSpec& spec, const std::vector<game::GameEvent>& events) {
+  nlohmann::ordered_json out = nlohmann::ordered_json::array();
+  for (const game::GameEvent& e : events) {
+    if (e.type >= spec.events.size()) continue;  // the reader checked the recording's events
+    const game::EventType& type = spec.events[e.type];
+    out.push_back({{"event", type.name}, {"payload", values_json(type.payload, e.payload)}});
+  }
+  return out;
+}
+
 nlohmann::ordered_json match_json(const game::Match& match) {
   std::vector<sim::BodyState> states;
   for (sim::BodyId id : match.world().bodies()) states.push_back(match.world().body_state(id));

@@ -31,6 +31,9 @@ class Progress {
 /// Every body (sorted by id) and player of a match as JSON, in the keel-sim
 /// --dump-final vocabulary plus motion type and players.
 nlohmann::ordered_json match_json(const game::Match& match);
+/// A tick's inputs and events by the game's declared names (dump, export).
+nlohmann::ordered_json inputs_json(const game::GameSpec& spec, const game::TickInputs& inputs);
+nlohmann::ordered_json events_json(const game::GameSpec& spec, const std::vector<game::GameEvent>& events);
 
 /// Where two recordings first differ: `tick` is the first tick both hold whose hashes
 /// differ (nullopt when every common tick matches), `inputs_at` the first whose inputs do.

@@ -68,6 +68,8 @@ int run_cli(int argc, const char* const* argv, const game::RulesRegistry& builti
   exp->add_option("rec", e.rec, "recording (.krec)")->required();
   exp->add_option("--csv", e.csv, "output CSV file")->required();
   exp->add_option("--every", e.every, "export every K-th tick (default 1)")->check(CLI::Range(uint64_t(1), uint64_t(1) << 40));
+  exp->add_option("--inputs", e.inputs_csv, "also write every applied input as CSV: tick, player, one column per field");
+  exp->add_option("--events", e.events_csv, "also write every game event as CSV: tick, event, its payload fields");
   add_range(exp, e.from, e.to);
   add_threads(exp, e.threads);
 

@@ -75,9 +75,12 @@ struct ExportArgs {
   std::optional<uint64_t> to;
   uint64_t every = 1;
   uint32_t threads = 1;
+  std::string inputs_csv;  ///< --inputs: also every applied input, one column per declared field
+  std::string events_csv;  ///< --events: also every game event, with its payload by field name
 };
 /// export --csv: one row per body per exported tick (tick, body, position, rotation,
-/// linear and angular velocity, sleeping).
+/// linear and angular velocity, sleeping); --inputs and --events: the inputs each tick
+/// was stepped with and the game events it emitted, by the game's declared names.
 int export_csv(const ExportArgs& args, Io io);
 
 struct ViewArgs {
