@@ -53,6 +53,15 @@ fi
 # target that steps a world checks the sim too); found by the glob above; seeds are
 # real saved states in tests/fuzz/corpus/sim_restore_state/.
 # --- end of sim targets ----------------------------------------------------------------
+# --- game targets ----------------------------------------------------------------------
+# fuzz_game_values: game::read_spec (a spec's name, input layout, state layout and event
+# types) and the values read against a layout (read_values, read_values_change): the
+# sandbox's, one of every kind, none, or one read from the input. Built by
+# tests/fuzz/CMakeLists.txt, which instruments keel_game for every target; found by the
+# glob above. fuzz_protocol_input picks its layout the same way (tests/fuzz/fuzz_layouts.h).
+# Seeds in tests/fuzz/corpus/{game_values,protocol_input}/ are written by
+#   KEEL_WRITE_FUZZ_SEEDS=tests/fuzz/corpus build/bin/keel_protocol_tests --gtest_filter='FuzzSeeds.*'
+# --- end of game targets ---------------------------------------------------------------
 
 # -O1 with line tables and asserts on (no NDEBUG): what libFuzzer recommends, quicker to
 # build than -O2 -g, and enough for symbolised stack traces.

@@ -11,8 +11,6 @@ size_t size_of(const V* v) {
   return v == nullptr ? 0 : v->size();
 }
 
-bool finite(float f) { return std::isfinite(f); }
-
 DropReason check_version(uint32_t version) {
   return version == kProtocolVersion ? DropReason::None : DropReason::VersionMismatch;
 }

@@ -3,7 +3,10 @@
 // nested table), as a receiver might, so ASan sees any read the Verifier let through
 // outside the buffer, and the range checks are re-asserted: an accepted message with an
 // unknown enum or too long a vector is reported as a crash. Covers every Body member,
-// ClientHello included. ServerInputFrame also goes through decode_server_input_frame().
+// ClientHello included; protocol 1's ServerInputFrame must be refused. Frame runs are decoded
+// against the sandbox's input layout.
+#include "fuzz_layouts.h"
+
 #include <keel/protocol/frame_window.h>
 #include <keel/protocol/messages.h>
 
@@ -72,27 +75,14 @@ uint64_t read_handshake_body(const fb::Message& m) {
   }
 }
 
-uint64_t read_input_frame(const fb::ServerInputFrame& f) {
-  uint64_t s = f.tick() + f.state_hash();
-  if (f.events() != nullptr) {
-    for (const auto* e : *f.events()) s += static_cast<uint64_t>(e->kind()) + e->player();
-  }
-  if (f.inputs() != nullptr) {
-    for (const auto* in : *f.inputs()) {
-      s += in->player() + in->buttons();
-      s += static_cast<uint64_t>(in->move_x() + in->move_z() + in->look_yaw() != 0.0f);
-    }
-  }
-  kp::InputFrameMessage decoded;
-  require(kp::decode_server_input_frame(f, decoded) == kp::DropReason::None,
-          "a server input frame that does not decode");
-  return s + decoded.inputs.inputs.size();
-}
-
+// The gate checks a run's bounds only; its payload is decoded against the game's input
+// layout (here the sandbox's), and may be refused there.
 uint64_t read_input_frame_run(const fb::ServerInputFrameRun& run) {
+  static const keel::game::Layout sandbox = keel::fuzz::sandbox_layout();
+  require(run.count() >= 1 && run.count() <= kp::FrameWindow::kMaxFrames, "a bad run count");
+  require(run.payload() != nullptr, "a run without a payload");
   std::vector<kp::InputFrameMessage> frames;
-  require(kp::decode_input_frame_run(run, frames) == kp::DropReason::None,
-          "an input frame run that does not decode");
+  if (kp::decode_input_frame_run(sandbox, run, frames) != kp::DropReason::None) return run.count();
   require(frames.size() == run.count(), "a run decoded into another number of frames");
   uint64_t s = 0;
   for (const auto& f : frames) s += f.tick + f.state_hash + f.inputs.inputs.size() + f.inputs.events.size();
@@ -116,7 +106,8 @@ uint64_t read_gameplay_body(const fb::Message& m) {
              b->ack_input_frame_tick();
     }
     case fb::Body::ServerInputFrame:
-      return read_input_frame(*m.body_as_ServerInputFrame());
+      require(false, "protocol 1's ServerInputFrame (protocol 2 refuses it)");
+      return 0;
     case fb::Body::ServerInputFrameRun:
       return read_input_frame_run(*m.body_as_ServerInputFrameRun());
     case fb::Body::Snapshot: {
