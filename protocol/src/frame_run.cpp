@@ -83,7 +83,9 @@ DropReason decode_input_frame_run(const game::Layout& layout, const fb::ServerIn
     const int64_t n_inputs = r.read_int(0, game::kMaxPlayersPerMatch);
     cur.assign(size_t(r.ok() ? n_inputs : 0), game::PlayerInput{});
     for (size_t i = 0; i < cur.size() && r.ok(); ++i) {
-      if (!read_input(r, layout, i < prev.size() ? &prev[i] : nullptr, cur[i])) return DropReason::OutOfRange;
+      if (!read_input(r, layout, i < prev.size() ? &prev[i] : nullptr, cur[i])) {
+        return r.ok() ? DropReason::OutOfRange : DropReason::MalformedPayload;
+      }
       // Sorted, unique player ids: the order the match applies them in.
       if (i > 0 && cur[i - 1].player >= cur[i].player) return DropReason::OutOfRange;
     }

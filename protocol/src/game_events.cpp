@@ -36,7 +36,9 @@ DropReason decode_game_events(const game::GameSpec& spec, const fb::GameEvents& 
     game::GameEvent e;
     e.type = uint32_t(r.read_int(0, types - 1));
     if (!r.ok()) break;
-    if (!detail::read_full(r, spec.events[e.type].payload, e.payload)) return DropReason::OutOfRange;
+    if (!detail::read_full(r, spec.events[e.type].payload, e.payload)) {
+      return r.ok() ? DropReason::OutOfRange : DropReason::MalformedPayload;
+    }
     out.push_back(e);
   }
   if (!r.ok()) return DropReason::MalformedPayload;

@@ -26,12 +26,7 @@ bool read_full(BitReader& r, const game::Layout& layout, game::Values& v) {
       v.code[first + c] = bits ? r.read_bits(bits) : 0;
     }
   }
-  if (!r.ok()) return false;
-  if (!layout.valid(v)) {
-    r.fail();
-    return false;
-  }
-  return true;
+  return r.ok() && layout.valid(v);
 }
 
 void write_change(BitWriter& w, const game::Layout& layout, const game::Values& p, const game::Values& v) {
@@ -78,10 +73,7 @@ bool read_change(BitReader& r, const game::Layout& layout, const game::Values& b
       case FieldKind::Angle: {
         const uint32_t mask = f.max_code(0);
         int64_t d = r.read_golomb();
-        if (d < -int64_t(mask >> 1) - 1 || d > int64_t(mask >> 1)) {
-          r.fail();
-          return false;
-        }
+        if (d < -int64_t(mask >> 1) - 1 || d > int64_t(mask >> 1)) return false;
         v.code[first] = uint32_t(int64_t(v.code[first]) + d) & mask;
         break;
       }
@@ -89,20 +81,13 @@ bool read_change(BitReader& r, const game::Layout& layout, const game::Values& b
         for (uint32_t c = 0; c < f.components(); ++c) {
           const Field::Axis a = f.axis(c);
           int64_t k = f.index_of(c, std::min(v.code[first + c], f.max_code(c))) + r.read_golomb();
-          if (k < a.lo || k > a.hi) {
-            r.fail();
-            return false;
-          }
+          if (r.ok() && (k < a.lo || k > a.hi)) return false;
           v.code[first + c] = f.code_of(c, k);
         }
     }
   }
-  if (!r.ok()) return false;
-  if (!layout.valid(v)) {  // a stick outside its disc, buttons past the declared ones
-    r.fail();
-    return false;
-  }
-  return true;
+  // A stick outside its disc, an enum past its count.
+  return r.ok() && layout.valid(v);
 }
 
 }  // namespace keel::protocol::detail

@@ -19,12 +19,13 @@
 namespace keel::protocol::detail {
 
 void write_full(BitWriter& w, const game::Layout& layout, const game::Values& v);
-/// False (and the stream marked bad) for codes outside their ranges.
+/// False for codes outside their ranges (the stream stays ok: the caller tells a value out
+/// of range, OutOfRange, from bits that ran out, !r.ok() and MalformedPayload).
 bool read_full(BitReader& r, const game::Layout& layout, game::Values& v);
 
 void write_change(BitWriter& w, const game::Layout& layout, const game::Values& before, const game::Values& v);
 /// Reads a write_change record against `before` into `v`; false for a value that leaves
-/// its range (the stream is then marked bad).
+/// its range or bits that ran out (as read_full).
 bool read_change(BitReader& r, const game::Layout& layout, const game::Values& before, game::Values& v);
 
 }  // namespace keel::protocol::detail

@@ -35,7 +35,7 @@ DropReason decode_inputs(const game::Layout& layout, std::span<const uint8_t> by
   for (uint32_t i = 0; i < count && r.ok(); ++i) {
     game::InputFrame f;
     bool ok = i == 0 ? detail::read_full(r, layout, f) : detail::read_change(r, layout, out.back(), f);
-    if (!ok) return DropReason::OutOfRange;
+    if (!ok) return r.ok() ? DropReason::OutOfRange : DropReason::MalformedPayload;
     out.push_back(f);
   }
   if (!r.ok()) return DropReason::MalformedPayload;

@@ -104,9 +104,10 @@ TEST(Messages, GameplayRoundTrips) {
   EXPECT_EQ(info->size(), 4u << 20);
 }
 
-// ServerInputFrameRun's round trip is in frame_run_test.cpp, with its codec. A message
-// appended to the Body union needs a round trip too: this stops the build until it has one.
-static_assert(fb::Body::MAX == fb::Body::ServerInputFrameRun,
+// ServerInputFrameRun's round trip is in frame_run_test.cpp and GameEvents' in
+// game_events_test.cpp, with their codecs. A message appended to the Body union needs a
+// round trip too: this stops the build until it has one.
+static_assert(fb::Body::MAX == fb::Body::GameEvents,
               "a new message in messages.fbs needs a round trip in messages_test.cpp");
 
 TEST(Messages, ClientHelloRoundTrips) {
