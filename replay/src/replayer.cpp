@@ -21,7 +21,10 @@ sim::Expected<std::unique_ptr<game::Rules>> make_rules(const std::string& name, 
 
 sim::Status check_game_origin(const Header& header, const game::RulesRegistry& registry) {
   const game::GameOrigin origin = registry.origin(header.game);
-  if (header.game_build_id.empty() || origin.build_id == header.game_build_id) return sim::Status::ok();
+  // An unknown name is make_rules' refusal to make (it lists what the program knows).
+  if (header.game_build_id.empty() || !registry.knows(header.game) || origin.build_id == header.game_build_id) {
+    return sim::Status::ok();
+  }
   // The same name from another build may compute other bits: refuse rather than report a
   // desync that is only a different module.
   return sim::Error{"the recording ran game \"" + header.game + "\" from module " + header.game_module + " build " +

@@ -507,6 +507,9 @@
     if (!$('contacts').checked) { /* nothing */ } else if (!contactSamples.length) parts.push('contacts were left out of this page');
     else if (r.contactTick !== r.shown) parts.push('contacts shown: tick ' + r.contactTick);
     $('sampling').textContent = parts.join('; ');
+    // The game events of the shown tick, by the game's own names.
+    const here = (meta.events || []).filter((e) => e.tick === r.shown);
+    $('events').textContent = here.length ? 'events: ' + here.map((e) => e.name + (e.payload ? ' (' + e.payload + ')' : '')).join('; ') : '';
     $('timeline').value = String(r.shown);
     if (document.activeElement !== $('tickinput')) $('tickinput').value = String(r.shown);
   }
@@ -567,6 +570,7 @@
       $('marks').appendChild(m);
     };
     for (const t of meta.not_reproduced.slice(0, 200)) place(t, 'rerun', 'tick ' + t + ' not reproduced here');
+    for (const e of meta.events || []) place(e.tick, 'event', 'tick ' + e.tick + ': ' + e.name + (e.payload ? ' ' + e.payload : ''));
     if (firstDiverged !== null) place(firstDiverged, 'diverge', 'diverges at ' + firstDiverged);
   })();
 

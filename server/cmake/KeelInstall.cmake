@@ -63,7 +63,8 @@ write_basic_package_version_file(${CMAKE_CURRENT_BINARY_DIR}/KeelConfigVersion.c
 install(FILES ${CMAKE_CURRENT_BINARY_DIR}/KeelConfig.cmake ${CMAKE_CURRENT_BINARY_DIR}/KeelConfigVersion.cmake
         DESTINATION ${KEEL_INSTALL_CMAKEDIR})
 
-# The test: install into a fresh prefix and build server/examples/custom_rules against it.
+# The test: install into a fresh prefix, build server/examples/custom_rules and the
+# pushball game module against it.
 # Added at the end of the top-level directory, where enable_testing() has run.
 function(keel_add_install_test)
   if(NOT KEEL_BUILD_TESTS)
@@ -73,6 +74,7 @@ function(keel_add_install_test)
            COMMAND ${CMAKE_COMMAND}
                    -DKEEL_BUILD_DIR=${PROJECT_BINARY_DIR}
                    -DKEEL_EXAMPLE_DIR=${PROJECT_SOURCE_DIR}/server/examples/custom_rules
+                   -DKEEL_SOURCE_DIR=${PROJECT_SOURCE_DIR}
                    -DKEEL_WORK_DIR=${PROJECT_BINARY_DIR}/test-install
                    -P ${PROJECT_SOURCE_DIR}/server/cmake/test_install.cmake)
   set_tests_properties(keel_install_builds_custom_server PROPERTIES TIMEOUT 600 LABELS "install")

@@ -1,9 +1,14 @@
-# Installs the build at KEEL_BUILD_DIR into a fresh prefix, configures and builds the
-# custom-rules example (server, replay tool, bot) against it with find_package(Keel), then
-# plays a predicting bot against the example's server so the hover rules run, and checks
-# that the bot never disagreed with the server, that the example's replay tool verifies the
-# recording, and that stock keel-replay refuses it clearly. Run by ctest
-# (keel_install_builds_custom_server); about 10 s after the build.
+# Installs the build at KEEL_BUILD_DIR into a fresh prefix, then
+#  - configures and builds the custom-rules example (server, replay tool, bot) against it
+#    with find_package(Keel), plays a predicting bot against the example's server so the
+#    hover rules run, and checks that the bot never disagreed with the server, that the
+#    example's replay tool verifies the recording, and that stock keel-replay refuses it
+#    clearly;
+#  - builds the pushball game module from games/pushball against the installed package
+#    alone, checks with the installed keel-sim that it reproduces the golden chain the
+#    in-tree module wrote, records a match of it with scripted players and verifies the
+#    recording with the installed keel-replay loading the module.
+# Run by ctest (keel_install_builds_custom_server); about 20 s after the build.
 file(REMOVE_RECURSE ${KEEL_WORK_DIR})
 set(prefix ${KEEL_WORK_DIR}/prefix)
 set(example_build ${KEEL_WORK_DIR}/example-build)
@@ -25,7 +30,8 @@ endfunction()
 run(${CMAKE_COMMAND} --install ${KEEL_BUILD_DIR} --prefix ${prefix})
 foreach(f lib/cmake/Keel/KeelConfig.cmake include/keel/server/server.h include/keel/protocol/messages_generated.h
         share/keel/scenes/demo.json share/doc/keel/operations.md
-        include/keel/client/client.h include/keel/sim/rules_registry.h bin/keel-replay)
+        include/keel/client/client.h include/keel/game/registry.h include/keel/game/module.h
+        include/keel/games/sandbox.h bin/keel-replay bin/keel-sim bin/keel-bot)
   if(NOT EXISTS ${prefix}/${f})
     message(FATAL_ERROR "not installed: ${f}")
   endif()
@@ -50,7 +56,7 @@ if(NOT count EQUAL 1)
 endif()
 
 run(${example_build}/keel-hover-replay info ${recordings})
-expect("${run_output}" "rules: hover\n" "the recording's rules")
+expect("${run_output}" "game: hover version 1\n" "the recording's game")
 expect("${run_output}" "players: 1 joined" "the bot in the recording")
 # Every tick, the bot's join, inputs and leave included, re-runs to the recorded hash.
 run(${example_build}/keel-hover-replay verify ${recordings})
@@ -61,5 +67,24 @@ execute_process(COMMAND ${prefix}/bin/keel-replay verify ${recordings} RESULT_VA
 if(NOT rc EQUAL 2)
   message(FATAL_ERROR "keel-replay verify on a hover recording exited ${rc}, expected 2:\n${out}${err}")
 endif()
-expect("${err}" "rules \"hover\" are not known to this program \\(it knows: sandbox\\)" "keel-replay's refusal")
-message(STATUS "installed to ${prefix}; the custom-rules server, replay tool and bot agree")
+expect("${err}" "game \"hover\" is not known to this program \\(it knows: sandbox" "keel-replay's refusal")
+
+# A game module built against the installed package alone.
+set(module_build ${KEEL_WORK_DIR}/pushball-build)
+run(${CMAKE_COMMAND} -S ${KEEL_SOURCE_DIR}/games/pushball -B ${module_build} -DCMAKE_BUILD_TYPE=Release
+    -DCMAKE_PREFIX_PATH=${prefix})
+run(${CMAKE_COMMAND} --build ${module_build} -j2)
+set(module ${module_build}/pushball.so)
+set(pitch ${KEEL_SOURCE_DIR}/games/pushball/pushball.json)
+# The same bits as the module built inside the tree: its golden chain, 600 ticks of it.
+run(${prefix}/bin/keel-sim determinism --game ${module} ${pitch} --golden ${KEEL_SOURCE_DIR}/tests/golden --ticks 600)
+expect("${run_output}" "ok .*pushball.json" "the installed module's determinism check")
+run(${prefix}/bin/keel-sim run ${pitch} --ticks 400 --hash-every 0 --record ${KEEL_WORK_DIR}/pushball.krec
+    --bots 4 --game ${module})
+run(${prefix}/bin/keel-replay --game ${module} info ${KEEL_WORK_DIR}/pushball.krec)
+expect("${run_output}" "game: pushball version [0-9]+\n" "the module recording's game")
+expect("${run_output}" "game module: pushball.so build [0-9a-f]+\n" "the module recording's build id")
+run(${prefix}/bin/keel-replay --game ${module} verify ${KEEL_WORK_DIR}/pushball.krec)
+expect("${run_output}" "verified 400 ticks\n" "keel-replay --game verify")
+message(STATUS "installed to ${prefix}; the custom-rules server, replay tool and bot agree; "
+               "the pushball module built against the package reproduces its golden and its recording")

@@ -8,6 +8,7 @@
 #include "common.h"
 
 #include <cstdio>
+#include <sstream>
 
 namespace keel::replay::cli {
 
@@ -66,7 +67,9 @@ void print_game(const Header& h, const game::GameSpec& spec, Io io) {
   scope("player state", spec.state.player);
   io.out << "events: " << spec.events.size() << "\n";
   for (const game::EventType& e : spec.events) {
-    io.out << "  " << e.name << ":\n" << e.payload.describe();
+    io.out << "  " << e.name << ":" << (e.payload.size() == 0 ? " no payload" : "") << "\n";
+    std::istringstream lines(e.payload.describe());
+    for (std::string line; std::getline(lines, line);) io.out << "  " << line << "\n";
   }
 }
 

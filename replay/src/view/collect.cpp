@@ -276,6 +276,11 @@ sim::Expected<Data> collect(const std::string& path, const std::string& against,
     const game::Match& m = replay->match();
     d.frames.push_back(capture(m, table));
     d.recorded_hashes.push_back(replay->recorded_hash());
+    for (const game::GameEvent& e : replay->recorded_events()) {
+      if (d.events.size() == kMaxEventMarks || e.type >= rec->spec().events.size()) break;
+      const game::EventType& type = rec->spec().events[e.type];
+      d.events.push_back(EventMark{m.tick(), type.name, type.payload.format(e.payload)});
+    }
     if (d.against && d.against->first_tick && m.tick() >= *d.against->first_tick) {
       if (m.tick() == *d.against->first_tick) {
         if (sim::Status st = start_other(m, d, other, ro); !st) return st.error();

@@ -324,6 +324,13 @@ Blobs choose(const Data& d, const PageOptions& o, size_t fixed) {
   return b;
 }
 
+// The game events for the timeline marks and the status panel.
+nlohmann::ordered_json events_json(const Data& d) {
+  nlohmann::ordered_json out = nlohmann::ordered_json::array();
+  for (const EventMark& e : d.events) out.push_back({{"tick", e.tick}, {"name", e.name}, {"payload", e.payload}});
+  return out;
+}
+
 nlohmann::ordered_json meta_json(const Data& d, const Blobs& b) {
   const Header& h = d.header;
   nlohmann::ordered_json warnings = d.warnings;
@@ -340,6 +347,7 @@ nlohmann::ordered_json meta_json(const Data& d, const Blobs& b) {
           {"quat_scale", kQuatScale},
           {"not_reproduced", not_reproduced(d)},
           {"against", against_json(d)},
+          {"events", events_json(d)},
           {"warnings", std::move(warnings)}};
   bodies_json(d, meta);
   return meta;

@@ -98,6 +98,17 @@ struct Against {
   std::vector<std::vector<Pose>> poses;
 };
 
+/// A game event of the recording, for the timeline: its tick, its type's name and its
+/// payload as `field=value` text (the game's declared names).
+struct EventMark {
+  uint64_t tick = 0;
+  std::string name;
+  std::string payload;
+};
+
+/// Events kept for the page at most (the timeline shows them all as marks).
+inline constexpr size_t kMaxEventMarks = 5000;
+
 struct Data {
   std::string source;  ///< the recording's path
   Header header;
@@ -108,6 +119,7 @@ struct Data {
   std::vector<Body> bodies;               ///< sorted by id
   std::vector<Frame> frames;              ///< per tick, first..last
   std::optional<Against> against;
+  std::vector<EventMark> events;  ///< the recorded game events, in tick order (at most kMaxEventMarks)
   std::vector<std::string> warnings;
 };
 
