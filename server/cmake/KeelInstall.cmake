@@ -29,11 +29,10 @@ install(TARGETS keel_sim keel_game keel_sandbox keel_protocol keel_replay keel_c
         ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
         LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR})
 install(TARGETS keel-server RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
-foreach(tool keel-bot keel-sim)
-  if(TARGET ${tool})
-    install(TARGETS ${tool} RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
-  endif()
-endforeach()
+if(TARGET keel-bot)
+  install(TARGETS keel-bot RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
+endif()
+# keel-sim (tools/, added after this file) installs itself there.
 if(TARGET keel-replay)
   install(TARGETS keel-replay RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
 endif()
