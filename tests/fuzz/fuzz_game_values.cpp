@@ -9,10 +9,15 @@
 //     for the layout, and writing them again must read back the same values.
 //   [3 mod 4] [len:u16 spec bytes] [pick:1] [bits]: as above against the layout of a
 //     spec read from the input — its input layout or one of its event payloads.
+//   [mode & 4, 1 mod 2] [len:u16 spec bytes] [count:u16] [payload]: a GameEvents message
+//     (tick 1, that count, that payload) decoded with decode_game_events against the spec
+//     read from the input; every event decoded must be of a declared type, its payload
+//     valid, and encoding them again must decode to the same events.
 #include "fuzz_input.h"
 #include "fuzz_layouts.h"
 
 #include <keel/game/rules.h>
+#include <keel/protocol/game_events.h>
 #include <keel/protocol/input_codec.h>
 
 #include <cstddef>
@@ -83,6 +88,33 @@ bool spec_layout(keel::fuzz::InputReader& in, kg::Layout& out) {
   return true;
 }
 
+void check_events(keel::fuzz::InputReader& in, const uint8_t* data, size_t size) {
+  const std::vector<uint8_t> bytes = in.chunk();
+  auto spec = kg::read_spec(bytes);
+  const uint16_t count = uint16_t(in.u8() | (in.u8() << 8));
+  if (!spec) return;
+  std::vector<uint8_t> payload(data + in.pos, data + size);
+  flatbuffers::FlatBufferBuilder fbb;
+  auto body = keel::protocol::fb::CreateGameEventsDirect(fbb, 1, count, &payload);
+  const std::vector<uint8_t> message = kp::finish_message(fbb, keel::protocol::fb::Body::GameEvents, body.Union());
+  const keel::protocol::fb::Message* m = nullptr;
+  if (kp::check_message(message, m) != kp::DropReason::None) return;
+  uint64_t tick = 0;
+  std::vector<kg::GameEvent> events;
+  if (kp::decode_game_events(*spec, *m->body_as_GameEvents(), tick, events) != kp::DropReason::None) return;
+  require(!events.empty() && events.size() <= kg::kMaxEventsPerTick, "an event count out of its bounds");
+  for (const kg::GameEvent& e : events) {
+    require(e.type < spec->events.size(), "an event of a type the spec does not declare");
+    require(spec->events[e.type].payload.valid(e.payload), "an event payload out of its layout's range");
+  }
+  const std::vector<uint8_t> again = kp::encode_game_events(*spec, tick, events);
+  const keel::protocol::fb::Message* m2 = nullptr;
+  require(kp::check_message(again, m2) == kp::DropReason::None, "re-encoded events fail the message check");
+  std::vector<kg::GameEvent> back;
+  require(kp::decode_game_events(*spec, *m2->body_as_GameEvents(), tick, back) == kp::DropReason::None && back == events,
+          "events read back differently");
+}
+
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
@@ -91,6 +123,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const uint8_t mode = in.u8();
   if (mode % 2 == 0) {
     check_spec({data + 1, size - 1});
+    return 0;
+  }
+  if ((mode & 4) != 0) {
+    check_events(in, data, size);
     return 0;
   }
   kg::Layout layout;
