@@ -9,7 +9,8 @@
 # verify the recording the server made.
 #
 # Settings (environment): KEEL_DEMO_SECONDS, KEEL_DEMO_PORT (7777), KEEL_DEMO_METRICS_PORT
-# (9100), KEEL_DEMO_BOTS (4), KEEL_DEMO_DIR (demo-output), KEEL_BUILD_DIR (build).
+# (9100), KEEL_DEMO_BOTS (4), KEEL_DEMO_DIR (demo-output), KEEL_BUILD_DIR (build),
+# KEEL_DEMO_GAME (sandbox, or pushball: the team game loaded as a module, on its pitch).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/build.sh
@@ -20,10 +21,21 @@ METRICS_PORT=${KEEL_DEMO_METRICS_PORT:-9100}
 BOTS=${KEEL_DEMO_BOTS:-4}
 RUN_SECONDS=${KEEL_DEMO_SECONDS:-60}
 REC_DIR="$OUT/recordings"
+GAME=${KEEL_DEMO_GAME:-sandbox}
 mkdir -p "$REC_DIR"
 
+scene=scenes/demo.json
+game_args=()
+case "$GAME" in
+  sandbox) ;;
+  pushball)
+    scene=games/pushball/pushball.json
+    game_args=(--game "${KEEL_BUILD_DIR:-build}/games/pushball.so") ;;
+  *) echo "keel demo: KEEL_DEMO_GAME is sandbox or pushball, not $GAME" >&2; exit 2 ;;
+esac
+
 # Log lines go to the file, so stderr (the terminal) is left to the live status line.
-server_args=(--scene scenes/demo.json --bind "127.0.0.1:$PORT" --record "$REC_DIR"
+server_args=(--scene "$scene" "${game_args[@]}" --bind "127.0.0.1:$PORT" --record "$REC_DIR"
              --metrics "127.0.0.1:$METRICS_PORT" --status-interval 1 --log-file "$OUT/server.log")
 bot_seconds=86400
 if [ "$RUN_SECONDS" != 0 ]; then
@@ -32,7 +44,7 @@ if [ "$RUN_SECONDS" != 0 ]; then
   bot_seconds=$((RUN_SECONDS + 5))  # a margin only: the bots end when the server does
 fi
 
-echo "keel demo: keel-server on 127.0.0.1:$PORT, $BOTS keel-bots predicting, metrics on" \
+echo "keel demo: keel-server on 127.0.0.1:$PORT hosting $GAME, $BOTS keel-bots predicting, metrics on" \
      "http://127.0.0.1:$METRICS_PORT/metrics"
 if [ "$RUN_SECONDS" != 0 ]; then
   echo "keel demo: runs $RUN_SECONDS s (KEEL_DEMO_SECONDS); Ctrl-C stops it earlier"
@@ -57,7 +69,7 @@ for _ in $(seq 1 100); do
   kill -0 "$server" 2>/dev/null || break
   sleep 0.1
 done
-"$BIN/keel-bot" --server "127.0.0.1:$PORT" --bots "$BOTS" --mode predict --match 0 \
+"$BIN/keel-bot" --server "127.0.0.1:$PORT" "${game_args[@]}" --bots "$BOTS" --mode predict --match 0 \
   --seconds "$bot_seconds" --summary "$OUT/bots.json" --dump-dir "$OUT" --quiet &
 bots=$!
 
@@ -93,9 +105,9 @@ Every applied input and every tick's state hash of the match is in:
   $latest
 
 Verify that it replays to the bit (last line: "verified N ticks"):
-  $BIN/keel-replay verify $latest
-  $BIN/keel-replay info $latest
-  $BIN/keel-replay view $latest --out $OUT/match.html     # open in a browser
+  $BIN/keel-replay ${game_args[*]} verify $latest
+  $BIN/keel-replay ${game_args[*]} info $latest
+  $BIN/keel-replay ${game_args[*]} view $latest --out $OUT/match.html     # open in a browser
 
 Server log: $OUT/server.log   bot summary: $OUT/bots.json
 MSG

@@ -2,6 +2,8 @@
 // ranges chosen to reach each kind's corner cases; and a generator of valid frames.
 #pragma once
 
+#include "../common/splitmix.h"
+
 #include <keel/game/layout.h>
 
 #include <cstdint>
@@ -38,18 +40,7 @@ inline game::Layout all_kinds_layout() {
 }
 enum AllKinds : uint32_t { kFlag, kKeys, kCount, kColour, kThrottle, kStick, kHeading, kAim, kTarget };
 
-/// splitmix64: the same numbers on every standard library (std distributions differ).
-struct Rng {
-  uint64_t s;
-  uint64_t next() {
-    uint64_t z = (s += 0x9e3779b97f4a7c15ull);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    return z ^ (z >> 31);
-  }
-  /// Uniform in [0, n) (n >= 1; the bias of % is far below what the tests care about).
-  uint32_t below(uint32_t n) { return uint32_t(next() % n); }
-};
+using Rng = test_support::SplitMix64;
 
 /// A valid frame with every component drawn at random (then sanitised: a stick drawn
 /// outside its disc is pulled onto it).

@@ -2,6 +2,7 @@
 // keel-replay command line (cli::run_cli) re-run it when given a registry holding those
 // rules, and refuse it clearly (exit 2, naming the rules) when not.
 #include "replay_test_util.h"
+#include "replay_cli_util.h"
 #include "../common/ball_rules.h"
 
 #include <keel/replay/commands.h>
@@ -38,20 +39,6 @@ void record_drift(const std::string& path) {
     ASSERT_TRUE(writer->record(in, *match));
   }
   ASSERT_TRUE(writer->finish());
-}
-
-int run(std::vector<std::string> args, const game::RulesRegistry& rules, std::string& out) {
-  args.insert(args.begin(), "my-replay");
-  std::vector<const char*> argv;
-  for (const std::string& a : args) argv.push_back(a.c_str());
-  std::ostringstream o, e;
-  std::streambuf* old_out = std::cout.rdbuf(o.rdbuf());
-  std::streambuf* old_err = std::cerr.rdbuf(e.rdbuf());
-  int code = cli::run_cli(int(argv.size()), argv.data(), rules);
-  std::cout.rdbuf(old_out);
-  std::cerr.rdbuf(old_err);
-  out = o.str() + e.str();
-  return code;
 }
 
 TEST(RulesRegistry, BuiltinKnowsSandboxAndMakesWhatItNames) {

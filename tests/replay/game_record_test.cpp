@@ -3,6 +3,7 @@
 // the game's declared names, and a re-run whose events differ (though its state hashes
 // agree) is reported as a divergence.
 #include "replay_test_util.h"
+#include "replay_cli_util.h"
 
 #include <keel/game/registry.h>
 #include <keel/replay/commands.h>
@@ -66,20 +67,6 @@ void record_beeper(const std::string& path, uint64_t ticks) {
   ASSERT_TRUE(writer) << writer.error().message;
   for (uint64_t t = 1; t <= ticks; ++t) ASSERT_TRUE(writer->step_and_record(*match, {}));
   ASSERT_TRUE(writer->finish());
-}
-
-int run(std::vector<std::string> args, const game::RulesRegistry& games, std::string& out) {
-  args.insert(args.begin(), "keel-replay");
-  std::vector<const char*> argv;
-  for (const std::string& a : args) argv.push_back(a.c_str());
-  std::ostringstream o, e;
-  std::streambuf* old_out = std::cout.rdbuf(o.rdbuf());
-  std::streambuf* old_err = std::cerr.rdbuf(e.rdbuf());
-  int code = cli::run_cli(int(argv.size()), argv.data(), games);
-  std::cout.rdbuf(old_out);
-  std::cerr.rdbuf(old_err);
-  out = o.str() + e.str();
-  return code;
 }
 
 std::string read_text(const std::string& path) {

@@ -4,6 +4,8 @@
 // would step as a different world than its bytes say (and so hash differently on a peer
 // that restored the same bytes), and nothing crashes; a world that took a corrupted
 // state still steps.
+#include "../common/splitmix.h"
+
 #include <keel/protocol/scene.h>
 #include <keel/sim/world.h>
 
@@ -20,16 +22,7 @@ namespace keel {
 namespace {
 
 // splitmix64: a fixed sequence, so a failure names a corruption that repeats.
-struct Rng {
-  uint64_t s;
-  uint64_t next() {
-    uint64_t z = (s += 0x9e3779b97f4a7c15ull);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    return z ^ (z >> 31);
-  }
-  size_t below(size_t n) { return size_t(next() % n); }
-};
+using Rng = test_support::SplitMix64;
 
 struct Corruption {
   std::string what;
