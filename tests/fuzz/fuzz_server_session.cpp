@@ -17,6 +17,7 @@
 #include "fuzz_input.h"
 #include "match_host.h"
 
+#include <keel/games/sandbox.h>
 #include <keel/protocol/input_codec.h>
 #include <keel/protocol/messages.h>
 #include <keel/protocol/scene.h>
@@ -86,7 +87,7 @@ struct World {
     sender = std::make_unique<ks::DatagramSender>(std::vector<int>{server_fd}, metrics);
     for (int p = 0; p < kMaxPlayers; ++p) player_fd[p] = loopback_socket(player_at[p]);
   }
-  ks::HostServices services() { return ks::HostServices{options, log, metrics, *sender, router, {}}; }
+  ks::HostServices services() { return ks::HostServices{options, log, metrics, *sender, router, {}, {}}; }
 };
 
 World& world() {
@@ -243,11 +244,13 @@ std::vector<uint8_t> hello(bool predict) {
 }
 
 std::vector<uint8_t> input_batch(uint64_t first, uint64_t count, uint64_t ack) {
-  kp::InputSender sender;
+  // The server runs the sandbox: frames of its layout, the buttons changing every tick.
+  const keel::game::Layout layout = keel::games::SandboxRules::make_spec().input;
+  kp::InputSender sender(layout);
   keel::game::InputFrame frame;
   for (uint64_t t = first; t < first + count; ++t) {
-    frame.buttons = static_cast<uint32_t>(t);
-    sender.add(t, kp::quantize_input(frame));
+    layout.set_buttons(frame, keel::games::SandboxRules::kButtons, static_cast<uint32_t>(t));
+    sender.add(t, frame);
   }
   return sender.build_batch(ack, ack);
 }

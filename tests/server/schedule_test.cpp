@@ -42,7 +42,7 @@ struct Host {
     sender = std::make_unique<server::DatagramSender>(std::vector<int>{}, metrics);
     auto scene = protocol::load_scene_file(demo_scene());
     if (!scene) throw std::runtime_error(scene.error().message);
-    server::HostServices services{options, *log, metrics, *sender, router, std::move(rules)};
+    server::HostServices services{options, *log, metrics, *sender, router, std::move(rules), {}};
     server::MatchSettings settings;
     settings.scene = std::make_shared<const sim::SceneDef>(std::move(*scene));
     settings.scene_path = demo_scene();
