@@ -37,6 +37,17 @@ Match& Match::operator=(Match&&) noexcept = default;
 Match::~Match() = default;
 
 Expected<Match> Match::create(const sim::SceneDef& scene, std::unique_ptr<Rules> rules) {
+  try {
+    return create_unguarded(scene, std::move(rules));
+  } catch (const std::exception& e) {
+    // A game's code (a module's, perhaps) threw from spec() or on_start.
+    return Error{std::string("the game's rules failed while the match was made: ") + e.what()};
+  } catch (...) {
+    return Error{"the game's rules failed while the match was made"};
+  }
+}
+
+Expected<Match> Match::create_unguarded(const sim::SceneDef& scene, std::unique_ptr<Rules> rules) {
   if (!rules) return Error{"a match needs its game's rules"};
   GameSpec spec = rules->spec();
   if (Status st = spec.validate(); !st) return st.error();

@@ -83,10 +83,18 @@ Expected<LoadedModule> load_game_module(const std::string& path) {
     void* r = holder->module->create_rules();
     return std::unique_ptr<Rules>(static_cast<Rules*>(r));
   };
-  // Built once: the spec must be valid and carry the name the description gives.
-  std::unique_ptr<Rules> probe = factory();
-  if (!probe) return Error{"game module " + path + ": create_rules returned nothing"};
-  GameSpec spec = probe->spec();
+  // Built once: the spec must be valid and carry the name the description gives. The
+  // module's code may throw; that refuses it.
+  GameSpec spec;
+  try {
+    std::unique_ptr<Rules> probe = factory();
+    if (!probe) return Error{"game module " + path + ": create_rules returned nothing"};
+    spec = probe->spec();
+  } catch (const std::exception& e) {
+    return Error{"game module " + path + " threw while making its rules: " + std::string(e.what()).substr(0, 300)};
+  } catch (...) {
+    return Error{"game module " + path + " threw while making its rules"};
+  }
   if (Status st = spec.validate(); !st) return Error{"game module " + path + " declares an invalid game: " + st.error().message};
   if (spec.name != m->name) {
     return Error{"game module " + path + " is named \"" + std::string(m->name) + "\" but its rules call themselves \"" +

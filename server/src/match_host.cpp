@@ -210,13 +210,35 @@ void MatchHost::step_due(Now now) {
     if (stop_at != 0 && match_.tick() >= stop_at) break;
     if (now.ns - due_ns(k) > static_cast<int64_t>(period_ns)) services_.metrics.ticks_late.fetch_add(1);
     auto t0 = std::chrono::steady_clock::now();
-    step_one();
+    const bool stepped = guarded("step", [&] { step_one(); });
     auto t1 = std::chrono::steady_clock::now();
     services_.metrics.observe_tick_ms(std::chrono::duration<double, std::milli>(t1 - t0).count());
-    if (check_over()) break;
+    bool ended = !stepped;
+    if (stepped && !guarded("match_over", [&] { ended = check_over(); })) ended = true;
+    if (ended) break;
   }
   scheduled_.store(k);
   if (!over() && (stop_at == 0 || match_.tick() < stop_at)) measure_schedule(now);
+}
+
+// A game's hooks are code the server did not write (a module): one that throws ends its
+// own match — told to its clients and logged — and never the server or another match.
+// The match's state after a throw is not one any peer can reproduce, so it steps no more.
+bool MatchHost::guarded(const char* what, const std::function<void()>& run) {
+  std::string why;
+  try {
+    run();
+    return true;
+  } catch (const std::exception& e) {
+    why = e.what();
+  } catch (...) {
+    why = "an exception that is not a std::exception";
+  }
+  over_reason_ = ("the game's rules failed at tick " + std::to_string(match_.tick()) + ": " + why).substr(0, 200);
+  over_.store(true);
+  services_.log.error("match_aborted_rules_failed", {{"match", id_}, {"tick", match_.tick()}, {"in", what},
+                                                     {"error", why.substr(0, 200)}});
+  return false;
 }
 
 bool MatchHost::check_over() {

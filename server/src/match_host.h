@@ -20,6 +20,7 @@
 #include <keel/game/match.h>
 
 #include <atomic>
+#include <functional>
 #include <deque>
 #include <memory>
 #include <mutex>
@@ -159,6 +160,8 @@ class MatchHost : public std::enable_shared_from_this<MatchHost> {
   void send_snapshots();
   void send_frames();
   void send_game_events();
+  /// Runs `run`; when it throws, ends the match with the reason and logs it (false).
+  bool guarded(const char* what, const std::function<void()>& run);
   void flush_connections(Now now);
   void write_desync_dump(Session& s, uint64_t tick, uint64_t server_hash, uint64_t reported);
   std::optional<uint64_t> hash_at(uint64_t tick) const;

@@ -10,6 +10,7 @@
 #include <fstream>
 #include <limits>
 #include <sstream>
+#include <stdexcept>
 
 namespace keel::test {
 namespace {
@@ -28,6 +29,23 @@ class SandboxGoingNaN final : public game::Rules {
     if (m.tick() < at_) return;
     sim::World& w = m.world_for_rules();
     w.set_linear_velocity(w.find_body(8), sim::Vec3(std::numeric_limits<float>::quiet_NaN(), 0, 0));
+  }
+
+ private:
+  games::SandboxRules sandbox_;
+  uint64_t at_;
+};
+
+// The sandbox, plus a fault a module could have: from tick `at`, applying an input throws.
+class SandboxThrowing final : public game::Rules {
+ public:
+  explicit SandboxThrowing(uint64_t at) : at_(at) {}
+  game::GameSpec spec() const override { return sandbox_.spec(); }
+  void on_join(game::Match& m, game::PlayerSlot& s) override { sandbox_.on_join(m, s); }
+  void on_leave(game::Match& m, game::PlayerSlot& s) override { sandbox_.on_leave(m, s); }
+  void apply_input(game::Match& m, game::PlayerSlot& s, const game::InputFrame& f) override {
+    if (m.tick() >= at_) throw std::runtime_error("the goal table is empty");
+    sandbox_.apply_input(m, s, f);
   }
 
  private:
@@ -81,6 +99,32 @@ TEST(ServerNonFinite, AMatchWhoseWorldGoesNaNEndsWithTheBodyNamedAndItsRecording
     EXPECT_LE(rec->index().last_tick, kAt + 1) << path;
   }
   EXPECT_TRUE(seen) << "match 7 was recorded";
+}
+
+// A hook that throws ends its own match (its clients are told MatchOver, the reason is
+// logged) and nothing else: the server and its other match go on.
+TEST(ServerNonFinite, AMatchWhoseRulesThrowEndsAloneWithTheReasonLogged) {
+  static constexpr uint64_t kAt = 90;
+  auto opts = test_options("rules_throw");
+  opts.log_file = opts.record_dir + "/server.log";
+  opts.log_level = "info";
+  {
+    RunningServer rs(opts, [] { return std::make_unique<SandboxThrowing>(kAt); });
+    auto a = rs.client(1, /*predict=*/false, /*match=*/7);
+    ASSERT_TRUE(drive({a.get()}, 5.0, [&] { return a->playing(); }));
+    ASSERT_TRUE(drive({a.get()}, 5.0, [&] { return a->disconnected(); }));
+    EXPECT_EQ(a->disconnect_reason(), protocol::fb::DenyReason::MatchOver);
+    EXPECT_TRUE(drive({}, 2.0, [&] { return rs.server->counters().matches <= 1; }));
+    const uint64_t before = rs.server->primary_tick();
+    EXPECT_TRUE(drive({}, 1.0, [&] { return rs.server->primary_tick() > before + 10; }))
+        << "the start-up match (no players, so no input to throw on) keeps stepping";
+  }
+  const std::string log = read_text(opts.log_file);
+  const size_t at = log.find("match_aborted_rules_failed");
+  ASSERT_NE(at, std::string::npos) << log;
+  const std::string line = log.substr(at, log.find('\n', at) - at);
+  EXPECT_NE(line.find("the goal table is empty"), std::string::npos) << line;
+  EXPECT_NE(line.find("match=7"), std::string::npos) << line;
 }
 
 // keel-server with a scene whose numbers are finite but absurd: it refuses to start,

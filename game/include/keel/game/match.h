@@ -61,7 +61,8 @@ inline constexpr uint32_t kMaxPendingBodyChanges = 1024;
 class Match {
  public:
   /// Builds a match from a scene and the game's rules; refuses a spec that fails
-  /// GameSpec::validate.
+  /// GameSpec::validate, and rules that throw from spec() or on_start. (A hook that
+  /// throws from step() propagates: the host decides; keel-server ends that match.)
   static Expected<Match> create(const sim::SceneDef& scene, std::unique_ptr<Rules> rules);
 
   Match(Match&&) noexcept;
@@ -147,6 +148,7 @@ class Match {
   };
 
   Match(sim::SceneDef scene, sim::World world, std::unique_ptr<Rules> rules, GameSpec spec);
+  static Expected<Match> create_unguarded(const sim::SceneDef& scene, std::unique_ptr<Rules> rules);
   void join(uint32_t player);
   void leave(uint32_t player);
   void fire_timers();
