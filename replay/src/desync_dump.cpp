@@ -26,6 +26,7 @@ DesyncDump make_desync_dump(const game::Match& match, uint64_t expected_hash, st
   d.state = match.save_state();
   d.hash = XXH3_64bits(d.state.data(), d.state.size());
   d.expected_hash = expected_hash;
+  d.game = match.spec().name;
   if (note.empty()) {
     Header b = describe_build();
     note = "keel " + b.build_id + ", " + b.compiler + ", " + b.target;
@@ -43,6 +44,7 @@ std::vector<uint8_t> encode_desync_dump(const DesyncDump& d) {
   w.u64(d.hash);
   w.u64(d.expected_hash);
   w.str(d.note.size() > kMaxStringBytes ? d.note.substr(0, kMaxStringBytes) : d.note);
+  w.str(d.game.substr(0, game::kMaxNameBytes));
   w.u64(d.state.size());
   w.bytes(d.state);
   w.u64(XXH3_64bits(out.data(), out.size()));
@@ -70,6 +72,7 @@ sim::Expected<DesyncDump> decode_desync_dump(std::span<const uint8_t> bytes) {
   d.hash = r.u64();
   d.expected_hash = r.u64();
   d.note = r.str(kMaxStringBytes, "note");
+  d.game = r.str(game::kMaxNameBytes, "game");
   uint64_t n = r.u64();
   if (r.ok() && n != r.left()) r.fail("state length " + std::to_string(n) + " is not the " + std::to_string(r.left()) + " bytes left");
   auto state = r.bytes(r.ok() ? size_t(n) : 0);
