@@ -5,8 +5,8 @@
 #    example's replay tool verifies the recording, and that stock keel-replay refuses it
 #    clearly;
 #  - builds the pushball game module from games/pushball against the installed package
-#    alone, checks with the installed keel-sim that it reproduces the golden chain the
-#    in-tree module wrote, records a match of it with scripted players and verifies the
+#    alone (and again with clang++-14 when it is there), checks with the installed
+#    keel-sim that it reproduces the golden chain the in-tree module wrote, records a match of it with scripted players and verifies the
 #    recording with the installed keel-replay loading the module.
 # Run by ctest (keel_install_builds_custom_server); about 20 s after the build.
 file(REMOVE_RECURSE ${KEEL_WORK_DIR})
@@ -79,6 +79,17 @@ set(pitch ${KEEL_SOURCE_DIR}/games/pushball/pushball.json)
 # The same bits as the module built inside the tree: its golden chain, 600 ticks of it.
 run(${prefix}/bin/keel-sim determinism --game ${module} ${pitch} --golden ${KEEL_SOURCE_DIR}/tests/golden --ticks 600)
 expect("${run_output}" "ok .*pushball.json" "the installed module's determinism check")
+# Built by another compiler, the module still computes the same bits.
+find_program(KEEL_CLANG clang++-14)
+if(KEEL_CLANG)
+  set(clang_build ${KEEL_WORK_DIR}/pushball-clang)
+  run(${CMAKE_COMMAND} -S ${KEEL_SOURCE_DIR}/games/pushball -B ${clang_build} -DCMAKE_BUILD_TYPE=Release
+      -DCMAKE_CXX_COMPILER=${KEEL_CLANG} -DCMAKE_PREFIX_PATH=${prefix})
+  run(${CMAKE_COMMAND} --build ${clang_build} -j2)
+  run(${prefix}/bin/keel-sim determinism --game ${clang_build}/pushball.so ${pitch} --golden ${KEEL_SOURCE_DIR}/tests/golden
+      --ticks 600 --threads 2 --restore-at 300)
+  expect("${run_output}" "ok .*pushball.json" "the clang-built module's determinism check")
+endif()
 run(${prefix}/bin/keel-sim run ${pitch} --ticks 400 --hash-every 0 --record ${KEEL_WORK_DIR}/pushball.krec
     --bots 4 --game ${module})
 run(${prefix}/bin/keel-replay --game ${module} info ${KEEL_WORK_DIR}/pushball.krec)
