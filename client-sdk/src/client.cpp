@@ -181,7 +181,7 @@ struct Client::Impl {
   void on_accept(const protocol::fb::ConnectionAccept& m, double now);
   void on_block_info(const protocol::fb::BlockInfo& m);
   void on_match_event(const protocol::fb::MatchEvent& m);
-  bool game_matches(const protocol::fb::ConnectionAccept& m);
+  bool game_matches(const protocol::fb::ConnectionAccept& m, double now);
   void on_game_events(const protocol::fb::GameEvents& m);
   void pair_blocks(double now);
   void on_scene(std::span<const uint8_t> block, double now);
@@ -197,6 +197,7 @@ struct Client::Impl {
   void request_resync(double now);
   bool send_control(std::vector<uint8_t> message);
   void flush(double now);
+  void send_disconnect(double now);
   void refresh_stats();
 };
 
@@ -440,7 +441,7 @@ void Client::Impl::on_accept(const protocol::fb::ConnectionAccept& m, double now
     close(CloseReason::BadSession);
     return;
   }
-  if (!game_matches(m)) return;
+  if (!game_matches(m, now)) return;
   state = State::Accepted;
   player_id = m.player_id();
   tick_rate = m.tick_rate();
@@ -475,7 +476,7 @@ std::string hex64(uint64_t v) {
   return out;
 }
 
-bool Client::Impl::game_matches(const protocol::fb::ConnectionAccept& m) {
+bool Client::Impl::game_matches(const protocol::fb::ConnectionAccept& m, double now) {
   server_game = printable_name(m.game());
   server_spec_hash = m.game_spec_hash();
   // A server that names no game (hash 0) cannot be checked; an interpolating client of
@@ -486,6 +487,9 @@ bool Client::Impl::game_matches(const protocol::fb::ConnectionAccept& m) {
                      " (spec " + hex64(server_spec_hash) + "), this client " + spec.name + " (spec " +
                      hex64(spec_hash) + ")";
   event(ClientEvent::Kind::GameMismatch, m.server_tick(), server_spec_hash, spec_hash, std::move(text));
+  // The server has a session for us now: say goodbye rather than leave it to time out.
+  state = State::Accepted;
+  send_disconnect(now);
   close(CloseReason::GameMismatch);
   return false;
 }
@@ -814,18 +818,21 @@ void Client::connect(const protocol::ConnectToken& token, double now) {
   impl_->start_attempt(now);
 }
 
+void Client::Impl::send_disconnect(double now) {
+  if (!connection || (state != State::Accepted && state != State::Playing)) return;
+  flatbuffers::FlatBufferBuilder fbb(32);
+  auto d = protocol::fb::CreateDisconnect(fbb, protocol::fb::DenyReason::Unknown);
+  send_control(protocol::finish_message(fbb, protocol::fb::Body::Disconnect, d.Union()));
+  // Three datagrams, because nothing will resend it: each call past the resend
+  // interval puts the unacknowledged message into a fresh packet.
+  double step = std::max(1.0, config.connection.resend_interval * 10);
+  for (int i = 0; i < 3; ++i) flush(now + step * i);
+}
+
 void Client::disconnect(double now) {
   Impl& s = *impl_;
   s.last_deny = 0;
-  if (s.connection && (s.state == State::Accepted || s.state == State::Playing)) {
-    flatbuffers::FlatBufferBuilder fbb(32);
-    auto d = protocol::fb::CreateDisconnect(fbb, protocol::fb::DenyReason::Unknown);
-    s.send_control(protocol::finish_message(fbb, protocol::fb::Body::Disconnect, d.Union()));
-    // Three datagrams, because nothing will resend it: each call past the resend
-    // interval puts the unacknowledged message into a fresh packet.
-    double step = std::max(1.0, s.config.connection.resend_interval * 10);
-    for (int i = 0; i < 3; ++i) s.flush(now + step * i);
-  }
+  s.send_disconnect(now);
   s.close(CloseReason::Requested);
 }
 

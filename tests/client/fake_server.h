@@ -87,6 +87,7 @@ class FakeServer {
     game::InputFrame last;
     std::vector<std::pair<uint64_t, uint64_t>> reports;  // HashReport (tick, hash)
     uint64_t hellos = 0;
+    bool said_goodbye = false;  // a Disconnect arrived
     double last_receive = 0;
     uint64_t applied = 0, missing = 0;
   };
@@ -216,6 +217,8 @@ class FakeServer {
         p.frames_from = match_.tick();
       }
       p.hello = true;
+    } else if (m->body_type() == protocol::fb::Body::Disconnect) {
+      p.said_goodbye = true;
     } else if (m->body_type() == protocol::fb::Body::HashReport) {
       p.reports.emplace_back(m->body_as_HashReport()->tick(), m->body_as_HashReport()->state_hash());
     }

@@ -62,6 +62,11 @@ TEST(GameCheck, APredictingClientOfAnotherGameClosesNamingTheServersGame) {
   }
   EXPECT_TRUE(mismatch);
   EXPECT_TRUE(closed);
+  // It told the server so, instead of leaving its new session to time out; and sent no hello.
+  const auto* peer = h.server.peer(h.wires[0].get());
+  ASSERT_NE(peer, nullptr);
+  EXPECT_TRUE(peer->said_goodbye);
+  EXPECT_EQ(peer->hellos, 0u);
   EXPECT_STREQ(to_string(CloseReason::GameMismatch), "game_mismatch");
 }
 
