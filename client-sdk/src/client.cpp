@@ -323,6 +323,15 @@ void Client::Impl::handle_handshake(const protocol::PacketHeader& h, std::span<c
     return;
   }
   if (h.type == protocol::PacketType::ConnectionChallenge) {
+    // The first challenge of an attempt is the one answered: a resent request draws a
+    // second, newer challenge, and answering that too would make the server replace the
+    // session it opened for the first answer with one this client's connection state
+    // does not know (the client would wait in Accepted forever). The first answer is
+    // resent until the server accepts it.
+    if (!response.empty()) {
+      drops.add(DropReason::Duplicate);
+      return;
+    }
     std::vector<uint8_t> answer;
     DropReason r = protocol::answer_challenge(d, answer);
     if (r != DropReason::None) {

@@ -203,6 +203,35 @@ TEST(Session, ADenyDuringTheHandshakeClosesWithItsReason) {
   EXPECT_GE(c2.drops()[protocol::DropReason::TypeNotAllowed], 1u);
 }
 
+TEST(Session, OnlyTheFirstChallengeOfAnAttemptIsAnswered) {
+  // A resent request draws another challenge; answering both would make a real server
+  // replace the session of the first answer with one the client's connection does not
+  // know. The client answers the first and resends that answer.
+  Harness h;
+  Client& c = h.add(predict(), 101);
+  auto& wire = *h.wires[0];
+  ASSERT_EQ(wire.to_server.size(), 1u);
+  const std::vector<uint8_t> request = wire.to_server.front();
+  wire.to_server.push_back(request);
+  wire.to_server.push_back(request);
+  std::vector<std::vector<uint8_t>> answers;
+  for (int i = 0; i < 240; ++i, h.now += 1.0 / 240) {
+    c.update(h.now);
+    for (const auto& d : wire.to_server) {
+      protocol::PacketHeader header;
+      if (protocol::read_header(d, header) == protocol::DropReason::None &&
+          header.type == protocol::PacketType::ConnectionResponse) {
+        answers.push_back(d);
+      }
+    }
+    h.server.update(h.now);
+  }
+  EXPECT_EQ(c.state(), State::Playing);
+  ASSERT_GE(answers.size(), 1u);
+  for (const auto& a : answers) EXPECT_EQ(a, answers.front());
+  EXPECT_EQ(c.drops()[protocol::DropReason::Duplicate], 2u);  // the two later challenges
+}
+
 TEST(Session, DisconnectClosesForGood) {
   Harness h;
   Client& c = h.add(predict(), 61);

@@ -58,11 +58,15 @@ TEST(PushballMatch, FourPredictingBotsOnABadLinkScoreWithoutADesyncAndTheRecordi
     c_pid = spawn_process({bin("keel-client-c-game-example"), pushball_module(), address, "4", "7"},
                           dir + "/c_example.txt");
   }
+  // The match may end by score before the run does: the server then sends each bot one
+  // Disconnect{MatchOver}, which the lossy link may eat. A 30 s token time-out keeps such
+  // a bot waiting (playing, with nothing to play) rather than reconnecting into a fresh
+  // match 1 before the run ends.
   const std::string summary_path = dir + "/bots.json";
   const int bots_rc = run_to_end({bin("keel-bot"), "--server", address, "--game", pushball_module(), "--mode",
                                   "predict", "--bots", "4", "--loss", "0.15", "--duplicate", "0.05", "--reorder", "0.1",
                                   "--latency-ms", "60", "--jitter-ms", "20", "--inputs", "seek", "--seconds", "25",
-                                  "--match", "1", "--summary", summary_path, "--quiet"},
+                                  "--match", "1", "--token-timeout", "30", "--summary", summary_path, "--quiet"},
                                  dir + "/bots.txt", 40.0);
   std::optional<int> c_status = c_pid > 0 ? wait_for_exit(c_pid, 10.0) : std::nullopt;
   kill(server, SIGTERM);

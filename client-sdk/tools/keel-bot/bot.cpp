@@ -100,16 +100,19 @@ struct Bot {
 };
 
 // Seek: drive at the nearest dynamic body no player controls (pushball's ball), read
-// from the bot's own predicted match, charging on the way; once it is close, stop, aim at
-// the goal mouth at +x (x = 14.25, z = 0; pushball: team 0 scores there, team 1's players
-// score own goals) and let go once the charge is full (the per-player state field
-// `charge` when the game has one, else every 40 ticks). A bot to make goals happen, not
-// to play well. The first stick drives, the first angle aims (0 = +x, pi/2 = +z), the
-// first buttons charge, the first bool boosts while far.
-int64_t player_state(const game::Match& m, const game::PlayerSlot& slot, const std::string& name) {
+// from the bot's own predicted match, to a spot a metre behind it as seen from the goal
+// mouth it attacks, charging on the way; once close, stop, aim at the goal and let go
+// when the charge is full (the per-player state field `charge` when the game has one,
+// else every 40 ticks). Every bot attacks the mouth at x = +14.25, z = 0, or at -14.25
+// in odd rounds when the game counts kick-offs in a global `round` (pushball), so goals
+// happen and alternate between the teams. A bot to make goals happen, not to play well.
+// The first stick drives, the first angle aims (0 = +x, pi/2 = +z), the first buttons
+// charge, the first bool boosts while far.
+// The first element of a declared state field by name, or -1 when the game has none.
+int64_t state_element(const game::StateScope& scope, const game::StateValues& values, const std::string& name) {
   uint32_t offset = 0;
-  for (const game::StateField& f : m.spec().state.player.fields()) {
-    if (f.name == name) return int64_t(slot.state.raw()[offset]);
+  for (const game::StateField& f : scope.fields()) {
+    if (f.name == name) return int64_t(values.raw()[offset]);
     offset += f.count;
   }
   return -1;
@@ -154,17 +157,29 @@ game::InputFrame seek_input(const client::Client& c, uint64_t tick) {
   sim::Vec3 to_ball = *ball - *at;
   to_ball.y = 0;
   const float dist = glm::length(to_ball);
-  const bool close = dist < 1.3f;
-  const sim::Vec3 to_goal = sim::Vec3(14.25f, 0.0f, 0.0f) - *ball;
-  const float heading = close ? std::atan2(to_goal.z, to_goal.x) : std::atan2(to_ball.z, to_ball.x);
-  const int64_t charge = player_state(m, *me, "charge");
+  const bool close = dist < 1.4f;
+  // Odd rounds (a global `round` counts kick-offs) attack the other way, so the goals
+  // alternate between the teams and a match lasts longer than three quick goals.
+  const int64_t round = state_element(m.spec().state.global, m.state(), "round");
+  const float goal_x = round > 0 && round % 2 == 1 ? -14.25f : 14.25f;
+  sim::Vec3 to_goal = sim::Vec3(goal_x, 0.0f, 0.0f) - *ball;
+  to_goal.y = 0;
+  to_goal /= std::max(glm::length(to_goal), 1e-3f);
+  // Come to a stop a metre behind the ball (on the far side from the goal), slowing on
+  // the last two metres, rather than ram it somewhere else.
+  sim::Vec3 to_spot = *ball - to_goal * 1.0f - *at;
+  to_spot.y = 0;
+  const float spot = glm::length(to_spot);
+  const float speed = std::min(1.0f, spot / 2.0f);
+  const float heading = close ? std::atan2(to_goal.z, to_goal.x) : std::atan2(to_spot.z, to_spot.x);
+  const int64_t charge = state_element(m.spec().state.player, me->state, "charge");
   const bool full = charge >= 0 ? charge >= 60 : tick % 40 == 0;
   const bool release = close && full;
   bool stick = false, angle = false, buttons = false, boost = false;
   for (uint32_t i = 0; i < layout.size(); ++i) {
     switch (layout.field(i).kind) {
       case game::FieldKind::Stick:
-        if (!stick) layout.set_stick(f, i, 0.0f, close ? 0.0f : 1.0f);
+        if (!stick) layout.set_stick(f, i, 0.0f, close ? 0.0f : speed);
         stick = true;
         break;
       case game::FieldKind::Angle:
@@ -176,7 +191,7 @@ game::InputFrame seek_input(const client::Client& c, uint64_t tick) {
         buttons = true;
         break;
       case game::FieldKind::Bool:
-        if (!boost) layout.set_bool(f, i, dist > 4.0f);
+        if (!boost) layout.set_bool(f, i, spot > 6.0f);
         boost = true;
         break;
       default: break;
