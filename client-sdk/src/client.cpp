@@ -132,10 +132,11 @@ struct Client::Impl {
   game::Layout layout;      // spec.input
   std::string server_game;  // what the last ConnectionAccept named
   uint64_t server_spec_hash = 0;
-  // Interpolate mode: the newest tick whose GameEvents were reported (each tick once).
+  // Interpolate mode: the newest tick whose GameEvents were reported this session.
   uint64_t last_event_tick = 0;
   bool any_event_tick = false;
-  // Predict mode: the newest confirmed tick whose events were reported, across predictors.
+  // Predict mode: the newest confirmed tick whose events were reported this session,
+  // across the predictors of its checkpoints.
   uint64_t last_confirmed_event_tick = 0;
   bool inputs_started = false;
   // Inputs start once a snapshot or frame has shown where the server is: the scene and
@@ -223,6 +224,11 @@ void Client::Impl::reset_session() {
   input_sender = protocol::InputSender{layout};
   inputs_started = false;
   recent_inputs.clear();
+  // A new session may be of a new match whose ticks start again; within a session the
+  // server sends each tick's events once and a new checkpoint is never older.
+  any_event_tick = false;
+  last_event_tick = 0;
+  last_confirmed_event_tick = 0;
   clock = ClockSync(config.clock);
 }
 
@@ -776,8 +782,8 @@ void Client::Impl::run_prediction(double now) {
   predictor->advance(present, checks, &records);
   for (GameEventRecord& rec : records) {
     if (!rec.predicted) {
-      // A new checkpoint never goes back, but each confirmed tick is reported once even
-      // if one did.
+      // A resync's checkpoint is never older than the confirmed tick, but each
+      // confirmed tick is reported once even if one were.
       if (rec.tick < last_confirmed_event_tick) continue;
       last_confirmed_event_tick = rec.tick;
     }

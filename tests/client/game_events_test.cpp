@@ -194,6 +194,33 @@ TEST(GameEvents, ForgedStaleAndForeignGameEventsAreDroppedAndCounted) {
   EXPECT_EQ(foreign.drops()[protocol::DropReason::VersionMismatch], foreign.stats().game_events_dropped);
 }
 
+TEST(GameEvents, EventsGoOnAfterAReconnect) {
+  Harness h(strips());
+  Client& c = h.add(of_strips(predict()), 97, LinkImpairment{}, /*timeout=*/1);
+  std::vector<GameEventRecord> got;
+  auto take = [&] {
+    for (auto& r : c.take_game_events()) got.push_back(r);
+  };
+  h.run(3.0, take);
+  ASSERT_EQ(c.state(), State::Playing);
+  h.links[0]->set_outage(h.now, h.now + 3.0);
+  h.run(6.0, take);
+  ASSERT_EQ(c.state(), State::Playing);
+  ASSERT_EQ(c.stats().reconnects, 1u);
+  // Confirmed: the server's events of each session's stretch, in tick order, none twice.
+  std::vector<GameEventRecord> confirmed;
+  for (const GameEventRecord& r : got) {
+    if (!r.predicted) confirmed.push_back(r);
+  }
+  ASSERT_GT(confirmed.size(), 4u);
+  for (size_t i = 1; i < confirmed.size(); ++i) EXPECT_LE(confirmed[i - 1].tick, confirmed[i].tick);
+  const uint64_t resumed = c.stats().checkpoint_tick;
+  size_t after = 0;
+  for (const GameEventRecord& r : confirmed) after += r.tick > resumed;
+  EXPECT_EQ(after, server_events(h, resumed, c.predictor()->confirmed_tick()).size());
+  EXPECT_GT(after, 0u);
+}
+
 TEST(GameEvents, TheQueueIsBoundedAndCountsWhatItDrops) {
   Harness h(strips());
   Client& c = h.add(of_strips(interpolate()), 96);
