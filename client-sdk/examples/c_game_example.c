@@ -85,7 +85,7 @@ int main(int argc, char** argv) {
   config.mode = KEEL_MODE_PREDICT;
   config.game_module = argv[1];
   if (keel_client_create(&config, &client) != KEEL_OK) {
-    fprintf(stderr, "cannot create a client of %s for %s\n", argv[1], argv[2]);
+    fprintf(stderr, "cannot create a client of %s for %s: %s\n", argv[1], argv[2], keel_client_create_error());
     return 1;
   }
   if (print_layout(client) != 0) return 1;

@@ -150,6 +150,14 @@ keel_result set_field(keel_client* c, uint32_t field, std::initializer_list<Fiel
   });
 }
 
+// keel_client_create has no handle to keep its message in when it fails.
+thread_local std::string t_create_error;
+
+keel_result create_failed(keel_result code, std::string message) {
+  t_create_error = std::move(message);
+  return code;
+}
+
 bool is_finite_number(double x) { return std::isfinite(x); }
 
 // A finite double as a float: converting one past float's range is undefined, and every
@@ -168,15 +176,16 @@ void keel_client_config_init(keel_client_config* config) {
 }
 
 keel_result keel_client_create(const keel_client_config* config, keel_client** out) {
-  if (out == nullptr) return KEEL_ERROR_ARGUMENT;
+  t_create_error.clear();
+  if (out == nullptr) return create_failed(KEEL_ERROR_ARGUMENT, "no place for the handle");
   *out = nullptr;
   if (config == nullptr || config->server_address == nullptr || !known_mode(*config)) {
-    return KEEL_ERROR_ARGUMENT;
+    return create_failed(KEEL_ERROR_ARGUMENT, "no config, no server address, or an unknown mode");
   }
   try {
     std::string error;
     auto transport = keel::client::open_udp_transport(config->server_address, error);
-    if (!transport) return KEEL_ERROR_ADDRESS;
+    if (!transport) return create_failed(KEEL_ERROR_ADDRESS, error);
     if (config->link != nullptr) {
       auto link = keel::client::LinkConditionerConfig::symmetric(impairment(*config->link), config->link->seed);
       transport = std::make_unique<keel::client::ConditionedTransport>(std::move(transport), link);
@@ -193,7 +202,9 @@ keel_result keel_client_create(const keel_client_config* config, keel_client** o
       // The module is never unloaded (its Rules may outlive every factory copy), so the
       // registry that loaded it need not live on.
       keel::game::RulesRegistry registry;
-      if (keel::sim::Status st = registry.add_module(config->game_module); !st) return KEEL_ERROR_GAME;
+      if (keel::sim::Status st = registry.add_module(config->game_module); !st) {
+        return create_failed(KEEL_ERROR_GAME, st.error().message);
+      }
       cc.prediction.rules = *registry.factory(registry.module_game());
     }
     const bool sandbox = config->game_module == nullptr;
@@ -203,8 +214,10 @@ keel_result keel_client_create(const keel_client_config* config, keel_client** o
     c->server_address = config->server_address;
     *out = c;
     return KEEL_OK;
+  } catch (const std::exception& e) {
+    return create_failed(KEEL_ERROR_INTERNAL, e.what());
   } catch (...) {
-    return KEEL_ERROR_INTERNAL;
+    return create_failed(KEEL_ERROR_INTERNAL, "unknown error");
   }
 }
 
@@ -417,6 +430,8 @@ keel_result keel_client_poll_game_event(keel_client* client, keel_game_event* ou
     return KEEL_OK;
   });
 }
+
+const char* keel_client_create_error(void) { return t_create_error.c_str(); }
 
 const char* keel_client_last_error(const keel_client* client) {
   return client == nullptr ? "" : client->error.c_str();

@@ -75,6 +75,12 @@ TEST(CApi, AGameModuleThatDoesNotLoadIsRefused) {
   keel_result rc = KEEL_OK;
   EXPECT_EQ(create("/no/such/module.so", &rc), nullptr);
   EXPECT_EQ(rc, KEEL_ERROR_GAME);
+  EXPECT_NE(std::string(keel_client_create_error()).find("/no/such/module.so"), std::string::npos)
+      << keel_client_create_error();
+  keel_client* ok = create(nullptr);
+  ASSERT_NE(ok, nullptr);
+  EXPECT_STREQ(keel_client_create_error(), "");  // a success clears it
+  keel_client_destroy(ok);
 }
 
 TEST(CApi, TheSandboxLayoutAndItsSetters) {

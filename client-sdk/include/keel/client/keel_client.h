@@ -33,7 +33,7 @@ typedef enum keel_result {
   KEEL_ERROR_STATE = 4,     /* not possible in the current state */
   KEEL_ERROR_NOT_FOUND = 5, /* no such body (yet) */
   KEEL_ERROR_INTERNAL = 6,  /* anything else; see keel_client_last_error() */
-  KEEL_ERROR_GAME = 7,      /* the game module does not load (the message says why) */
+  KEEL_ERROR_GAME = 7,      /* the game module does not load (keel_client_create_error() says why) */
   KEEL_ERROR_KIND = 8       /* an input setter of another kind than the field's */
 } keel_result;
 
@@ -140,6 +140,8 @@ void keel_client_config_init(keel_client_config* config);
 
 /* Creates a client; *out is NULL on failure. */
 keel_result keel_client_create(const keel_client_config* config, keel_client** out);
+/* Why the last keel_client_create on this thread failed ("" after a success). */
+const char* keel_client_create_error(void);
 void keel_client_destroy(keel_client* client);
 
 /* Connects with a connect token in its base64 text form (what keel-token mint prints
