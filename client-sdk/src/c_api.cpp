@@ -4,6 +4,11 @@
 #include <keel/games/sandbox.h>
 #include <keel/client/keel_client.h>
 #include <keel/client/link_conditioner.h>
+#include <keel/game/registry.h>
+
+#include <algorithm>
+#include <cmath>
+#include <deque>
 
 #include <cstring>
 #include <exception>
@@ -15,6 +20,9 @@ struct keel_client {
   std::unique_ptr<keel::client::Client> client;
   std::string server_address;
   std::string error;
+  keel::game::InputFrame input;  // what the field setters build, field by field
+  bool sandbox = true;           // the client's input layout is the sandbox's
+  std::deque<keel::client::GameEventRecord> events;  // taken from the client, not yet polled
 };
 
 namespace {
@@ -52,6 +60,110 @@ bool known_mode(const keel_client_config& config) {
   return mode == KEEL_MODE_INTERPOLATE || mode == KEEL_MODE_PREDICT;
 }
 
+using keel::game::Field;
+using keel::game::FieldKind;
+
+// A field described for C: the range of each number the field's value holds.
+void describe(const Field& f, keel_input_field& out) {
+  out = keel_input_field{};
+  out.name = f.name.c_str();
+  out.kind = static_cast<uint32_t>(f.kind);
+  out.label_count = static_cast<uint32_t>(f.labels.size());
+  auto range = [&](uint32_t n, double lo, double hi) {
+    out.components = n;
+    for (uint32_t i = 0; i < n; ++i) {
+      out.min[i] = lo;
+      out.max[i] = hi;
+    }
+  };
+  const double pi = 3.14159265358979323846;
+  switch (f.kind) {
+    case FieldKind::Bool: range(1, 0, 1); break;
+    case FieldKind::Buttons: range(1, 0, double((1u << f.labels.size()) - 1)); break;
+    case FieldKind::Int: range(1, f.min, f.max); break;
+    case FieldKind::Enum: range(1, 0, f.labels.empty() ? 0.0 : double(f.labels.size() - 1)); break;
+    case FieldKind::Fixed:
+      range(1, f.lo.x, f.hi.x);
+      out.step = f.step;
+      break;
+    case FieldKind::Stick: range(2, -1, 1); break;
+    case FieldKind::Angle: range(1, -pi, pi); break;
+    case FieldKind::Direction3: range(3, -1, 1); break;
+    case FieldKind::Point3:
+      range(3, 0, 0);
+      for (int a = 0; a < 3; ++a) {
+        out.min[a] = f.lo[a];
+        out.max[a] = f.hi[a];
+      }
+      out.step = f.step;
+      break;
+  }
+}
+
+// An event's payload as numbers, field by field (keel_game_event's order), at most `max`.
+uint32_t payload_numbers(const keel::game::Layout& l, const keel::game::Values& v, double* out, uint32_t max) {
+  uint32_t n = 0;
+  auto put = [&](double x) {
+    if (n < max) out[n++] = x;
+  };
+  for (uint32_t i = 0; i < l.size(); ++i) {
+    switch (l.field(i).kind) {
+      case FieldKind::Bool: put(l.boolean(v, i) ? 1 : 0); break;
+      case FieldKind::Buttons: put(l.buttons(v, i)); break;
+      case FieldKind::Int:
+      case FieldKind::Enum: put(l.integer(v, i)); break;
+      case FieldKind::Fixed: put(l.number(v, i)); break;
+      case FieldKind::Angle: put(l.angle(v, i)); break;
+      case FieldKind::Stick: {
+        keel::sim::Vec3 s = l.stick(v, i);
+        put(s.x);
+        put(s.y);
+        break;
+      }
+      case FieldKind::Direction3:
+      case FieldKind::Point3: {
+        keel::sim::Vec3 p = l.field(i).kind == FieldKind::Point3 ? l.point3(v, i) : l.direction3(v, i);
+        put(p.x);
+        put(p.y);
+        put(p.z);
+        break;
+      }
+    }
+  }
+  return n;
+}
+
+// Runs `set` on input field `field` when its kind is one of `kinds`, then hands the
+// whole frame to the client.
+template <class F>
+keel_result set_field(keel_client* c, uint32_t field, std::initializer_list<FieldKind> kinds, F&& set) {
+  return guarded(c, [&] {
+    const keel::game::Layout& layout = c->client->game_spec().input;
+    if (field >= layout.size()) return fail(c, KEEL_ERROR_ARGUMENT, "no input field " + std::to_string(field));
+    const FieldKind kind = layout.field(field).kind;
+    bool ok = false;
+    for (FieldKind k : kinds) ok |= k == kind;
+    if (!ok) return fail(c, KEEL_ERROR_KIND, "input field " + layout.field(field).name + " is of another kind");
+    set(layout);
+    c->client->set_input(c->input);
+    return KEEL_OK;
+  });
+}
+
+// keel_client_create has no handle to keep its message in when it fails.
+thread_local std::string t_create_error;
+
+keel_result create_failed(keel_result code, std::string message) {
+  t_create_error = std::move(message);
+  return code;
+}
+
+bool is_finite_number(double x) { return std::isfinite(x); }
+
+// A finite double as a float: converting one past float's range is undefined, and every
+// field clamps far inside this anyway.
+float to_float(double x) { return static_cast<float>(std::clamp(x, -1e30, 1e30)); }
+
 }  // namespace
 
 extern "C" {
@@ -64,15 +176,16 @@ void keel_client_config_init(keel_client_config* config) {
 }
 
 keel_result keel_client_create(const keel_client_config* config, keel_client** out) {
-  if (out == nullptr) return KEEL_ERROR_ARGUMENT;
+  t_create_error.clear();
+  if (out == nullptr) return create_failed(KEEL_ERROR_ARGUMENT, "no place for the handle");
   *out = nullptr;
   if (config == nullptr || config->server_address == nullptr || !known_mode(*config)) {
-    return KEEL_ERROR_ARGUMENT;
+    return create_failed(KEEL_ERROR_ARGUMENT, "no config, no server address, or an unknown mode");
   }
   try {
     std::string error;
     auto transport = keel::client::open_udp_transport(config->server_address, error);
-    if (!transport) return KEEL_ERROR_ADDRESS;
+    if (!transport) return create_failed(KEEL_ERROR_ADDRESS, error);
     if (config->link != nullptr) {
       auto link = keel::client::LinkConditionerConfig::symmetric(impairment(*config->link), config->link->seed);
       transport = std::make_unique<keel::client::ConditionedTransport>(std::move(transport), link);
@@ -85,13 +198,26 @@ keel_result keel_client_create(const keel_client_config* config, keel_client** o
     if (config->max_rollback_ticks > 0) cc.prediction.max_rollback_ticks = config->max_rollback_ticks;
     if (config->desync_dump_dir != nullptr) cc.prediction.dump_dir = config->desync_dump_dir;
     cc.auto_reconnect = config->auto_reconnect != 0;
+    if (config->game_module != nullptr) {
+      // The module is never unloaded (its Rules may outlive every factory copy), so the
+      // registry that loaded it need not live on.
+      keel::game::RulesRegistry registry;
+      if (keel::sim::Status st = registry.add_module(config->game_module); !st) {
+        return create_failed(KEEL_ERROR_GAME, st.error().message);
+      }
+      cc.prediction.rules = *registry.factory(registry.module_game());
+    }
+    const bool sandbox = config->game_module == nullptr;
     auto* c = new keel_client;
+    c->sandbox = sandbox;
     c->client = std::make_unique<Client>(std::move(transport), std::move(cc));
     c->server_address = config->server_address;
     *out = c;
     return KEEL_OK;
+  } catch (const std::exception& e) {
+    return create_failed(KEEL_ERROR_INTERNAL, e.what());
   } catch (...) {
-    return KEEL_ERROR_INTERNAL;
+    return create_failed(KEEL_ERROR_INTERNAL, "unknown error");
   }
 }
 
@@ -134,6 +260,7 @@ keel_result keel_client_update(keel_client* client, double now) {
 keel_result keel_client_set_input(keel_client* client, float move_x, float move_z, float look_yaw,
                                   uint32_t buttons) {
   return guarded(client, [&] {
+    if (!client->sandbox) return fail(client, KEEL_ERROR_KIND, "the client's game is not the sandbox");
     // The sandbox's fields (move, look_yaw, buttons jump = 1 and fire = 2), quantised and
     // sanitised here; any float is safe.
     client->client->set_input(keel::games::sandbox_input(move_x, move_z, look_yaw, (buttons & 1u) != 0, (buttons & 2u) != 0));
@@ -187,11 +314,124 @@ keel_result keel_client_get_stats(const keel_client* client, keel_client_stats* 
     out->rtt_ms = c.clock().rtt() * 1000.0;
     out->server_tick = c.server_tick_estimate();
     out->input_lead_ticks = c.clock().lead_ticks();
+    out->rollbacks_across_state_changes = s.prediction.rollbacks_across_state_changes;
+    out->game_events_dropped = s.game_events_dropped + s.game_event_queue_drops;
     return KEEL_OK;
   } catch (...) {
     return KEEL_ERROR_INTERNAL;
   }
 }
+
+uint32_t keel_client_input_field_count(const keel_client* client) {
+  return client == nullptr ? 0 : client->client->game_spec().input.size();
+}
+
+keel_result keel_client_input_field(const keel_client* client, uint32_t index, keel_input_field* out) {
+  if (client == nullptr || out == nullptr) return KEEL_ERROR_ARGUMENT;
+  const keel::game::Layout& layout = client->client->game_spec().input;
+  if (index >= layout.size()) return KEEL_ERROR_NOT_FOUND;
+  describe(layout.field(index), *out);
+  return KEEL_OK;
+}
+
+uint32_t keel_client_find_input_field(const keel_client* client, const char* name) {
+  if (client == nullptr) return 0;
+  const keel::game::Layout& layout = client->client->game_spec().input;
+  return name == nullptr ? layout.size() : layout.find(name);
+}
+
+const char* keel_client_input_label(const keel_client* client, uint32_t field, uint32_t label) {
+  if (client == nullptr) return nullptr;
+  const keel::game::Layout& layout = client->client->game_spec().input;
+  if (field >= layout.size() || label >= layout.field(field).labels.size()) return nullptr;
+  return layout.field(field).labels[label].c_str();
+}
+
+keel_result keel_client_set_input_bool(keel_client* client, uint32_t field, int on) {
+  return set_field(client, field, {FieldKind::Bool},
+                   [&](const keel::game::Layout& l) { l.set_bool(client->input, field, on != 0); });
+}
+
+keel_result keel_client_set_input_buttons(keel_client* client, uint32_t field, uint32_t mask) {
+  return set_field(client, field, {FieldKind::Buttons},
+                   [&](const keel::game::Layout& l) { l.set_buttons(client->input, field, mask); });
+}
+
+keel_result keel_client_set_input_int(keel_client* client, uint32_t field, int32_t value) {
+  return set_field(client, field, {FieldKind::Int, FieldKind::Enum},
+                   [&](const keel::game::Layout& l) { l.set_integer(client->input, field, value); });
+}
+
+keel_result keel_client_set_input_number(keel_client* client, uint32_t field, double value) {
+  if (client != nullptr && !is_finite_number(value)) return fail(client, KEEL_ERROR_ARGUMENT, "not a finite number");
+  return set_field(client, field, {FieldKind::Fixed, FieldKind::Angle}, [&](const keel::game::Layout& l) {
+    if (l.field(field).kind == FieldKind::Angle) {
+      l.set_angle(client->input, field, to_float(value));
+    } else {
+      l.set_number(client->input, field, to_float(value));
+    }
+  });
+}
+
+keel_result keel_client_set_input_vector(keel_client* client, uint32_t field, double x, double y, double z) {
+  if (client != nullptr && !(is_finite_number(x) && is_finite_number(y) && is_finite_number(z))) {
+    return fail(client, KEEL_ERROR_ARGUMENT, "not a finite vector");
+  }
+  return set_field(client, field, {FieldKind::Stick, FieldKind::Direction3, FieldKind::Point3},
+                   [&](const keel::game::Layout& l) {
+                     const keel::sim::Vec3 v{to_float(x), to_float(y), to_float(z)};
+                     switch (l.field(field).kind) {
+                       case FieldKind::Stick: l.set_stick(client->input, field, v.x, v.y); break;
+                       case FieldKind::Direction3: l.set_direction3(client->input, field, v); break;
+                       default: l.set_point3(client->input, field, v); break;
+                     }
+                   });
+}
+
+uint32_t keel_client_event_type_count(const keel_client* client) {
+  return client == nullptr ? 0 : static_cast<uint32_t>(client->client->game_spec().events.size());
+}
+
+const char* keel_client_event_type_name(const keel_client* client, uint32_t type) {
+  if (client == nullptr || type >= keel_client_event_type_count(client)) return nullptr;
+  return client->client->game_spec().events[type].name.c_str();
+}
+
+uint32_t keel_client_event_field_count(const keel_client* client, uint32_t type) {
+  if (client == nullptr || type >= keel_client_event_type_count(client)) return 0;
+  return client->client->game_spec().events[type].payload.size();
+}
+
+keel_result keel_client_event_field(const keel_client* client, uint32_t type, uint32_t index,
+                                    keel_input_field* out) {
+  if (client == nullptr || out == nullptr) return KEEL_ERROR_ARGUMENT;
+  if (index >= keel_client_event_field_count(client, type)) return KEEL_ERROR_NOT_FOUND;
+  describe(client->client->game_spec().events[type].payload.field(index), *out);
+  return KEEL_OK;
+}
+
+keel_result keel_client_poll_game_event(keel_client* client, keel_game_event* out) {
+  return guarded(client, [&] {
+    if (out == nullptr) return KEEL_ERROR_ARGUMENT;
+    if (client->events.empty()) {
+      for (auto& r : client->client->take_game_events()) client->events.push_back(std::move(r));
+    }
+    if (client->events.empty()) return KEEL_ERROR_NOT_FOUND;
+    const keel::client::GameEventRecord r = std::move(client->events.front());
+    client->events.pop_front();
+    const keel::game::GameSpec& spec = client->client->game_spec();
+    *out = keel_game_event{};
+    out->type = r.event.type;
+    out->type_name = spec.events[r.event.type].name.c_str();  // the client only reports its game's types
+    out->tick = r.tick;
+    out->predicted = r.predicted ? 1 : 0;
+    out->value_count = payload_numbers(spec.events[r.event.type].payload, r.event.payload, out->values,
+                                       KEEL_MAX_EVENT_VALUES);
+    return KEEL_OK;
+  });
+}
+
+const char* keel_client_create_error(void) { return t_create_error.c_str(); }
 
 const char* keel_client_last_error(const keel_client* client) {
   return client == nullptr ? "" : client->error.c_str();

@@ -5,6 +5,7 @@
 #include <keel/client/client.h>
 #include <keel/games/sandbox.h>
 #include <keel/protocol/frame_window.h>
+#include <keel/protocol/game_events.h>
 #include <keel/protocol/handshake.h>
 #include <keel/protocol/input_codec.h>
 #include <keel/protocol/messages.h>
@@ -45,6 +46,9 @@ void accumulate(PredictionStats& into, const PredictionStats& s) {
   into.stalls += s.stalls;
   into.local_inputs_applied += s.local_inputs_applied;
   into.local_inputs_late += s.local_inputs_late;
+  into.rollbacks_across_state_changes += s.rollbacks_across_state_changes;
+  into.predicted_event_records += s.predicted_event_records;
+  into.confirmed_event_records += s.confirmed_event_records;
   if (into.first_mismatch_tick == 0) into.first_mismatch_tick = s.first_mismatch_tick;
   if (!s.last_dump_path.empty()) into.last_dump_path = s.last_dump_path;
 }
@@ -77,6 +81,7 @@ const char* to_string(CloseReason reason) {
     case CloseReason::Denied: return "denied";
     case CloseReason::ServerDisconnected: return "server_disconnected";
     case CloseReason::BadSession: return "bad_session";
+    case CloseReason::GameMismatch: return "game_mismatch";
   }
   return "unknown";
 }
@@ -84,7 +89,9 @@ const char* to_string(CloseReason reason) {
 struct Client::Impl {
   Impl(std::unique_ptr<Transport> t, ClientConfig c)
       : transport(std::move(t)), config(std::move(c)), buffer(config.interpolation), clock(config.clock) {
-    layout = config.prediction.rules ? config.prediction.rules()->spec().input : games::SandboxRules::make_spec().input;
+    spec = config.prediction.rules ? config.prediction.rules()->spec() : games::SandboxRules::make_spec();
+    spec_hash = game::spec_hash(spec);
+    layout = spec.input;
     input_sender = protocol::InputSender{layout};
   }
 
@@ -120,7 +127,17 @@ struct Client::Impl {
   bool awaiting_checkpoint = false;
   double last_resync = -1e9;
   protocol::InputSender input_sender;
-  game::Layout layout;  // the game's input layout (from config.prediction.rules, else the sandbox's)
+  game::GameSpec spec;      // the client's game: config.prediction.rules' spec, else the sandbox's
+  uint64_t spec_hash = 0;   // game::spec_hash(spec)
+  game::Layout layout;      // spec.input
+  std::string server_game;  // what the last ConnectionAccept named
+  uint64_t server_spec_hash = 0;
+  // Interpolate mode: the newest tick whose GameEvents were reported this session.
+  uint64_t last_event_tick = 0;
+  bool any_event_tick = false;
+  // Predict mode: the newest confirmed tick whose events were reported this session,
+  // across the predictors of its checkpoints.
+  uint64_t last_confirmed_event_tick = 0;
   bool inputs_started = false;
   // Inputs start once a snapshot or frame has shown where the server is: the scene and
   // checkpoint were taken a while before they arrived, and the accept's tick is older.
@@ -136,9 +153,17 @@ struct Client::Impl {
   PredictionStats prediction_base;  // finished predictors (before a resync)
   protocol::DropCounters drops;
   std::vector<ClientEvent> events;
+  std::deque<GameEventRecord> game_events;
 
-  void event(ClientEvent::Kind kind, uint64_t tick = 0, uint64_t a = 0, uint64_t b = 0) {
-    if (events.size() < 4096) events.push_back({kind, tick, a, b});
+  void event(ClientEvent::Kind kind, uint64_t tick = 0, uint64_t a = 0, uint64_t b = 0, std::string text = {}) {
+    if (events.size() < 4096) events.push_back({kind, tick, a, b, std::move(text)});
+  }
+  void queue_game_event(GameEventRecord record) {
+    if (game_events.size() >= kMaxQueuedGameEvents) {
+      ++stats.game_event_queue_drops;
+      return;
+    }
+    game_events.push_back(std::move(record));
   }
 
   // Handshake and lifecycle.
@@ -157,6 +182,8 @@ struct Client::Impl {
   void on_accept(const protocol::fb::ConnectionAccept& m, double now);
   void on_block_info(const protocol::fb::BlockInfo& m);
   void on_match_event(const protocol::fb::MatchEvent& m);
+  bool game_matches(const protocol::fb::ConnectionAccept& m, double now);
+  void on_game_events(const protocol::fb::GameEvents& m);
   void pair_blocks(double now);
   void on_scene(std::span<const uint8_t> block, double now);
   void on_checkpoint(const BlockAnnouncement& info, std::span<const uint8_t> block, double now);
@@ -171,6 +198,7 @@ struct Client::Impl {
   void request_resync(double now);
   bool send_control(std::vector<uint8_t> message);
   void flush(double now);
+  void send_disconnect(double now);
   void refresh_stats();
 };
 
@@ -196,6 +224,11 @@ void Client::Impl::reset_session() {
   input_sender = protocol::InputSender{layout};
   inputs_started = false;
   recent_inputs.clear();
+  // A new session may be of a new match whose ticks start again; within a session the
+  // server sends each tick's events once and a new checkpoint is never older.
+  any_event_tick = false;
+  last_event_tick = 0;
+  last_confirmed_event_tick = 0;
   clock = ClockSync(config.clock);
 }
 
@@ -296,6 +329,15 @@ void Client::Impl::handle_handshake(const protocol::PacketHeader& h, std::span<c
     return;
   }
   if (h.type == protocol::PacketType::ConnectionChallenge) {
+    // The first challenge of an attempt is the one answered: a resent request draws a
+    // second, newer challenge, and answering that too would make the server replace the
+    // session it opened for the first answer with one this client's connection state
+    // does not know (the client would wait in Accepted forever). The first answer is
+    // resent until the server accepts it.
+    if (!response.empty()) {
+      drops.add(DropReason::Duplicate);
+      return;
+    }
     std::vector<uint8_t> answer;
     DropReason r = protocol::answer_challenge(d, answer);
     if (r != DropReason::None) {
@@ -392,6 +434,12 @@ void Client::Impl::on_control(std::span<const uint8_t> bytes, double now) {
         return;
       }
       break;
+    case Body::GameEvents:
+      if (session) {
+        on_game_events(*m->body_as_GameEvents());
+        return;
+      }
+      break;
     case Body::Disconnect:
       last_deny = static_cast<uint64_t>(m->body_as_Disconnect()->reason());
       close(CloseReason::ServerDisconnected);
@@ -408,6 +456,7 @@ void Client::Impl::on_accept(const protocol::fb::ConnectionAccept& m, double now
     close(CloseReason::BadSession);
     return;
   }
+  if (!game_matches(m, now)) return;
   state = State::Accepted;
   player_id = m.player_id();
   tick_rate = m.tick_rate();
@@ -422,6 +471,65 @@ void Client::Impl::on_accept(const protocol::fb::ConnectionAccept& m, double now
                                            : protocol::fb::ClientMode::Interpolate;
   auto hello = protocol::fb::CreateClientHello(fbb, mode, false);
   send_control(protocol::finish_message(fbb, protocol::fb::Body::ClientHello, hello.Union()));
+}
+
+// A printable copy of a name from the network (at most kMaxNameBytes; other bytes as '?').
+std::string printable_name(const flatbuffers::String* s) {
+  std::string out;
+  if (s == nullptr) return out;
+  for (size_t i = 0; i < s->size() && i < game::kMaxNameBytes; ++i) {
+    char ch = s->c_str()[i];
+    out.push_back(ch >= 0x20 && ch < 0x7f ? ch : '?');
+  }
+  return out;
+}
+
+std::string hex64(uint64_t v) {
+  static const char* digits = "0123456789abcdef";
+  std::string out(16, '0');
+  for (int i = 15; i >= 0; --i, v >>= 4) out[size_t(i)] = digits[v & 15];
+  return out;
+}
+
+bool Client::Impl::game_matches(const protocol::fb::ConnectionAccept& m, double now) {
+  server_game = printable_name(m.game());
+  server_spec_hash = m.game_spec_hash();
+  // A server that names no game (hash 0) cannot be checked; an interpolating client of
+  // the default game steps nothing, so any game plays (its events are then dropped).
+  const bool checks = config.mode == Mode::Predict || static_cast<bool>(config.prediction.rules);
+  if (server_spec_hash == 0 || server_spec_hash == spec_hash || !checks) return true;
+  std::string text = "server runs " + (server_game.empty() ? std::string("an unnamed game") : server_game) +
+                     " (spec " + hex64(server_spec_hash) + "), this client " + spec.name + " (spec " +
+                     hex64(spec_hash) + ")";
+  event(ClientEvent::Kind::GameMismatch, m.server_tick(), server_spec_hash, spec_hash, std::move(text));
+  // The server has a session for us now: say goodbye rather than leave it to time out.
+  state = State::Accepted;
+  send_disconnect(now);
+  close(CloseReason::GameMismatch);
+  return false;
+}
+
+void Client::Impl::on_game_events(const protocol::fb::GameEvents& m) {
+  // A predicting client reports the confirmed match's own events, which are these.
+  if (config.mode == Mode::Predict) return;
+  if (server_spec_hash != 0 && server_spec_hash != spec_hash) {
+    drops.add(DropReason::VersionMismatch);  // another game: its payloads mean nothing here
+    ++stats.game_events_dropped;
+    return;
+  }
+  uint64_t tick = 0;
+  std::vector<game::GameEvent> decoded;
+  DropReason r = protocol::decode_game_events(spec, m, tick, decoded);
+  if (r == DropReason::None && any_event_tick && tick <= last_event_tick) r = DropReason::Stale;
+  if (r != DropReason::None) {
+    drops.add(r);
+    ++stats.game_events_dropped;
+    return;
+  }
+  ++stats.game_events_received;
+  any_event_tick = true;
+  last_event_tick = tick;
+  for (game::GameEvent& e : decoded) queue_game_event({tick, std::move(e), false});
 }
 
 void Client::Impl::on_block_info(const protocol::fb::BlockInfo& m) {
@@ -669,8 +777,18 @@ void Client::Impl::run_prediction(double now) {
   if (!predictor) return;
   if (awaiting_checkpoint && now - last_resync >= kResyncRepeat) request_resync(now);
   std::vector<HashCheck> checks;
+  std::vector<GameEventRecord> records;
   uint64_t present = inputs_started ? next_input_tick : predictor->confirmed_tick();
-  predictor->advance(present, checks);
+  predictor->advance(present, checks, &records);
+  for (GameEventRecord& rec : records) {
+    if (!rec.predicted) {
+      // A resync's checkpoint is never older than the confirmed tick, but each
+      // confirmed tick is reported once even if one were.
+      if (rec.tick < last_confirmed_event_tick) continue;
+      last_confirmed_event_tick = rec.tick;
+    }
+    queue_game_event(std::move(rec));
+  }
   bool desync = false;
   for (const HashCheck& c : checks) {
     if (c.report) {
@@ -715,18 +833,21 @@ void Client::connect(const protocol::ConnectToken& token, double now) {
   impl_->start_attempt(now);
 }
 
+void Client::Impl::send_disconnect(double now) {
+  if (!connection || (state != State::Accepted && state != State::Playing)) return;
+  flatbuffers::FlatBufferBuilder fbb(32);
+  auto d = protocol::fb::CreateDisconnect(fbb, protocol::fb::DenyReason::Unknown);
+  send_control(protocol::finish_message(fbb, protocol::fb::Body::Disconnect, d.Union()));
+  // Three datagrams, because nothing will resend it: each call past the resend
+  // interval puts the unacknowledged message into a fresh packet.
+  double step = std::max(1.0, config.connection.resend_interval * 10);
+  for (int i = 0; i < 3; ++i) flush(now + step * i);
+}
+
 void Client::disconnect(double now) {
   Impl& s = *impl_;
   s.last_deny = 0;
-  if (s.connection && (s.state == State::Accepted || s.state == State::Playing)) {
-    flatbuffers::FlatBufferBuilder fbb(32);
-    auto d = protocol::fb::CreateDisconnect(fbb, protocol::fb::DenyReason::Unknown);
-    s.send_control(protocol::finish_message(fbb, protocol::fb::Body::Disconnect, d.Union()));
-    // Three datagrams, because nothing will resend it: each call past the resend
-    // interval puts the unacknowledged message into a fresh packet.
-    double step = std::max(1.0, s.config.connection.resend_interval * 10);
-    for (int i = 0; i < 3; ++i) s.flush(now + step * i);
-  }
+  s.send_disconnect(now);
   s.close(CloseReason::Requested);
 }
 
@@ -800,6 +921,17 @@ std::vector<ClientEvent> Client::take_events() {
   out.swap(impl_->events);
   return out;
 }
+
+std::vector<GameEventRecord> Client::take_game_events() {
+  std::vector<GameEventRecord> out(std::make_move_iterator(impl_->game_events.begin()),
+                                   std::make_move_iterator(impl_->game_events.end()));
+  impl_->game_events.clear();
+  return out;
+}
+
+const game::GameSpec& Client::game_spec() const { return impl_->spec; }
+const std::string& Client::server_game() const { return impl_->server_game; }
+uint64_t Client::server_game_spec_hash() const { return impl_->server_spec_hash; }
 
 protocol::DropCounters Client::drops() const {
   protocol::DropCounters d = impl_->drops;

@@ -124,10 +124,14 @@ void Predictor::write_dump(uint64_t expected_hash) {
 }
 
 void Predictor::step_confirmed(const protocol::InputFrameMessage& frame,
-                               std::vector<HashCheck>& checks) {
+                               std::vector<HashCheck>& checks, std::vector<GameEventRecord>* events) {
   note_local_input(frame);
   confirmed_->step(frame.inputs);
   ++stats_.confirmed_ticks;
+  for (const game::GameEvent& e : confirmed_->events()) {
+    ++stats_.confirmed_event_records;
+    if (events != nullptr) events->push_back({confirmed_->tick(), e, false});
+  }
   HashCheck check;
   check.tick = confirmed_->tick();  // frame.tick + 1
   check.hash = confirmed_->hash();
@@ -154,28 +158,69 @@ void Predictor::rebase_predicted() {
   (void)s;
 }
 
+void Predictor::step_predicted(std::vector<GameEventRecord>* events) {
+  uint64_t t = predicted_tick();
+  game::TickInputs in = predict_inputs(t);
+  predicted_->step(in);
+  predicted_inputs_[t] = std::move(in);
+  ++stats_.predicted_ticks;
+  const uint64_t after = predicted_->tick();
+  const std::vector<game::GameEvent>& now = predicted_->events();
+  if (!rollback_counted_ && after <= rollback_end_ && !now.empty()) {
+    ++stats_.rollbacks_across_state_changes;
+    rollback_counted_ = true;
+  }
+  // A tick's events are reported the first time they are predicted, and again only when
+  // a re-prediction makes them differ; a tick whose re-prediction lost its events reports
+  // nothing (the confirmed events are the truth; a retraction is their absence there).
+  auto it = reported_.find(after);
+  const bool differ = it == reported_.end() ? !now.empty() : it->second != now;
+  if (!differ) return;
+  reported_[after] = now;
+  if (now.empty()) return;
+  for (const game::GameEvent& e : now) {
+    ++stats_.predicted_event_records;
+    if (events != nullptr) events->push_back({after, e, true});
+  }
+}
+
+bool Predictor::reported_events_in(uint64_t from, uint64_t to) const {
+  // Ticks are keyed after their step: the step of tick t is key t + 1.
+  for (auto it = reported_.upper_bound(from); it != reported_.end() && it->first <= to; ++it) {
+    if (!it->second.empty()) return true;
+  }
+  return false;
+}
+
 void Predictor::prune(uint64_t tick) {
   predicted_inputs_.erase(predicted_inputs_.begin(), predicted_inputs_.lower_bound(tick));
+  reported_.erase(reported_.begin(), reported_.upper_bound(tick));
   uint64_t keep = tick > kLocalHistory ? tick - kLocalHistory : 0;
   local_inputs_.erase(local_inputs_.begin(), local_inputs_.lower_bound(keep));
 }
 
-void Predictor::advance(uint64_t present, std::vector<HashCheck>& checks) {
+void Predictor::advance(uint64_t present, std::vector<HashCheck>& checks, std::vector<GameEventRecord>* events) {
   uint64_t old_predicted = predicted_tick();
   bool contradicted = false;  // a frame the prediction got wrong, before old_predicted
+  uint64_t first_contradicted = 0;
+  bool confirmed_events = false;  // a confirmed step at or after first_contradicted emitted events
   for (auto it = pending_.find(confirmed_tick()); it != pending_.end();
        it = pending_.find(confirmed_tick())) {
     const protocol::InputFrameMessage& frame = it->second;
-    if (frame.tick < old_predicted) {
+    if (frame.tick < old_predicted && !contradicted) {
       auto p = predicted_inputs_.find(frame.tick);
-      if (p == predicted_inputs_.end() || p->second != frame.inputs) contradicted = true;
+      if (p == predicted_inputs_.end() || p->second != frame.inputs) {
+        contradicted = true;
+        first_contradicted = frame.tick;
+      }
     }
-    step_confirmed(frame, checks);
+    step_confirmed(frame, checks, events);
+    if (contradicted && !confirmed_->events().empty()) confirmed_events = true;
     pending_.erase(it);
   }
   uint64_t c = confirmed_tick();
-  prune(c);
   if (predicted_tick() <= c) {
+    prune(c);
     rebase_predicted();  // the prediction fell behind (or never ran): start from the truth
   } else if (contradicted) {
     uint32_t depth = static_cast<uint32_t>(old_predicted - c);
@@ -183,19 +228,21 @@ void Predictor::advance(uint64_t present, std::vector<HashCheck>& checks) {
     stats_.rollback_ticks += depth;
     stats_.last_rollback_ticks = depth;
     stats_.max_rollback_ticks = std::max(stats_.max_rollback_ticks, depth);
+    // The range is first_contradicted .. old_predicted; the re-prediction covers c .. old_predicted.
+    rollback_end_ = old_predicted;
+    rollback_counted_ = confirmed_events || reported_events_in(first_contradicted, old_predicted);
+    if (rollback_counted_) ++stats_.rollbacks_across_state_changes;
+    prune(c);
     rebase_predicted();
     predicted_inputs_.clear();
+  } else {
+    prune(c);
   }
   uint64_t limit = c + config_.max_rollback_ticks;
   if (present > limit) ++stats_.stalls;
   uint64_t target = std::min(present, limit);
-  while (predicted_tick() < target) {
-    uint64_t t = predicted_tick();
-    game::TickInputs in = predict_inputs(t);
-    predicted_->step(in);
-    predicted_inputs_[t] = std::move(in);
-    ++stats_.predicted_ticks;
-  }
+  while (predicted_tick() < target) step_predicted(events);
+  if (predicted_tick() >= rollback_end_) rollback_counted_ = true;  // its range is re-predicted
 }
 
 std::optional<sim::BodyState> Predictor::predicted_body(uint32_t id) const {

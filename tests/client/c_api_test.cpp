@@ -57,6 +57,111 @@ TEST(CApi, ConnectsToNothingQuietly) {
   keel_client_destroy(c);
 }
 
+keel_client* create(const char* module, keel_result* rc = nullptr) {
+  keel_client_config cfg;
+  keel_client_config_init(&cfg);
+  cfg.server_address = "127.0.0.1:9";
+  cfg.mode = KEEL_MODE_PREDICT;
+  cfg.game_module = module;
+  keel_client* c = nullptr;
+  keel_result r = keel_client_create(&cfg, &c);
+  if (rc != nullptr) *rc = r;
+  return c;
+}
+
+std::string pushball_module() { return std::string(KEEL_GAME_MODULE_DIR) + "/pushball.so"; }
+
+TEST(CApi, AGameModuleThatDoesNotLoadIsRefused) {
+  keel_result rc = KEEL_OK;
+  EXPECT_EQ(create("/no/such/module.so", &rc), nullptr);
+  EXPECT_EQ(rc, KEEL_ERROR_GAME);
+  EXPECT_NE(std::string(keel_client_create_error()).find("/no/such/module.so"), std::string::npos)
+      << keel_client_create_error();
+  keel_client* ok = create(nullptr);
+  ASSERT_NE(ok, nullptr);
+  EXPECT_STREQ(keel_client_create_error(), "");  // a success clears it
+  keel_client_destroy(ok);
+}
+
+TEST(CApi, TheSandboxLayoutAndItsSetters) {
+  keel_client* c = create(nullptr);
+  ASSERT_NE(c, nullptr);
+  ASSERT_EQ(keel_client_input_field_count(c), 3u);
+  keel_input_field f;
+  ASSERT_EQ(keel_client_input_field(c, 0, &f), KEEL_OK);
+  EXPECT_STREQ(f.name, "move");
+  EXPECT_EQ(f.kind, static_cast<uint32_t>(KEEL_FIELD_STICK));
+  EXPECT_EQ(f.components, 2u);
+  EXPECT_EQ(f.min[1], -1.0);
+  EXPECT_EQ(f.max[1], 1.0);
+  ASSERT_EQ(keel_client_input_field(c, 2, &f), KEEL_OK);
+  EXPECT_EQ(f.kind, static_cast<uint32_t>(KEEL_FIELD_BUTTONS));
+  EXPECT_EQ(f.label_count, 2u);
+  EXPECT_EQ(f.max[0], 3.0);
+  EXPECT_STREQ(keel_client_input_label(c, 2, 1), "fire");
+  EXPECT_EQ(keel_client_input_label(c, 2, 2), nullptr);
+  EXPECT_EQ(keel_client_input_field(c, 3, &f), KEEL_ERROR_NOT_FOUND);
+  EXPECT_EQ(keel_client_find_input_field(c, "look_yaw"), 1u);
+  EXPECT_EQ(keel_client_find_input_field(c, "nope"), 3u);
+  EXPECT_EQ(keel_client_set_input(c, 0.0f, 1.0f, 0.5f, 1u), KEEL_OK);  // still the sandbox's
+  EXPECT_EQ(keel_client_set_input_vector(c, 0, 0.0, 1.0, 0.0), KEEL_OK);
+  EXPECT_EQ(keel_client_set_input_number(c, 1, 1.5), KEEL_OK);
+  EXPECT_EQ(keel_client_set_input_buttons(c, 2, 2u), KEEL_OK);
+  EXPECT_EQ(keel_client_event_type_count(c), 0u);
+  EXPECT_EQ(keel_client_event_type_name(c, 0), nullptr);
+  keel_game_event e;
+  EXPECT_EQ(keel_client_poll_game_event(c, &e), KEEL_ERROR_NOT_FOUND);
+  EXPECT_EQ(keel_client_poll_game_event(c, nullptr), KEEL_ERROR_ARGUMENT);
+  keel_client_destroy(c);
+}
+
+TEST(CApi, AModulesLayoutItsEventsAndSettersThatRefuseAnotherKind) {
+  keel_result rc = KEEL_OK;
+  keel_client* c = create(pushball_module().c_str(), &rc);
+  ASSERT_NE(c, nullptr) << rc;
+  ASSERT_EQ(keel_client_input_field_count(c), 4u);
+  const char* names[] = {"drive", "aim", "boost", "push"};
+  const keel_field_kind kinds[] = {KEEL_FIELD_STICK, KEEL_FIELD_ANGLE, KEEL_FIELD_BOOL, KEEL_FIELD_BUTTONS};
+  for (uint32_t i = 0; i < 4; ++i) {
+    keel_input_field f;
+    ASSERT_EQ(keel_client_input_field(c, i, &f), KEEL_OK);
+    EXPECT_STREQ(f.name, names[i]);
+    EXPECT_EQ(f.kind, static_cast<uint32_t>(kinds[i]));
+    EXPECT_EQ(keel_client_find_input_field(c, names[i]), i);
+  }
+  EXPECT_STREQ(keel_client_input_label(c, 3, 0), "charge");
+  // Each setter takes its kinds only; indices past the layout and non-finite numbers are refused.
+  EXPECT_EQ(keel_client_set_input_vector(c, 0, 0.0, 1.0, 0.0), KEEL_OK);
+  EXPECT_EQ(keel_client_set_input_number(c, 1, 0.25), KEEL_OK);
+  EXPECT_EQ(keel_client_set_input_bool(c, 2, 1), KEEL_OK);
+  EXPECT_EQ(keel_client_set_input_buttons(c, 3, 1u), KEEL_OK);
+  EXPECT_EQ(keel_client_set_input_bool(c, 0, 1), KEEL_ERROR_KIND);
+  EXPECT_EQ(keel_client_set_input_int(c, 1, 3), KEEL_ERROR_KIND);
+  EXPECT_EQ(keel_client_set_input_number(c, 2, 1.0), KEEL_ERROR_KIND);
+  EXPECT_EQ(keel_client_set_input_vector(c, 3, 1, 1, 1), KEEL_ERROR_KIND);
+  EXPECT_EQ(keel_client_set_input_buttons(c, 0, 1u), KEEL_ERROR_KIND);
+  EXPECT_NE(std::string(keel_client_last_error(c)).find("drive"), std::string::npos);
+  EXPECT_EQ(keel_client_set_input_bool(c, 4, 1), KEEL_ERROR_ARGUMENT);
+  EXPECT_EQ(keel_client_set_input_number(c, 1, 0.0 / 0.0), KEEL_ERROR_ARGUMENT);
+  EXPECT_EQ(keel_client_set_input_vector(c, 0, 1e300, 0, 0), KEEL_OK);  // clamped into the disc
+  EXPECT_EQ(keel_client_set_input(c, 0.0f, 1.0f, 0.0f, 0u), KEEL_ERROR_KIND);  // not the sandbox
+  // Event types and their payloads.
+  ASSERT_EQ(keel_client_event_type_count(c), 3u);
+  EXPECT_STREQ(keel_client_event_type_name(c, 0), "goal");
+  EXPECT_STREQ(keel_client_event_type_name(c, 1), "kickoff");
+  EXPECT_STREQ(keel_client_event_type_name(c, 2), "round_over");
+  ASSERT_EQ(keel_client_event_field_count(c, 0), 3u);
+  keel_input_field f;
+  ASSERT_EQ(keel_client_event_field(c, 0, 0, &f), KEEL_OK);
+  EXPECT_STREQ(f.name, "team");
+  EXPECT_EQ(f.kind, static_cast<uint32_t>(KEEL_FIELD_INT));
+  EXPECT_EQ(f.min[0], 0.0);
+  EXPECT_EQ(f.max[0], 1.0);
+  EXPECT_EQ(keel_client_event_field(c, 0, 3, &f), KEEL_ERROR_NOT_FOUND);
+  EXPECT_EQ(keel_client_event_field_count(c, 9), 0u);
+  keel_client_destroy(c);
+}
+
 TEST(CApi, TheCExampleRuns) {
   std::string exe = std::string(KEEL_BINARY_DIR) + "/bin/keel-client-c-example";
   ASSERT_TRUE(std::filesystem::exists(exe)) << exe;

@@ -212,7 +212,7 @@ class EndToEnd : public ::testing::Test {
     EXPECT_TRUE(token);
     if (!transport || !token) return nullptr;
     ClientConfig cfg;
-    cfg.input_source = [](uint64_t tick) { return protocol::dequantize_input(testing::walk(1, tick, 23)); };
+    cfg.input_source = [](uint64_t tick) { return testing::walk(1, tick, 23); };
     auto c = std::make_unique<Client>(std::move(transport), cfg);
     c->connect(*token, now);
     return c;

@@ -7,6 +7,7 @@
 #include <keel/client/transport.h>
 #include <keel/protocol/connection.h>
 #include <keel/protocol/frame_window.h>
+#include <keel/protocol/game_events.h>
 #include <keel/protocol/handshake.h>
 #include <keel/protocol/input_codec.h>
 #include <keel/protocol/messages.h>
@@ -82,19 +83,23 @@ class FakeServer {
     protocol::FrameWindow window;
     std::unique_ptr<protocol::SnapshotSender> sender;
     protocol::InputReceiver receiver;
-    std::map<uint64_t, protocol::QuantInput> inputs;
-    protocol::QuantInput last;
+    std::map<uint64_t, game::InputFrame> inputs;
+    game::InputFrame last;
     std::vector<std::pair<uint64_t, uint64_t>> reports;  // HashReport (tick, hash)
     uint64_t hellos = 0;
+    bool said_goodbye = false;  // a Disconnect arrived
     double last_receive = 0;
     uint64_t applied = 0, missing = 0;
   };
 
-  explicit FakeServer(const sim::SceneDef& scene)
+  /// A server of `rules` (the sandbox when null).
+  explicit FakeServer(const sim::SceneDef& scene, std::unique_ptr<game::Rules> rules = nullptr)
       : handshake_(protocol::development_token_key(), kFakeServerAddress),
-        match_(std::move(*game::Match::create(scene, std::make_unique<games::SandboxRules>()))),
+        match_(std::move(*game::Match::create(scene, rules ? std::move(rules) : std::make_unique<games::SandboxRules>()))),
         scene_bytes_(protocol::scene_to_binary(scene)),
-        config_(protocol::SnapshotConfig::for_scene(scene)) {}
+        config_(protocol::SnapshotConfig::for_scene(scene)),
+        game_name_(match_.spec().name),
+        game_hash_(game::spec_hash(match_.spec())) {}
 
   /// Connects a client end: the server reads `wire->to_server`.
   void attach(std::shared_ptr<Wire> wire) { wires_.push_back(std::move(wire)); }
@@ -135,6 +140,14 @@ class FakeServer {
   /// Every tick's hash, by match tick (the frame of tick t carries the hash of t + 1).
   const std::map<uint64_t, uint64_t>& hashes() const { return hashes_; }
   void set_snapshot_every(uint32_t n) { snapshot_every_ = n; }
+  /// What ConnectionAccept says the server runs (default: the match's game); a hash of 0
+  /// is what a server that names no game sends.
+  void advertise(std::string game, uint64_t spec_hash) {
+    game_name_ = std::move(game);
+    game_hash_ = spec_hash;
+  }
+  /// Every GameEvents message sent, by the tick it carries (tick after the step).
+  const std::map<uint64_t, std::vector<game::GameEvent>>& events_sent() const { return events_sent_; }
   /// Drops everything a client sends (a dead server) while true.
   bool deaf = false;
 
@@ -174,8 +187,9 @@ class FakeServer {
       p.last_receive = now;
       p.sender = std::make_unique<protocol::SnapshotSender>(config_);
       flatbuffers::FlatBufferBuilder fbb(64);
-      auto acc = protocol::fb::CreateConnectionAccept(fbb, protocol::kProtocolVersion, 0, p.player,
-                                                      match_.scene().settings.tick_rate, match_.tick());
+      auto acc = protocol::fb::CreateConnectionAcceptDirect(fbb, protocol::kProtocolVersion, 0, p.player,
+                                                            match_.scene().settings.tick_rate, match_.tick(),
+                                                            game_name_.c_str(), game_hash_);
       send_message(p, protocol::finish_message(fbb, protocol::fb::Body::ConnectionAccept, acc.Union()));
       joins_.push_back(p.player);
       p.joined = true;
@@ -199,10 +213,12 @@ class FakeServer {
       if (!hello->resync()) p.blocks.push_back({0, 0, scene_bytes_});
       if (p.predict) {
         p.blocks.push_back({1, match_.tick(), match_.save_state()});
-        p.window = protocol::FrameWindow{};
+        p.window = protocol::FrameWindow{match_.input_layout()};
         p.frames_from = match_.tick();
       }
       p.hello = true;
+    } else if (m->body_type() == protocol::fb::Body::Disconnect) {
+      p.said_goodbye = true;
     } else if (m->body_type() == protocol::fb::Body::HashReport) {
       p.reports.emplace_back(m->body_as_HashReport()->tick(), m->body_as_HashReport()->state_hash());
     }
@@ -213,8 +229,8 @@ class FakeServer {
     if (protocol::check_message(bytes, m) != protocol::DropReason::None) return;
     if (m->body_type() != protocol::fb::Body::InputBatch) return;
     auto* batch = m->body_as_InputBatch();
-    std::vector<std::pair<uint64_t, protocol::QuantInput>> fresh;
-    if (p.receiver.receive(*batch, match_.tick(), fresh) == protocol::DropReason::None) {
+    std::vector<std::pair<uint64_t, game::InputFrame>> fresh;
+    if (p.receiver.receive(match_.input_layout(), *batch, match_.tick(), fresh) == protocol::DropReason::None) {
       for (auto& [tick, q] : fresh) {
         if (tick >= match_.tick()) p.inputs[tick] = q;
       }
@@ -241,7 +257,7 @@ class FakeServer {
         ++p.missing;
       }
       p.inputs.erase(p.inputs.begin(), p.inputs.upper_bound(t));
-      frames[p.player] = protocol::dequantize_input(p.last);
+      frames[p.player] = p.last;
     }
     for (auto& [id, f] : frames) in.inputs.push_back({id, f});
     match_.step(in);
@@ -250,8 +266,14 @@ class FakeServer {
     bool snapshot = match_.tick() % snapshot_every_ == 0;
     protocol::QuantSnapshot q;
     if (snapshot) q = protocol::quantize(protocol::snapshot_bodies(match_.world()), match_.tick(), config_);
+    std::vector<uint8_t> events;
+    if (!match_.events().empty()) {
+      events = protocol::encode_game_events(match_.spec(), match_.tick(), match_.events());
+      events_sent_[match_.tick()] = match_.events();
+    }
     for (auto& [w, p] : peers_) {
       if (!p.conn) continue;
+      if (!events.empty() && p.playing) send_message(p, events);
       if (p.predict && t >= p.frames_from) {
         p.window.add(frame);
         for (const auto& msg : p.window.messages()) p.conn->send(protocol::Channel::Frames, msg);
@@ -271,6 +293,9 @@ class FakeServer {
   std::map<std::shared_ptr<Wire>, Peer> peers_;
   std::vector<uint32_t> joins_, leaves_;
   std::map<uint64_t, uint64_t> hashes_;
+  std::string game_name_;
+  uint64_t game_hash_ = 0;
+  std::map<uint64_t, std::vector<game::GameEvent>> events_sent_;
   double next_tick_time_ = 0;
   uint32_t snapshot_every_ = 2;
 };

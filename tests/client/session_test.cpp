@@ -1,8 +1,7 @@
 // The client's session state machine against an in-process server made of the protocol
 // library's pieces (fake_server.h), on simulated time: handshake, scene and checkpoint,
 // snapshots, frames, inputs, hash reports, time-out and reconnect, hostile bytes.
-#include "fake_server.h"
-#include "test_util.h"
+#include "session_harness.h"
 
 #include <keel/client/client.h>
 #include <keel/client/link_conditioner.h>
@@ -19,61 +18,10 @@
 namespace keel::client {
 namespace {
 
-using testing::FakeServer;
-using testing::kFakeServerAddress;
-using testing::Wire;
-using testing::WireTransport;
+using testing::Harness;
+using testing::interpolate;
+using testing::predict;
 
-struct Harness {
-  FakeServer server{testing::demo_scene()};
-  std::vector<std::unique_ptr<Client>> clients;
-  std::vector<std::shared_ptr<Wire>> wires;
-  std::vector<ConditionedTransport*> links;
-  std::map<uint64_t, std::vector<sim::BodyState>> truth;  // server bodies by match tick
-  double now = 0;
-  bool keep_truth = false;
-
-  Client& add(ClientConfig cfg, uint64_t id, const std::optional<LinkImpairment>& link = std::nullopt,
-              uint32_t timeout = 10) {
-    auto wire = std::make_shared<Wire>();
-    server.attach(wire);
-    std::unique_ptr<Transport> t = std::make_unique<WireTransport>(wire);
-    ConditionedTransport* ct = nullptr;
-    if (link) {
-      auto c = std::make_unique<ConditionedTransport>(std::move(t), LinkConditionerConfig::symmetric(*link, id));
-      ct = c.get();
-      t = std::move(c);
-    }
-    auto mint = [id, timeout]() -> std::optional<protocol::ConnectToken> {
-      auto tok = mint_token_for(protocol::development_token_key(), id, 1, kFakeServerAddress, 3600, timeout);
-      return tok ? std::optional(*tok) : std::nullopt;
-    };
-    cfg.token_source = mint;
-    cfg.input_source = [id](uint64_t tick) { return protocol::dequantize_input(testing::walk(static_cast<uint32_t>(id), tick, 23)); };
-    clients.push_back(std::make_unique<Client>(std::move(t), cfg));
-    wires.push_back(wire);
-    links.push_back(ct);
-    clients.back()->connect(*mint(), now);
-    return *clients.back();
-  }
-
-  void run(double seconds, const std::function<void()>& each = {}) {
-    const double dt = 1.0 / 240;
-    for (double end = now + seconds; now < end; now += dt) {
-      for (auto& c : clients) c->update(now);
-      server.update(now);
-      if (keep_truth) truth[server.match().tick()] = protocol::snapshot_bodies(server.match().world());
-      if (each) each();
-    }
-  }
-};
-
-ClientConfig interpolate() { return ClientConfig{}; }
-ClientConfig predict() {
-  ClientConfig c;
-  c.mode = Mode::Predict;
-  return c;
-}
 
 TEST(Session, InterpolationRendersTheServersStateWithinQuantisation) {
   Harness h;
@@ -253,6 +201,35 @@ TEST(Session, ADenyDuringTheHandshakeClosesWithItsReason) {
   h2.run(0.2);
   EXPECT_EQ(c2.state(), State::Playing);
   EXPECT_GE(c2.drops()[protocol::DropReason::TypeNotAllowed], 1u);
+}
+
+TEST(Session, OnlyTheFirstChallengeOfAnAttemptIsAnswered) {
+  // A resent request draws another challenge; answering both would make a real server
+  // replace the session of the first answer with one the client's connection does not
+  // know. The client answers the first and resends that answer.
+  Harness h;
+  Client& c = h.add(predict(), 101);
+  auto& wire = *h.wires[0];
+  ASSERT_EQ(wire.to_server.size(), 1u);
+  const std::vector<uint8_t> request = wire.to_server.front();
+  wire.to_server.push_back(request);
+  wire.to_server.push_back(request);
+  std::vector<std::vector<uint8_t>> answers;
+  for (int i = 0; i < 240; ++i, h.now += 1.0 / 240) {
+    c.update(h.now);
+    for (const auto& d : wire.to_server) {
+      protocol::PacketHeader header;
+      if (protocol::read_header(d, header) == protocol::DropReason::None &&
+          header.type == protocol::PacketType::ConnectionResponse) {
+        answers.push_back(d);
+      }
+    }
+    h.server.update(h.now);
+  }
+  EXPECT_EQ(c.state(), State::Playing);
+  ASSERT_GE(answers.size(), 1u);
+  for (const auto& a : answers) EXPECT_EQ(a, answers.front());
+  EXPECT_EQ(c.drops()[protocol::DropReason::Duplicate], 2u);  // the two later challenges
 }
 
 TEST(Session, DisconnectClosesForGood) {

@@ -10,6 +10,7 @@
 #include <chrono>
 #include <cmath>
 #include <iostream>
+#include <map>
 #include <stdexcept>
 #include <thread>
 
@@ -89,6 +90,8 @@ game::InputFrame scripted_sweep(const game::Layout& layout, uint32_t bot, uint64
 struct Bot {
   uint32_t index = 0;
   std::unique_ptr<client::Client> client;
+  std::map<std::string, uint64_t> confirmed_events;  // by event type name
+  uint64_t predicted_events = 0;
   client::ConditionedTransport* link = nullptr;
   bool perturbed = false;
   uint64_t perturbed_tick = 0;
@@ -96,8 +99,117 @@ struct Bot {
   std::optional<protocol::fb::DenyReason> server_closed;  // the server's Disconnect reason
 };
 
-// Playing and Closed events, for the end of the run and the summary.
+// Seek: drive at the nearest dynamic body no player controls (pushball's ball), read
+// from the bot's own predicted match, to a spot a metre behind it as seen from the goal
+// mouth it attacks, charging on the way; once close, stop, aim at the goal and let go
+// when the charge is full (the per-player state field `charge` when the game has one,
+// else every 40 ticks). Every bot attacks the mouth at x = +14.25, z = 0, or at -14.25
+// in odd rounds when the game counts kick-offs in a global `round` (pushball), so goals
+// happen and alternate between the teams. A bot to make goals happen, not to play well.
+// The first stick drives, the first angle aims (0 = +x, pi/2 = +z), the first buttons
+// charge, the first bool boosts while far.
+// The first element of a declared state field by name, or -1 when the game has none.
+int64_t state_element(const game::StateScope& scope, const game::StateValues& values, const std::string& name) {
+  uint32_t offset = 0;
+  for (const game::StateField& f : scope.fields()) {
+    if (f.name == name) return int64_t(values.raw()[offset]);
+    offset += f.count;
+  }
+  return -1;
+}
+
+std::optional<sim::Vec3> body_position(const game::Match& m, uint32_t id) {
+  sim::BodyId b = m.world().find_body(id);
+  if (id == 0 || !m.world().is_valid(b)) return std::nullopt;
+  return m.world().body_state(b).position;
+}
+
+std::optional<sim::Vec3> nearest_free_body(const game::Match& m, sim::Vec3 from) {
+  std::optional<sim::Vec3> best;
+  float best_d = 1e30f;
+  for (sim::BodyId id : m.world().bodies()) {
+    sim::BodyState b = m.world().body_state(id);
+    if (b.motion != sim::MotionType::Dynamic) continue;
+    bool controlled = false;
+    for (const game::PlayerSlot& s : m.players()) controlled |= s.character == b.id;
+    if (controlled) continue;
+    const float d = glm::length(b.position - from);
+    if (d < best_d) {
+      best_d = d;
+      best = b.position;
+    }
+  }
+  return best;
+}
+
+game::InputFrame seek_input(const client::Client& c, uint64_t tick) {
+  const game::Layout& layout = c.game_spec().input;
+  game::InputFrame f;
+  const client::Predictor* p = c.predictor();
+  if (p == nullptr) return f;
+  const game::Match& m = p->predicted();
+  const game::PlayerSlot* me = m.find_player(c.player_id());
+  if (me == nullptr) return f;
+  auto at = body_position(m, me->character);
+  if (!at) return f;
+  auto ball = nearest_free_body(m, *at);
+  if (!ball) return f;
+  sim::Vec3 to_ball = *ball - *at;
+  to_ball.y = 0;
+  const float dist = glm::length(to_ball);
+  const bool close = dist < 1.4f;
+  // Odd rounds (a global `round` counts kick-offs) attack the other way, so the goals
+  // alternate between the teams and a match lasts longer than three quick goals.
+  const int64_t round = state_element(m.spec().state.global, m.state(), "round");
+  const float goal_x = round > 0 && round % 2 == 1 ? -14.25f : 14.25f;
+  sim::Vec3 to_goal = sim::Vec3(goal_x, 0.0f, 0.0f) - *ball;
+  to_goal.y = 0;
+  to_goal /= std::max(glm::length(to_goal), 1e-3f);
+  // Come to a stop a metre behind the ball (on the far side from the goal), slowing on
+  // the last two metres, rather than ram it somewhere else.
+  sim::Vec3 to_spot = *ball - to_goal * 1.0f - *at;
+  to_spot.y = 0;
+  const float spot = glm::length(to_spot);
+  const float speed = std::min(1.0f, spot / 2.0f);
+  const float heading = close ? std::atan2(to_goal.z, to_goal.x) : std::atan2(to_spot.z, to_spot.x);
+  const int64_t charge = state_element(m.spec().state.player, me->state, "charge");
+  const bool full = charge >= 0 ? charge >= 60 : tick % 40 == 0;
+  const bool release = close && full;
+  bool stick = false, angle = false, buttons = false, boost = false;
+  for (uint32_t i = 0; i < layout.size(); ++i) {
+    switch (layout.field(i).kind) {
+      case game::FieldKind::Stick:
+        if (!stick) layout.set_stick(f, i, 0.0f, close ? 0.0f : speed);
+        stick = true;
+        break;
+      case game::FieldKind::Angle:
+        if (!angle) layout.set_angle(f, i, heading);
+        angle = true;
+        break;
+      case game::FieldKind::Buttons:
+        if (!buttons) layout.set_buttons(f, i, release ? 0u : 1u);
+        buttons = true;
+        break;
+      case game::FieldKind::Bool:
+        if (!boost) layout.set_bool(f, i, spot > 6.0f);
+        boost = true;
+        break;
+      default: break;
+    }
+  }
+  return f;
+}
+
+// Playing and Closed events, for the end of the run and the summary; game events counted.
 void note_events(Bot& b) {
+  const game::GameSpec& spec = b.client->game_spec();
+  for (const client::GameEventRecord& r : b.client->take_game_events()) {
+    if (r.predicted) {
+      ++b.predicted_events;
+    } else if (r.event.type < spec.events.size()) {
+      ++b.confirmed_events[spec.events[r.event.type].name];
+    }
+  }
   for (const client::ClientEvent& e : b.client->take_events()) {
     if (e.kind == client::ClientEvent::Kind::Playing) b.played = true;
     if (e.kind == client::ClientEvent::Kind::Closed &&
@@ -174,6 +286,10 @@ std::unique_ptr<Bot> make_bot(const BotOptions& o, uint32_t i, const protocol::T
       break;
     case InputKind::Idle:
       break;
+    case InputKind::Seek:
+      // Reads the bot's own client, which outlives every call (the client calls it).
+      cc.input_source = [b = bot.get()](uint64_t tick) { return seek_input(*b->client, tick); };
+      break;
   }
   bot->client = std::make_unique<client::Client>(std::move(transport), std::move(cc));
   auto token = mint();
@@ -215,6 +331,12 @@ nlohmann::json bot_json(const Bot& b, double seconds) {
   j["rtt_ms"] = b.client->clock().rtt() * 1000.0;
   j["input_lead_ticks"] = b.client->clock().lead_ticks();
   j["dump"] = p.last_dump_path;
+  j["rollbacks_across_state_changes"] = p.rollbacks_across_state_changes;
+  j["game_events_predicted"] = b.predicted_events;
+  j["game_events_confirmed"] = b.confirmed_events;
+  j["game_events_dropped"] = s.game_events_dropped + s.game_event_queue_drops;
+  j["server_game"] = b.client->server_game();
+  if (b.client->close_reason() == client::CloseReason::GameMismatch) j["game_mismatch"] = true;
   if (b.server_closed) j["server_disconnect"] = protocol::fb::EnumNameDenyReason(*b.server_closed);
   // Ticks, for checking the counts above against the server's recording.
   j["checkpoint_tick"] = s.checkpoint_tick;
@@ -232,6 +354,8 @@ nlohmann::json summarise(const std::vector<std::unique_ptr<Bot>>& bots, uint32_t
   out["seconds"] = seconds;
   uint64_t sums[9] = {};
   uint32_t max_rollback = 0;
+  uint64_t across = 0;
+  std::map<std::string, uint64_t> events;  // per type, the most any bot saw confirmed
   double down = 0, up = 0;
   nlohmann::json per = nlohmann::json::array();
   for (const auto& b : bots) {
@@ -241,6 +365,8 @@ nlohmann::json summarise(const std::vector<std::unique_ptr<Bot>>& bots, uint32_t
                      s.inputs_sent, s.inputs_late, s.reconnects, s.resyncs};
     for (int k = 0; k < 9; ++k) sums[k] += v[k];
     max_rollback = std::max(max_rollback, p.max_rollback_ticks);
+    across += p.rollbacks_across_state_changes;
+    for (const auto& [name, n] : b->confirmed_events) events[name] = std::max(events[name], n);
     down += s.bytes_received * 8.0 / 1000.0 / seconds;
     up += s.bytes_sent * 8.0 / 1000.0 / seconds;
     per.push_back(bot_json(*b, seconds));
@@ -258,6 +384,8 @@ nlohmann::json summarise(const std::vector<std::unique_ptr<Bot>>& bots, uint32_t
   out["inputs_late"] = sums[6];
   out["reconnects"] = sums[7];
   out["resyncs"] = sums[8];
+  out["rollbacks_across_state_changes"] = across;
+  out["game_events"] = events;
   out["per_bot"] = per;
   return out;
 }

@@ -13,7 +13,7 @@
 
 namespace keel::bot {
 
-enum class InputKind { RandomWalk, Script, Idle };
+enum class InputKind { RandomWalk, Script, Idle, Seek };
 
 struct BotOptions {
   std::string server;                 ///< HOST:PORT

@@ -53,8 +53,8 @@ int main(int argc, char** argv) {
   app.add_option("--match", o.match_id, "match id in the minted tokens");
   app.add_option("--first-client-id", o.first_client_id, "bot i uses client id FIRST+i")->check(CLI::Range(1ull, 1ull << 62));
   app.add_option("--token-timeout", o.token_timeout, "connection time-out written into tokens (s)")->check(CLI::Range(1u, 3600u));
-  app.add_option("--inputs", inputs, "random (random values in range; the sandbox's bots random-walk), script (every field sweeps its range; the sandbox's bots walk a circle) or idle")
-      ->check(CLI::IsMember({"random", "script", "idle"}));
+  app.add_option("--inputs", inputs, "random (random values in range; the sandbox's bots random-walk), script (every field sweeps its range; the sandbox's bots walk a circle) idle, or seek (drive at the nearest body no player controls, from behind it when the game has teams: pushball's ball)")
+      ->check(CLI::IsMember({"random", "script", "idle", "seek"}));
   app.add_option("--update-hz", o.update_hz, "client updates per second")->check(CLI::Range(10.0, 2000.0));
   app.add_option("--interp-delay", o.interpolation_delay, "interpolation delay in snapshot intervals (0 = default 3)");
   app.add_option("--max-rollback", o.max_rollback, "rollback window in ticks (0 = default 32)");
@@ -78,6 +78,7 @@ int main(int argc, char** argv) {
   o.predict = mode == "predict";
   o.inputs = inputs == "script" ? keel::bot::InputKind::Script
              : inputs == "idle" ? keel::bot::InputKind::Idle
+             : inputs == "seek" ? keel::bot::InputKind::Seek
                                 : keel::bot::InputKind::RandomWalk;
   if (perturb_at >= 0) o.perturb_at = perturb_at;
   if (outage_at >= 0) o.outage_at = outage_at;

@@ -51,6 +51,7 @@ enum class CloseReason : uint8_t {
   Denied,             ///< ConnectionDeny (see last_deny_reason())
   ServerDisconnected, ///< Disconnect from the server
   BadSession,         ///< the server sent a scene or checkpoint that does not load
+  GameMismatch,       ///< the server runs another game or game version than the client's
 };
 const char* to_string(State state);
 const char* to_string(CloseReason reason);
@@ -67,12 +68,21 @@ struct ClientEvent {
     Resync,         ///< asked the server for a new checkpoint
     PlayerJoined,   ///< a = player id
     PlayerLeft,     ///< a = player id
+    /// The server's ConnectionAccept names another game spec than the client's (the
+    /// client then closes with GameMismatch): a = the server's spec hash, b = ours,
+    /// text = "server runs <name> (spec <hash>), this client <name> (spec <hash>)".
+    GameMismatch,
   };
   Kind kind = Kind::Connected;
   uint64_t tick = 0;
   uint64_t a = 0;
   uint64_t b = 0;
+  std::string text;  ///< GameMismatch only
 };
+
+/// At most this many game event records wait in the client for take_game_events();
+/// past it the newest are dropped and counted (ClientStats::game_event_queue_drops).
+inline constexpr size_t kMaxQueuedGameEvents = 4096;
 
 struct ClientConfig {
   Mode mode = Mode::Interpolate;
@@ -88,6 +98,11 @@ struct ClientConfig {
   /// Fresh tokens for reconnect attempts (a matchmaking call in a game); when unset, the
   /// client reuses its token, which works from the same socket until the token expires.
   std::function<std::optional<protocol::ConnectToken>()> token_source;
+  /// The client's game (its input layout, its events, and in predicted mode its rules)
+  /// is prediction.rules' spec, else the sandbox's. A client closes with GameMismatch
+  /// when the server names a game whose spec hash differs, if it predicts or was given
+  /// rules; an interpolating client of the default game plays any game (it steps nothing)
+  /// but then drops the GameEvents of a game it does not know.
   /// Input for a tick; when unset, the frame last given to set_input() is used.
   std::function<game::InputFrame(uint64_t tick)> input_source;
 };
@@ -111,6 +126,11 @@ struct ClientStats {
   uint64_t bytes_sent = 0;          ///< UDP payload, all datagrams
   uint64_t bytes_received = 0;
   double playing_seconds = 0;       ///< time spent in Playing
+  uint64_t game_events_received = 0;  ///< GameEvents messages decoded (interpolate mode)
+  /// GameEvents messages dropped: a failed decode, or a game the client does not know
+  /// (also in drops(): the decode's reason, VersionMismatch for an unknown game).
+  uint64_t game_events_dropped = 0;
+  uint64_t game_event_queue_drops = 0;  ///< records dropped because the queue was full
   PredictionStats prediction;       ///< predicted mode (accumulated over checkpoints)
 };
 
@@ -146,6 +166,17 @@ class Client {
   uint32_t player_id() const;
   uint32_t tick_rate() const;
   std::vector<ClientEvent> take_events();
+  /// The game events reported since the last call, oldest first (see GameEventRecord;
+  /// docs/client-sdk.md, "Game events"). Interpolating: the server's, confirmed, each tick
+  /// once in tick order. Predicting: the predicted steps' events as predicted and the
+  /// confirmed match's as confirmed (in tick order, each tick once).
+  std::vector<GameEventRecord> take_game_events();
+  /// The client's game spec (the rules it was configured with, else the sandbox's).
+  const game::GameSpec& game_spec() const;
+  /// The game the server named in its last ConnectionAccept, and its spec hash ("" and
+  /// 0 before one, or from a server that names none).
+  const std::string& server_game() const;
+  uint64_t server_game_spec_hash() const;
   const ClientStats& stats() const;
   /// Drops of the client's own state machine plus the connection's packet layer.
   protocol::DropCounters drops() const;

@@ -8,10 +8,12 @@
  * clock; the same clock for every call). A handle must not be used from two threads at
  * once. docs/client-sdk.md has a complete render loop.
  *
- * Predicted mode here steps Keel's built-in sandbox rules (what keel-server runs): rules
- * are C++ objects, so a server with its own rules is predicted from C++ with
- * keel::client::ClientConfig::prediction.rules (docs/client-sdk.md, "Your own rules");
- * interpolation mode works with any rules. */
+ * The client's game is the sandbox (what keel-server runs by default) unless the config
+ * names a game module (game_module: the .so the server was started with --game); its
+ * input layout is what the keel_client_set_input_* calls fill, field by field, and its
+ * events are what keel_client_poll_game_event returns. A program that sets game_module
+ * must link as a game host (keel_link_game_host in CMake: the module's calls resolve to
+ * the program's own Keel). */
 #ifndef KEEL_CLIENT_H
 #define KEEL_CLIENT_H
 
@@ -30,8 +32,47 @@ typedef enum keel_result {
   KEEL_ERROR_TOKEN = 3,     /* a token that does not parse, or a key file that does not load */
   KEEL_ERROR_STATE = 4,     /* not possible in the current state */
   KEEL_ERROR_NOT_FOUND = 5, /* no such body (yet) */
-  KEEL_ERROR_INTERNAL = 6   /* anything else; see keel_client_last_error() */
+  KEEL_ERROR_INTERNAL = 6,  /* anything else; see keel_client_last_error() */
+  KEEL_ERROR_GAME = 7,      /* the game module does not load (keel_client_create_error() says why) */
+  KEEL_ERROR_KIND = 8       /* an input setter of another kind than the field's */
 } keel_result;
+
+/* The kinds of input and event payload fields (keel/game/layout.h). */
+typedef enum keel_field_kind {
+  KEEL_FIELD_BOOL = 0,       /* a switch */
+  KEEL_FIELD_BUTTONS = 1,    /* up to 16 named buttons, a bit each */
+  KEEL_FIELD_INT = 2,        /* an integer in [min, max] */
+  KEEL_FIELD_ENUM = 3,       /* one of label_count named values (an index) */
+  KEEL_FIELD_FIXED = 4,      /* a number in [min, max] in steps of `step` */
+  KEEL_FIELD_STICK = 5,      /* (x, y) in the unit disc */
+  KEEL_FIELD_ANGLE = 6,      /* radians in [-pi, pi) */
+  KEEL_FIELD_DIRECTION3 = 7, /* a 3-D unit vector */
+  KEEL_FIELD_POINT3 = 8      /* a point in the box [min, max] in steps of `step` */
+} keel_field_kind;
+
+/* One field of the game's input layout or of an event type's payload. */
+typedef struct keel_input_field {
+  const char* name;        /* valid while the client lives */
+  uint32_t kind;           /* keel_field_kind */
+  uint32_t components;     /* numbers the field takes: 1, 2 (stick), 3 (direction3, point3) */
+  double min[3], max[3];   /* per component: the range of the values the field holds */
+  double step;             /* fixed and point3: the quantisation step; else 0 */
+  uint32_t label_count;    /* enum values, button names (keel_client_input_label) */
+} keel_input_field;
+
+#define KEEL_MAX_EVENT_VALUES 32
+
+/* One game event: its type, when, and its payload as numbers, one per component in
+ * field order (bool 0/1, buttons the bit mask, int the value, enum the index, fixed the
+ * number, stick x then y, angle radians, direction3 and point3 x, y, z). */
+typedef struct keel_game_event {
+  uint32_t type;            /* index into the game's event types */
+  const char* type_name;    /* valid while the client lives */
+  uint64_t tick;            /* the match tick after the step that emitted it */
+  int predicted;            /* non-zero: from a predicted step; 0: confirmed by the server */
+  uint32_t value_count;
+  double values[KEEL_MAX_EVENT_VALUES];
+} keel_game_event;
 
 typedef enum keel_mode { KEEL_MODE_INTERPOLATE = 0, KEEL_MODE_PREDICT = 1 } keel_mode;
 
@@ -62,6 +103,7 @@ typedef struct keel_client_config {
   uint32_t max_rollback_ticks;  /* 0: default (32) */
   const char* desync_dump_dir;  /* NULL: no dump files */
   int auto_reconnect;           /* non-zero: reconnect after a time-out (default on) */
+  const char* game_module;      /* NULL: the sandbox; else the game module's path (.so) */
 } keel_client_config;
 
 typedef struct keel_pose {
@@ -89,6 +131,8 @@ typedef struct keel_client_stats {
   double rtt_ms;
   double server_tick;   /* the estimate at the last update */
   double input_lead_ticks;
+  uint64_t rollbacks_across_state_changes;
+  uint64_t game_events_dropped;  /* GameEvents refused, plus records past the queue's bound */
 } keel_client_stats;
 
 /* Fills `config` with the defaults (interpolate mode, auto reconnect on). */
@@ -96,6 +140,8 @@ void keel_client_config_init(keel_client_config* config);
 
 /* Creates a client; *out is NULL on failure. */
 keel_result keel_client_create(const keel_client_config* config, keel_client** out);
+/* Why the last keel_client_create on this thread failed ("" after a success). */
+const char* keel_client_create_error(void);
 void keel_client_destroy(keel_client* client);
 
 /* Connects with a connect token in its base64 text form (what keel-token mint prints
@@ -108,9 +154,44 @@ keel_result keel_client_connect_dev(keel_client* client, uint64_t client_id, uin
 keel_result keel_client_disconnect(keel_client* client, double now);
 keel_result keel_client_update(keel_client* client, double now);
 
-/* The input used for the ticks produced from now on. */
+/* The sandbox's input for the ticks produced from now on (move x and forward, look yaw,
+ * buttons jump = 1 and fire = 2). KEEL_ERROR_KIND when the client's game is not the
+ * sandbox: use the field setters below. */
 keel_result keel_client_set_input(keel_client* client, float move_x, float move_z, float look_yaw,
                                   uint32_t buttons);
+
+/* The game's input layout: fields 0 .. count - 1. */
+uint32_t keel_client_input_field_count(const keel_client* client);
+keel_result keel_client_input_field(const keel_client* client, uint32_t index, keel_input_field* out);
+/* The field's index, or keel_client_input_field_count() when there is none. */
+uint32_t keel_client_find_input_field(const keel_client* client, const char* name);
+/* An enum value's or a button's name; NULL out of range. */
+const char* keel_client_input_label(const keel_client* client, uint32_t field, uint32_t label);
+
+/* Field setters: each changes one field of the input used from now on (the others keep
+ * their values; all start at zero), rounds to the field's step and clamps into its range.
+ * KEEL_ERROR_ARGUMENT for an index out of range or a non-finite number, KEEL_ERROR_KIND
+ * for a field of another kind:
+ *   _bool: bool;  _buttons: buttons (bit i = label i);  _int: int and enum (the index);
+ *   _number: fixed and angle (radians);  _vector: stick (x, y; z ignored), direction3
+ *   and point3. */
+keel_result keel_client_set_input_bool(keel_client* client, uint32_t field, int on);
+keel_result keel_client_set_input_buttons(keel_client* client, uint32_t field, uint32_t mask);
+keel_result keel_client_set_input_int(keel_client* client, uint32_t field, int32_t value);
+keel_result keel_client_set_input_number(keel_client* client, uint32_t field, double value);
+keel_result keel_client_set_input_vector(keel_client* client, uint32_t field, double x, double y, double z);
+
+/* The game's event types and their payload fields. */
+uint32_t keel_client_event_type_count(const keel_client* client);
+const char* keel_client_event_type_name(const keel_client* client, uint32_t type); /* NULL out of range */
+uint32_t keel_client_event_field_count(const keel_client* client, uint32_t type);
+keel_result keel_client_event_field(const keel_client* client, uint32_t type, uint32_t index,
+                                    keel_input_field* out);
+/* The oldest game event not yet polled: KEEL_OK and *out filled, or KEEL_ERROR_NOT_FOUND
+ * when there is none. Interpolating clients get the server's events (confirmed, each tick
+ * once, in tick order); predicting clients get predicted events ahead and the confirmed
+ * ones as the server's steps arrive (docs/client-sdk.md, "Game events"). */
+keel_result keel_client_poll_game_event(keel_client* client, keel_game_event* out);
 /* The pose of body `id` to draw at time `now`. KEEL_ERROR_NOT_FOUND when unknown. */
 keel_result keel_client_pose(keel_client* client, uint32_t id, double now, keel_pose* out);
 keel_state keel_client_state(const keel_client* client);

@@ -74,7 +74,27 @@ struct PredictionStats {
   uint64_t local_inputs_applied = 0;  ///< confirmed ticks that applied our input
   uint64_t local_inputs_late = 0;     ///< confirmed ticks that applied something else
   uint64_t first_mismatch_tick = 0;   ///< state tick of the first disagreeing hash; 0 = none
+  /// Rollbacks whose range — from the first contradicted frame's tick to the tick the
+  /// prediction had reached — holds a tick that emitted a game event, in the confirmed
+  /// match, in the prediction thrown away or in its re-prediction. A game announces a
+  /// change of its declared state (a goal, a kick-off) with an event, so these are the
+  /// rollbacks that may have shown the player a score that did not happen, or late.
+  uint64_t rollbacks_across_state_changes = 0;
+  uint64_t predicted_event_records = 0;  ///< events reported from predicted steps
+  uint64_t confirmed_event_records = 0;  ///< events reported from confirmed steps
   std::string last_dump_path;
+};
+
+/// One game event as the client reports it (Client::take_game_events).
+struct GameEventRecord {
+  /// The match tick after the step that emitted it (what GameEvents.tick carries).
+  uint64_t tick = 0;
+  game::GameEvent event;
+  /// True: from a predicted step (it may yet be contradicted); false: confirmed — the
+  /// server's step emitted it (a predicting client's confirmed match, or the server's
+  /// GameEvents message for an interpolating one).
+  bool predicted = false;
+  friend bool operator==(const GameEventRecord&, const GameEventRecord&) = default;
 };
 
 class Predictor {
@@ -93,8 +113,11 @@ class Predictor {
   void set_local_input(uint64_t tick, const game::InputFrame& input);
   /// Steps every contiguous confirmed frame (checking hashes), rolls back if a frame
   /// contradicts the prediction, then predicts up to `present` (bounded by the window).
-  /// Hash checks made are appended to `checks`.
-  void advance(uint64_t present, std::vector<HashCheck>& checks);
+  /// Hash checks made are appended to `checks`; when `events` is given, the game events
+  /// of the steps made (confirmed: every confirmed tick's, in order; predicted: a tick's
+  /// events the first time it is predicted, and after a rollback only when they differ
+  /// from what was last reported for that tick).
+  void advance(uint64_t present, std::vector<HashCheck>& checks, std::vector<GameEventRecord>* events = nullptr);
 
   uint64_t confirmed_tick() const { return confirmed_->tick(); }
   uint64_t predicted_tick() const { return predicted_->tick(); }
@@ -118,7 +141,10 @@ class Predictor {
             const PredictionConfig& config);
   game::TickInputs predict_inputs(uint64_t tick) const;
   game::InputFrame local_input_at(uint64_t tick) const;
-  void step_confirmed(const protocol::InputFrameMessage& frame, std::vector<HashCheck>& checks);
+  void step_confirmed(const protocol::InputFrameMessage& frame, std::vector<HashCheck>& checks,
+                      std::vector<GameEventRecord>* events);
+  void step_predicted(std::vector<GameEventRecord>* events);
+  bool reported_events_in(uint64_t from, uint64_t to) const;
   void note_local_input(const protocol::InputFrameMessage& frame);
   void write_dump(uint64_t expected_hash);
   void rebase_predicted();
@@ -131,6 +157,13 @@ class Predictor {
   std::map<uint64_t, protocol::InputFrameMessage> pending_;  // frames past the confirmed tick
   std::map<uint64_t, game::TickInputs> predicted_inputs_;      // what each predicted tick used
   std::map<uint64_t, game::InputFrame> local_inputs_;     // what we sent, by tick
+  // The predicted events last reported per tick (after the step), for ticks past the
+  // confirmed one: a re-predicted tick reports again only when its events differ.
+  std::map<uint64_t, std::vector<game::GameEvent>> reported_;
+  // Set by a rollback until its re-prediction passes `rollback_end_`: whether a tick in
+  // its range has emitted an event so far, and whether it was counted.
+  uint64_t rollback_end_ = 0;
+  bool rollback_counted_ = true;
   PredictionStats stats_;
 };
 
