@@ -494,10 +494,10 @@ std::string hex64(uint64_t v) {
 bool Client::Impl::game_matches(const protocol::fb::ConnectionAccept& m, double now) {
   server_game = printable_name(m.game());
   server_spec_hash = m.game_spec_hash();
-  // A server that names no game (hash 0) cannot be checked; an interpolating client of
-  // the default game steps nothing, so any game plays (its events are then dropped).
-  const bool checks = config.mode == Mode::Predict || static_cast<bool>(config.prediction.rules);
-  if (server_spec_hash == 0 || server_spec_hash == spec_hash || !checks) return true;
+  // A server that names no game (hash 0) cannot be checked. Every other mismatch closes,
+  // interpolating clients' too: their inputs are encoded in their game's layout, which
+  // the server would read as its own game's.
+  if (server_spec_hash == 0 || server_spec_hash == spec_hash) return true;
   std::string text = "server runs " + (server_game.empty() ? std::string("an unnamed game") : server_game) +
                      " (spec " + hex64(server_spec_hash) + "), this client " + spec.name + " (spec " +
                      hex64(spec_hash) + ")";
@@ -512,11 +512,8 @@ bool Client::Impl::game_matches(const protocol::fb::ConnectionAccept& m, double 
 void Client::Impl::on_game_events(const protocol::fb::GameEvents& m) {
   // A predicting client reports the confirmed match's own events, which are these.
   if (config.mode == Mode::Predict) return;
-  if (server_spec_hash != 0 && server_spec_hash != spec_hash) {
-    drops.add(DropReason::VersionMismatch);  // another game: its payloads mean nothing here
-    ++stats.game_events_dropped;
-    return;
-  }
+  // (A server of another game was refused at ConnectionAccept; one that names no game
+  // and runs another sends events that fail the decode below.)
   uint64_t tick = 0;
   std::vector<game::GameEvent> decoded;
   DropReason r = protocol::decode_game_events(spec, m, tick, decoded);

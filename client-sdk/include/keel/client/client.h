@@ -98,12 +98,10 @@ struct ClientConfig {
   /// Fresh tokens for reconnect attempts (a matchmaking call in a game); when unset, the
   /// client reuses its token, which works from the same socket until the token expires.
   std::function<std::optional<protocol::ConnectToken>()> token_source;
-  /// The client's game (its input layout, its events, and in predicted mode its rules)
-  /// is prediction.rules' spec, else the sandbox's. A client closes with GameMismatch
-  /// when the server names a game whose spec hash differs, if it predicts or was given
-  /// rules; an interpolating client of the default game plays any game (it steps nothing)
-  /// but then drops the GameEvents of a game it does not know.
-  /// Input for a tick; when unset, the frame last given to set_input() is used.
+  /// Input for a tick; when unset, the frame last given to set_input() is used. The
+  /// client's game (its input layout, its events, and in predicted mode its rules) is
+  /// prediction.rules' spec, else the sandbox's; a client closes with GameMismatch when
+  /// the server names a game whose spec hash differs, in either mode.
   std::function<game::InputFrame(uint64_t tick)> input_source;
 };
 
@@ -127,8 +125,8 @@ struct ClientStats {
   uint64_t bytes_received = 0;
   double playing_seconds = 0;       ///< time spent in Playing
   uint64_t game_events_received = 0;  ///< GameEvents messages decoded (interpolate mode)
-  /// GameEvents messages dropped: a failed decode, or a game the client does not know
-  /// (also in drops(): the decode's reason, VersionMismatch for an unknown game).
+  /// GameEvents messages dropped: a failed decode or a stale tick (also in drops(), by
+  /// reason).
   uint64_t game_events_dropped = 0;
   uint64_t game_event_queue_drops = 0;  ///< records dropped because the queue was full
   PredictionStats prediction;       ///< predicted mode (accumulated over checkpoints)
