@@ -47,6 +47,7 @@ void accumulate(PredictionStats& into, const PredictionStats& s) {
   into.local_inputs_applied += s.local_inputs_applied;
   into.local_inputs_late += s.local_inputs_late;
   into.rollbacks_across_state_changes += s.rollbacks_across_state_changes;
+  for (size_t t = 0; t < s.rollbacks_across_event.size(); ++t) into.rollbacks_across_event[t] += s.rollbacks_across_event[t];
   into.predicted_event_records += s.predicted_event_records;
   into.confirmed_event_records += s.confirmed_event_records;
   if (into.first_mismatch_tick == 0) into.first_mismatch_tick = s.first_mismatch_tick;

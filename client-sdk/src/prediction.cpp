@@ -166,10 +166,7 @@ void Predictor::step_predicted(std::vector<GameEventRecord>* events) {
   ++stats_.predicted_ticks;
   const uint64_t after = predicted_->tick();
   const std::vector<game::GameEvent>& now = predicted_->events();
-  if (!rollback_counted_ && after <= rollback_end_ && !now.empty()) {
-    ++stats_.rollbacks_across_state_changes;
-    rollback_counted_ = true;
-  }
+  if (rollback_open_ && after <= rollback_end_) count_rollback_types(types_of(now));
   // A tick's events are reported the first time they are predicted, and again only when
   // a re-prediction makes them differ; a tick whose re-prediction lost its events reports
   // nothing (the confirmed events are the truth; a retraction is their absence there).
@@ -184,12 +181,29 @@ void Predictor::step_predicted(std::vector<GameEventRecord>* events) {
   }
 }
 
-bool Predictor::reported_events_in(uint64_t from, uint64_t to) const {
+uint64_t Predictor::types_of(const std::vector<game::GameEvent>& events) {
+  uint64_t mask = 0;
+  for (const game::GameEvent& e : events) mask |= e.type < 64 ? uint64_t(1) << e.type : 0;
+  return mask;
+}
+
+uint64_t Predictor::reported_types_in(uint64_t from, uint64_t to) const {
   // Ticks are keyed after their step: the step of tick t is key t + 1.
-  for (auto it = reported_.upper_bound(from); it != reported_.end() && it->first <= to; ++it) {
-    if (!it->second.empty()) return true;
+  uint64_t mask = 0;
+  for (auto it = reported_.upper_bound(from); it != reported_.end() && it->first <= to; ++it) mask |= types_of(it->second);
+  return mask;
+}
+
+// The open rollback's range held events of `types`: the rollback counts once in all, and
+// once for each type not counted for it yet.
+void Predictor::count_rollback_types(uint64_t types) {
+  const uint64_t fresh = types & ~rollback_types_;
+  if (fresh == 0) return;
+  if (rollback_types_ == 0) ++stats_.rollbacks_across_state_changes;
+  for (uint32_t t = 0; t < game::kMaxEventTypes; ++t) {
+    if ((fresh >> t) & 1u) ++stats_.rollbacks_across_event[t];
   }
-  return false;
+  rollback_types_ |= fresh;
 }
 
 void Predictor::prune(uint64_t tick) {
@@ -203,7 +217,7 @@ void Predictor::advance(uint64_t present, std::vector<HashCheck>& checks, std::v
   uint64_t old_predicted = predicted_tick();
   bool contradicted = false;  // a frame the prediction got wrong, before old_predicted
   uint64_t first_contradicted = 0;
-  bool confirmed_events = false;  // a confirmed step at or after first_contradicted emitted events
+  uint64_t confirmed_types = 0;  // event types confirmed steps at or after first_contradicted emitted
   for (auto it = pending_.find(confirmed_tick()); it != pending_.end();
        it = pending_.find(confirmed_tick())) {
     const protocol::InputFrameMessage& frame = it->second;
@@ -215,7 +229,7 @@ void Predictor::advance(uint64_t present, std::vector<HashCheck>& checks, std::v
       }
     }
     step_confirmed(frame, checks, events);
-    if (contradicted && !confirmed_->events().empty()) confirmed_events = true;
+    if (contradicted) confirmed_types |= types_of(confirmed_->events());
     pending_.erase(it);
   }
   uint64_t c = confirmed_tick();
@@ -230,8 +244,9 @@ void Predictor::advance(uint64_t present, std::vector<HashCheck>& checks, std::v
     stats_.max_rollback_ticks = std::max(stats_.max_rollback_ticks, depth);
     // The range is first_contradicted .. old_predicted; the re-prediction covers c .. old_predicted.
     rollback_end_ = old_predicted;
-    rollback_counted_ = confirmed_events || reported_events_in(first_contradicted, old_predicted);
-    if (rollback_counted_) ++stats_.rollbacks_across_state_changes;
+    rollback_open_ = true;
+    rollback_types_ = 0;
+    count_rollback_types(confirmed_types | reported_types_in(first_contradicted, old_predicted));
     prune(c);
     rebase_predicted();
     predicted_inputs_.clear();
@@ -242,7 +257,7 @@ void Predictor::advance(uint64_t present, std::vector<HashCheck>& checks, std::v
   if (present > limit) ++stats_.stalls;
   uint64_t target = std::min(present, limit);
   while (predicted_tick() < target) step_predicted(events);
-  if (predicted_tick() >= rollback_end_) rollback_counted_ = true;  // its range is re-predicted
+  if (predicted_tick() >= rollback_end_) rollback_open_ = false;  // its range is re-predicted
 }
 
 std::optional<sim::BodyState> Predictor::predicted_body(uint32_t id) const {

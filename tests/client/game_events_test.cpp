@@ -157,6 +157,14 @@ TEST(GameEvents, APredictingClientReportsPredictedThenConfirmedEventsAndRollback
   EXPECT_GT(p.rollbacks, 20u);
   EXPECT_GT(p.rollbacks_across_state_changes, 0u);
   EXPECT_LT(p.rollbacks_across_state_changes, p.rollbacks);
+  // By type: each counted rollback once per type its range held, so every type's count
+  // is at most the total, and together they are at least it.
+  uint64_t by_type = 0;
+  for (uint64_t n : p.rollbacks_across_event) {
+    EXPECT_LE(n, p.rollbacks_across_state_changes);
+    by_type += n;
+  }
+  EXPECT_GE(by_type, p.rollbacks_across_state_changes);
   std::printf("predicting: %zu confirmed, %zu predicted events; %llu rollbacks, %llu across state changes\n",
               confirmed.size(), predicted.size(), (unsigned long long)p.rollbacks,
               (unsigned long long)p.rollbacks_across_state_changes);

@@ -96,12 +96,15 @@ TEST(PushballMatch, FourPredictingBotsOnABadLinkScoreWithoutADesyncAndTheRecordi
   }
   const uint64_t checks = s["hash_checks"], rollbacks = s["rollbacks"];
   const uint64_t across = s["rollbacks_across_state_changes"];
+  // A goal changes the score: the rollbacks whose range held one crossed a score change.
+  const uint64_t across_goal = s["rollbacks_across_event"].value("goal", uint64_t{0});
   const uint64_t goals = s["game_events"].value("goal", uint64_t{0});
   std::printf("pushball match: %llu confirmed ticks, %llu hash checks, %llu mismatches, %llu rollbacks, "
-              "%llu across state changes, %llu goals, %llu kickoffs, stopped by %s after %.1f s\n",
+              "%llu across events, %llu across a score change (goal), %llu goals, %llu kickoffs, stopped by %s "
+              "after %.1f s\n",
               (unsigned long long)s["confirmed_ticks"].get<uint64_t>(), (unsigned long long)checks,
               (unsigned long long)s["hash_mismatches"].get<uint64_t>(), (unsigned long long)rollbacks,
-              (unsigned long long)across, (unsigned long long)goals,
+              (unsigned long long)across, (unsigned long long)across_goal, (unsigned long long)goals,
               (unsigned long long)s["game_events"].value("kickoff", uint64_t{0}), s["stopped"].get<std::string>().c_str(),
               s["seconds"].get<double>());
   EXPECT_EQ(s["hash_mismatches"], 0);
@@ -109,6 +112,8 @@ TEST(PushballMatch, FourPredictingBotsOnABadLinkScoreWithoutADesyncAndTheRecordi
   EXPECT_GT(rollbacks, 0u);
   EXPECT_GT(across, 0u);
   EXPECT_LT(across, rollbacks);
+  EXPECT_GT(across_goal, 0u);
+  EXPECT_LE(across_goal, across);
   EXPECT_GE(goals, 1u);
 
   std::string recording;

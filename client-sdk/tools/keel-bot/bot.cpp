@@ -298,6 +298,16 @@ std::unique_ptr<Bot> make_bot(const BotOptions& o, uint32_t i, const protocol::T
   return bot;
 }
 
+// PredictionStats::rollbacks_across_event by the game's event names (types with none left out).
+nlohmann::json across_by_name(const Bot& b, const client::PredictionStats& p) {
+  nlohmann::json out = nlohmann::json::object();
+  const game::GameSpec& spec = b.client->game_spec();
+  for (size_t t = 0; t < spec.events.size() && t < p.rollbacks_across_event.size(); ++t) {
+    if (p.rollbacks_across_event[t] != 0) out[spec.events[t].name] = p.rollbacks_across_event[t];
+  }
+  return out;
+}
+
 nlohmann::json bot_json(const Bot& b, double seconds) {
   const client::ClientStats& s = b.client->stats();
   const client::PredictionStats& p = s.prediction;
@@ -332,6 +342,7 @@ nlohmann::json bot_json(const Bot& b, double seconds) {
   j["input_lead_ticks"] = b.client->clock().lead_ticks();
   j["dump"] = p.last_dump_path;
   j["rollbacks_across_state_changes"] = p.rollbacks_across_state_changes;
+  j["rollbacks_across_event"] = across_by_name(b, p);
   j["game_events_predicted"] = b.predicted_events;
   j["game_events_confirmed"] = b.confirmed_events;
   j["game_events_dropped"] = s.game_events_dropped + s.game_event_queue_drops;
@@ -355,6 +366,7 @@ nlohmann::json summarise(const std::vector<std::unique_ptr<Bot>>& bots, uint32_t
   uint64_t sums[9] = {};
   uint32_t max_rollback = 0;
   uint64_t across = 0;
+  std::map<std::string, uint64_t> across_by_event;
   std::map<std::string, uint64_t> events;  // per type, the most any bot saw confirmed
   double down = 0, up = 0;
   nlohmann::json per = nlohmann::json::array();
@@ -366,6 +378,8 @@ nlohmann::json summarise(const std::vector<std::unique_ptr<Bot>>& bots, uint32_t
     for (int k = 0; k < 9; ++k) sums[k] += v[k];
     max_rollback = std::max(max_rollback, p.max_rollback_ticks);
     across += p.rollbacks_across_state_changes;
+    const nlohmann::json by_event = across_by_name(*b, p);
+    for (const auto& [name, n] : by_event.items()) across_by_event[name] += n.get<uint64_t>();
     for (const auto& [name, n] : b->confirmed_events) events[name] = std::max(events[name], n);
     down += s.bytes_received * 8.0 / 1000.0 / seconds;
     up += s.bytes_sent * 8.0 / 1000.0 / seconds;
@@ -385,6 +399,7 @@ nlohmann::json summarise(const std::vector<std::unique_ptr<Bot>>& bots, uint32_t
   out["reconnects"] = sums[7];
   out["resyncs"] = sums[8];
   out["rollbacks_across_state_changes"] = across;
+  out["rollbacks_across_event"] = across_by_event;
   out["game_events"] = events;
   out["per_bot"] = per;
   return out;

@@ -28,6 +28,7 @@
 #include <keel/games/sandbox.h>
 #include <keel/game/registry.h>
 
+#include <array>
 #include <cstdint>
 #include <deque>
 #include <map>
@@ -80,6 +81,10 @@ struct PredictionStats {
   /// change of its declared state (a goal, a kick-off) with an event, so these are the
   /// rollbacks that may have shown the player a score that did not happen, or late.
   uint64_t rollbacks_across_state_changes = 0;
+  /// The same rollbacks by event type (GameSpec::events index): a rollback counts once
+  /// for each type of event its range held — a goal's count is the rollbacks that
+  /// crossed a score change.
+  std::array<uint64_t, game::kMaxEventTypes> rollbacks_across_event{};
   uint64_t predicted_event_records = 0;  ///< events reported from predicted steps
   uint64_t confirmed_event_records = 0;  ///< events reported from confirmed steps
   std::string last_dump_path;
@@ -144,7 +149,9 @@ class Predictor {
   void step_confirmed(const protocol::InputFrameMessage& frame, std::vector<HashCheck>& checks,
                       std::vector<GameEventRecord>* events);
   void step_predicted(std::vector<GameEventRecord>* events);
-  bool reported_events_in(uint64_t from, uint64_t to) const;
+  static uint64_t types_of(const std::vector<game::GameEvent>& events);
+  uint64_t reported_types_in(uint64_t from, uint64_t to) const;
+  void count_rollback_types(uint64_t types);
   void note_local_input(const protocol::InputFrameMessage& frame);
   void write_dump(uint64_t expected_hash);
   void rebase_predicted();
@@ -163,7 +170,8 @@ class Predictor {
   // Set by a rollback until its re-prediction passes `rollback_end_`: whether a tick in
   // its range has emitted an event so far, and whether it was counted.
   uint64_t rollback_end_ = 0;
-  bool rollback_counted_ = true;
+  bool rollback_open_ = false;     // its range is still being re-predicted
+  uint64_t rollback_types_ = 0;    // event types (bit per GameSpec::events index) counted for it
   PredictionStats stats_;
 };
 

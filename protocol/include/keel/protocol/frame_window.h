@@ -29,8 +29,9 @@ DropReason decode_input_frame_run(const game::Layout& layout, const fb::ServerIn
 /// Server side, one per client.
 class FrameWindow {
  public:
-  /// A window for frames of the game whose input layout is `layout`.
-  explicit FrameWindow(game::Layout layout = {}) : layout_(std::move(layout)) {}
+  /// A window for frames of the game whose input layout is `layout` (default: no fields).
+  FrameWindow() = default;
+  explicit FrameWindow(game::Layout layout) : layout_(std::move(layout)) {}
 
   /// Frames kept unacknowledged at most; older ones are dropped (the client is then too
   /// far behind to predict and should resynchronise from a snapshot or checkpoint).

@@ -39,7 +39,9 @@ bool read_values_change(BitReader& r, const game::Layout& layout, const game::Va
 /// Client side: keeps the frames the server has not acknowledged.
 class InputSender {
  public:
-  explicit InputSender(game::Layout layout = {}) : layout_(std::move(layout)) {}
+  /// A sender of frames of `layout` (default: no fields).
+  InputSender() = default;
+  explicit InputSender(game::Layout layout) : layout_(std::move(layout)) {}
   /// Adds the frame for `tick` (ticks must be consecutive), sanitised against the layout.
   /// Past kMaxInputWindow unacked frames the oldest is dropped: by then the server has
   /// used its missing-input rule.
