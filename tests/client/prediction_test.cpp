@@ -257,6 +257,20 @@ PredictionConfig strips_config() {
   return c;
 }
 
+// The predicted reports of each tick, in the order made: one list of events per report
+// (a tick reported again after a rollback gets a second list).
+std::map<uint64_t, std::vector<std::vector<game::GameEvent>>> predicted_reports(const std::vector<GameEventRecord>& events) {
+  std::map<uint64_t, std::vector<std::vector<game::GameEvent>>> reports;
+  uint64_t last = 0;
+  for (const GameEventRecord& r : of_kind(events, true)) {
+    auto& list = reports[r.tick];
+    if (list.empty() || r.tick != last) list.emplace_back();
+    list.back().push_back(r.event);
+    last = r.tick;
+  }
+  return reports;
+}
+
 TEST(Prediction, RightPredictionsReportEachTicksEventsOncePredictedAndOnceConfirmed) {
   Server s(demo_scene(), std::make_unique<testing::StripRules>());
   game::InputFrame remote = walk(kRemote, 0);
@@ -287,14 +301,7 @@ TEST(Prediction, AfterARollbackATickReportsAgainOnlyWithOtherEvents) {
   EXPECT_EQ(st.hash_mismatches, 0u);
   EXPECT_EQ(of_kind(events, false), truth(s, start, p->confirmed_tick(), false));
   // Per tick, the predicted reports in order: never the same events twice in a row.
-  std::map<uint64_t, std::vector<std::vector<game::GameEvent>>> reports;
-  uint64_t last = 0;
-  for (const GameEventRecord& r : of_kind(events, true)) {
-    auto& list = reports[r.tick];
-    if (list.empty() || r.tick != last) list.emplace_back();
-    list.back().push_back(r.event);
-    last = r.tick;
-  }
+  const auto reports = predicted_reports(events);
   size_t again = 0;
   for (const auto& [tick, list] : reports) {
     for (size_t i = 1; i < list.size(); ++i) EXPECT_NE(list[i], list[i - 1]) << "tick " << tick;
@@ -346,14 +353,7 @@ TEST(Prediction, AfterARollbackTicksWhoseEventsChangedReportAgain) {
   run(s, *p, 200, 6, 25, checks, false, &events);
   ASSERT_GT(p->stats().rollbacks, 4u);
   EXPECT_EQ(of_kind(events, false), truth(s, start, p->confirmed_tick(), false));
-  std::map<uint64_t, std::vector<std::vector<game::GameEvent>>> reports;
-  uint64_t last = 0;
-  for (const GameEventRecord& r : of_kind(events, true)) {
-    auto& list = reports[r.tick];
-    if (list.empty() || r.tick != last) list.emplace_back();
-    list.back().push_back(r.event);
-    last = r.tick;
-  }
+  const auto reports = predicted_reports(events);
   size_t again = 0;
   for (const auto& [tick, list] : reports) {
     for (size_t i = 1; i < list.size(); ++i) EXPECT_NE(list[i], list[i - 1]) << "tick " << tick;
