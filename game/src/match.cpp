@@ -36,9 +36,9 @@ Match::Match(Match&&) noexcept = default;
 Match& Match::operator=(Match&&) noexcept = default;
 Match::~Match() = default;
 
-Expected<Match> Match::create(const sim::SceneDef& scene, std::unique_ptr<Rules> rules) {
+Expected<Match> Match::create(const sim::SceneDef& scene, std::unique_ptr<Rules> rules, uint64_t seed) {
   try {
-    return create_unguarded(scene, std::move(rules));
+    return create_unguarded(scene, std::move(rules), seed);
   } catch (const std::exception& e) {
     // A game's code (a module's, perhaps) threw from spec() or on_start.
     return Error{std::string("the game's rules failed while the match was made: ") + e.what()};
@@ -47,7 +47,7 @@ Expected<Match> Match::create(const sim::SceneDef& scene, std::unique_ptr<Rules>
   }
 }
 
-Expected<Match> Match::create_unguarded(const sim::SceneDef& scene, std::unique_ptr<Rules> rules) {
+Expected<Match> Match::create_unguarded(const sim::SceneDef& scene, std::unique_ptr<Rules> rules, uint64_t seed) {
   if (!rules) return Error{"a match needs its game's rules"};
   GameSpec spec = rules->spec();
   if (Status st = spec.validate(); !st) return st.error();
@@ -60,7 +60,10 @@ Expected<Match> Match::create_unguarded(const sim::SceneDef& scene, std::unique_
   }
   m.next_body_id_ = max_id + 1;
   m.spec_hash_ = spec_hash(m.spec_);
-  m.random_ = XXH3_64bits(m.spec_.name.data(), m.spec_.name.size());
+  // The game's name and the host's seed: seed 0 gives the generator every tool starts
+  // with by default; another seed another sequence.
+  m.seed_ = seed;
+  m.random_ = XXH3_64bits_withSeed(m.spec_.name.data(), m.spec_.name.size(), seed);
   m.rules_->on_start(m);
   m.apply_body_changes();
   return m;

@@ -103,6 +103,7 @@ void encode_header(const Header& h, std::vector<uint8_t>& out) {
   w.bytes(h.game_spec);
   w.str(h.game_module);
   w.str(h.game_build_id);
+  w.u64(h.game_seed);
 }
 
 sim::Expected<Header> decode_header(std::span<const uint8_t> payload) {
@@ -135,6 +136,7 @@ sim::Expected<Header> decode_header(std::span<const uint8_t> payload) {
   h.game_spec.assign(spec.begin(), spec.end());
   h.game_module = r.str(kMaxStringBytes, "game_module");
   h.game_build_id = r.str(kMaxStringBytes, "game_build_id");
+  h.game_seed = r.u64();
   if (r.ok() && h.tick_rate == 0) r.fail("tick_rate is 0");
   if (r.ok() && h.flush_every_ticks == 0) r.fail("flush_every_ticks is 0");
   if (!r.ok()) return field_error("header", r);

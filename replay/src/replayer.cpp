@@ -50,7 +50,7 @@ sim::Expected<game::Match> make_match(const Header& header, const std::string& s
   }
   auto scene = protocol::parse_scene_binary(header.scene, source_name + " (embedded scene)");
   if (!scene) return scene.error();
-  auto match = game::Match::create(*scene, std::move(*rules));
+  auto match = game::Match::create(*scene, std::move(*rules), header.game_seed);
   if (!match) return sim::Error{source_name + " (embedded scene): " + match.error().message};
   return std::move(*match);
 }

@@ -137,6 +137,7 @@ sim::Expected<RecordingWriter> RecordingWriter::create(const std::string& path, 
   game::write_spec(match.spec(), h.game_spec);
   h.game_module = options.game_module;
   h.game_build_id = options.game_build_id;
+  h.game_seed = match.seed();
   h.start_tick = match.tick();
   h.tick_rate = rate;
   h.checkpoint_interval = options.checkpoint_interval;

@@ -14,6 +14,8 @@ namespace {
 
 void add_flags(CLI::App& app, ServerOptions& o) {
   app.add_option("--scene", o.scene_path, "scene file (JSON or KSCN binary) every match is built from")->required();
+  app.add_option("--match-seed", o.match_seed,
+                 "seed of every match's random generator (recorded); default: a fresh one per match");
   app.add_option("--game", o.game_module, "game module (.so, docs/game-rules.md) every match runs; default: the sandbox")
       ->type_name("PATH");
   app.add_option("--bind", o.bind, "UDP address to listen on, repeatable: 127.0.0.1:7777, [::1]:7777")

@@ -11,6 +11,7 @@
 #include <chrono>
 #include <ctime>
 #include <filesystem>
+#include <random>
 #include <sstream>
 
 namespace keel::server {
@@ -25,6 +26,16 @@ constexpr uint32_t kHashHistorySeconds = 5;
 constexpr uint32_t kMaxDumpsPerMatch = 16;
 // Datagrams one source may have waiting in a match's inbox (see post()).
 constexpr uint32_t kInboxPerSource = 64;
+
+// --match-seed N gives every match that seed (tests, reproducing a reported match);
+// otherwise each match draws its own from the system's entropy.
+uint64_t match_seed(const ServerOptions& options) {
+  if (options.match_seed != 0) return options.match_seed;
+  std::random_device device;
+  uint64_t seed = 0;
+  while (seed == 0) seed = (uint64_t(device()) << 32) ^ device();
+  return seed;
+}
 
 std::string utc_stamp() {
   std::time_t t = std::time(nullptr);
@@ -41,7 +52,8 @@ sim::Expected<std::shared_ptr<MatchHost>> MatchHost::create(uint64_t id, const M
                                                             HostServices services, Now now,
                                                             bool persistent) {
   std::unique_ptr<game::Rules> rules = services.rules ? services.rules() : std::make_unique<games::SandboxRules>();
-  auto match = game::Match::create(*settings.scene, std::move(rules));
+  // Each match its own random sequence (recorded in its header, so replays draw the same).
+  auto match = game::Match::create(*settings.scene, std::move(rules), match_seed(services.options));
   if (!match) return sim::Error{"match " + std::to_string(id) + ": " + match.error().message};
   std::shared_ptr<MatchHost> host(new MatchHost(id, std::move(*match), settings, services, now, persistent));
   sim::Status st = host->open_recording();
@@ -99,7 +111,8 @@ sim::Status MatchHost::open_recording() {
   auto w = replay::RecordingWriter::create(recording_path_, match_, opts);
   if (!w) return sim::Error{"cannot record to " + recording_path_ + ": " + w.error().message};
   writer_.emplace(std::move(*w));
-  services_.log.info("match_started", {{"match", id_}, {"scene", scene_.name},
+  services_.log.info("match_started", {{"match", id_}, {"scene", scene_.name}, {"game", match_.spec().name},
+                                       {"seed", replay::hex_hash(match_.seed())},
                                        {"tick_rate", tick_rate_}, {"max_players", max_players_},
                                        {"recording", recording_path_}});
   return {};
@@ -383,7 +396,8 @@ void MatchHost::write_desync_dump(Session& s, uint64_t tick, uint64_t server_has
     if (saved.first <= tick) base = &saved;
   }
   if (base == nullptr) return;
-  auto rebuilt = game::Match::create(scene_, services_.rules ? services_.rules() : std::make_unique<games::SandboxRules>());
+  auto rebuilt = game::Match::create(scene_, services_.rules ? services_.rules() : std::make_unique<games::SandboxRules>(),
+                                     match_.seed());
   if (!rebuilt || !rebuilt->restore_state(base->second)) return;
   for (const auto& [t, in] : inputs_log_) {
     if (t >= base->first && t < tick) rebuilt->step(in);

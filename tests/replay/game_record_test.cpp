@@ -58,8 +58,8 @@ game::RulesRegistry beeper_games(int32_t offset = 0) {
   return r;
 }
 
-void record_beeper(const std::string& path, uint64_t ticks) {
-  auto match = game::Match::create(load_scene("pyramid.json"), std::make_unique<Beeper>());
+void record_beeper(const std::string& path, uint64_t ticks, uint64_t seed = 0) {
+  auto match = game::Match::create(load_scene("pyramid.json"), std::make_unique<Beeper>(), seed);
   ASSERT_TRUE(match) << match.error().message;
   WriterOptions options;
   options.checkpoint_interval = 25;
@@ -137,6 +137,30 @@ TEST(GameRecording, EventsThatDifferAreADivergenceEvenWhenTheStateAgrees) {
   EXPECT_EQ(run({"verify", rec}, beeper_games(1), out), cli::kDiffers) << out;
   EXPECT_NE(out.find("diverged at tick 10: the state hashes agree"), std::string::npos) << out;
   EXPECT_NE(out.find("but the game events differ from the recorded ones"), std::string::npos) << out;
+}
+
+// A match created with a seed records it; the replay starts its generator from it, so it
+// reproduces the recorded hashes (which cover the generator's state).
+TEST(GameRecording, TheMatchSeedIsRecordedAndReplayed) {
+  TempDir dir;
+  const std::string rec = dir.path("seeded.krec");
+  record_beeper(rec, 20, 0x5eed);
+  auto r = Recording::open(rec);
+  ASSERT_TRUE(r) << r.error().message;
+  EXPECT_EQ(r->header().game_seed, 0x5eedu);
+  const game::RulesRegistry games = beeper_games();
+  ReplayOptions ro;
+  ro.rules = &games;
+  auto replay = Replay::start(*r, 20, ro);
+  ASSERT_TRUE(replay) << replay.error().message;
+  EXPECT_EQ(replay->match().hash(), replay->recorded_hash());
+  auto unseeded = game::Match::create(load_scene("pyramid.json"), std::make_unique<Beeper>());
+  ASSERT_TRUE(unseeded);
+  EXPECT_NE(unseeded->random_state(), game::Match::create(load_scene("pyramid.json"), std::make_unique<Beeper>(), 0x5eed)->random_state());
+  std::string out;
+  EXPECT_EQ(run({"verify", rec}, games, out), cli::kOk) << out;
+  EXPECT_EQ(run({"info", rec}, games, out), cli::kOk) << out;
+  EXPECT_NE(out.find("game seed: 0000000000005eed\n"), std::string::npos) << out;
 }
 
 // Another version of the game (its spec differs) is refused before anything is re-run.

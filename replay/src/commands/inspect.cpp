@@ -54,13 +54,16 @@ std::string game_note(const Header& h, Io io) {
 void print_game(const Header& h, const game::GameSpec& spec, Io io) {
   io.out << "game: " << h.game << " version " << spec.version << game_note(h, io) << "\n";
   if (!h.game_module.empty()) io.out << "game module: " << h.game_module << " build " << h.game_build_id << "\n";
+  io.out << "game seed: " << hex_hash(h.game_seed) << "\n";
   io.out << "input layout: " << spec.input.size() << " fields, " << spec.input.full_bits() << " bits in full\n"
          << spec.input.describe();
   auto scope = [&](const char* name, const game::StateScope& s) {
     io.out << name << ": " << s.fields().size() << " fields, " << s.state_bytes() << " bytes\n";
     for (const game::StateField& f : s.fields()) {
       static const char* const kTypes[] = {"bool", "i32", "u32", "i64", "u64", "f32"};
-      io.out << "  " << f.name << ": " << kTypes[uint8_t(f.type) % 6] << (f.count > 1 ? "[" + std::to_string(f.count) + "]" : "") << "\n";
+      io.out << "  " << f.name << ": " << kTypes[uint8_t(f.type) % 6];
+      if (f.count > 1) io.out << '[' << f.count << ']';
+      io.out << "\n";
     }
   };
   scope("match state", spec.state.global);

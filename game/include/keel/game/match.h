@@ -63,7 +63,10 @@ class Match {
   /// Builds a match from a scene and the game's rules; refuses a spec that fails
   /// GameSpec::validate, and rules that throw from spec() or on_start. (A hook that
   /// throws from step() propagates: the host decides; keel-server ends that match.)
-  static Expected<Match> create(const sim::SceneDef& scene, std::unique_ptr<Rules> rules);
+  /// `seed` starts the match's random generator (with the game's name): a host gives
+  /// each match its own and records it (keel-server does, in the recording's header);
+  /// 0 is the default every tool uses when none is asked for.
+  static Expected<Match> create(const sim::SceneDef& scene, std::unique_ptr<Rules> rules, uint64_t seed = 0);
 
   Match(Match&&) noexcept;
   Match& operator=(Match&&) noexcept;
@@ -107,6 +110,8 @@ class Match {
   /// random generator's state (what a state diff compares).
   std::vector<std::pair<uint32_t, uint64_t>> timers() const;
   uint64_t random_state() const { return random_; }
+  /// The seed the match was created with (what a recording's header stores).
+  uint64_t seed() const { return seed_; }
 
   // --- bodies the rules create and remove ---
   /// Asks for a body; it is added at the next apply point of this step (before the
@@ -148,7 +153,7 @@ class Match {
   };
 
   Match(sim::SceneDef scene, sim::World world, std::unique_ptr<Rules> rules, GameSpec spec);
-  static Expected<Match> create_unguarded(const sim::SceneDef& scene, std::unique_ptr<Rules> rules);
+  static Expected<Match> create_unguarded(const sim::SceneDef& scene, std::unique_ptr<Rules> rules, uint64_t seed);
   void join(uint32_t player);
   void leave(uint32_t player);
   void fire_timers();
@@ -164,6 +169,7 @@ class Match {
   StateValues state_;
   std::vector<Timer> timers_;        // sorted by id
   uint64_t random_ = 0;
+  uint64_t seed_ = 0;                // not state: what create() was given
   uint32_t next_body_id_ = 1;
   uint32_t joins_ = 0;  // players ever joined: picks spawn points round-robin
   // Not state: body changes waiting for the next apply point (empty between steps) and

@@ -86,6 +86,7 @@ struct Header {
   std::vector<uint8_t> game_spec;  ///< game::write_spec of the game: layouts, state, events
   std::string game_module;         ///< the module's file name; empty for a game linked in
   std::string game_build_id;       ///< the module's build id (XXH3 of its file); empty when linked in
+  uint64_t game_seed = 0;          ///< Match::seed() the match was created with
 };
 
 /// The game spec a header stores, checked (and named as the header names its game).

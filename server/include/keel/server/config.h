@@ -22,6 +22,7 @@ struct ServerOptions {
   std::vector<std::string> public_address;
   std::string record_dir = "recordings";  ///< --record
   uint64_t stop_after_ticks = 0;          ///< --stop-after-ticks: 0 = run until signalled
+  uint64_t match_seed = 0;                ///< --match-seed: every match's random seed; 0 = a fresh one per match
   std::string metrics_bind;               ///< --metrics HOST:PORT; empty = no HTTP endpoint
   std::string token_key_path;             ///< --token-key; empty = development mode
   uint64_t match_id = 0;                  ///< --match-id: the match created at start-up
