@@ -15,12 +15,6 @@ namespace {
 
 constexpr std::string_view kMagic = "keel-golden";
 
-std::string float_text(float v) {
-  char buf[64];
-  auto r = std::to_chars(buf, buf + sizeof buf, v);
-  return std::string(buf, r.ptr);
-}
-
 std::vector<std::string_view> split_words(std::string_view line) {
   std::vector<std::string_view> words;
   size_t i = 0;
@@ -41,12 +35,6 @@ std::optional<T> parse_uint(std::string_view s) {
   return v;
 }
 
-std::optional<float> parse_float(std::string_view s) {
-  float v = 0.0f;
-  auto r = std::from_chars(s.data(), s.data() + s.size(), v);
-  if (r.ec != std::errc() || r.ptr != s.data() + s.size()) return std::nullopt;
-  return v;
-}
 
 std::optional<uint64_t> parse_hash(std::string_view s) {
   if (s.size() != 16) return std::nullopt;
@@ -283,7 +271,10 @@ std::string format_golden(const Golden& g) {
       size_t n = game::kMaxComponents;
       while (n > 1 && pi.frame.code[n - 1] == 0) --n;
       out += prefix + "frame " + std::to_string(pi.player);
-      for (size_t c = 0; c < n; ++c) out += " " + std::to_string(pi.frame.code[c]);
+      for (size_t c = 0; c < n; ++c) {
+        out += ' ';
+        out += std::to_string(pi.frame.code[c]);
+      }
       out += "\n";
     }
   }
