@@ -689,7 +689,9 @@ void Server::Impl::print_recordings() {
   if (tty) log.status("");
   std::string text = "keel-server: stopped. Recordings (" + std::to_string(paths.size()) + ") in " + options.record_dir + ":\n";
   for (const auto& p : paths) text += "  " + p + "\n";
-  if (!paths.empty()) text += "Verify a recording with:\n  keel-replay verify " + paths.front() + "\n";
+  // A module's game is re-run only with that module: the command names it.
+  const std::string game = options.game_module.empty() ? "" : " --game " + options.game_module;
+  if (!paths.empty()) text += "Verify a recording with:\n  keel-replay" + game + " verify " + paths.front() + "\n";
   std::fputs(text.c_str(), stdout);
   std::fflush(stdout);
 }
