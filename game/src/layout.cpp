@@ -167,42 +167,40 @@ uint32_t Layout::add(Field field) {
   return uint32_t(fields_.size() - 1);
 }
 
-uint32_t Layout::add_bool(std::string name) {
+namespace {
+
+Field named(std::string name, FieldKind kind) {
   Field f;
   f.name = std::move(name);
-  f.kind = FieldKind::Bool;
-  return add(std::move(f));
+  f.kind = kind;
+  return f;
 }
 
+}  // namespace
+
+uint32_t Layout::add_bool(std::string name) { return add(named(std::move(name), FieldKind::Bool)); }
+
 uint32_t Layout::add_buttons(std::string name, std::vector<std::string> buttons) {
-  Field f;
-  f.name = std::move(name);
-  f.kind = FieldKind::Buttons;
+  Field f = named(std::move(name), FieldKind::Buttons);
   f.labels = std::move(buttons);
   return add(std::move(f));
 }
 
 uint32_t Layout::add_int(std::string name, int32_t min, int32_t max) {
-  Field f;
-  f.name = std::move(name);
-  f.kind = FieldKind::Int;
+  Field f = named(std::move(name), FieldKind::Int);
   f.min = min;
   f.max = max;
   return add(std::move(f));
 }
 
 uint32_t Layout::add_enum(std::string name, std::vector<std::string> values) {
-  Field f;
-  f.name = std::move(name);
-  f.kind = FieldKind::Enum;
+  Field f = named(std::move(name), FieldKind::Enum);
   f.labels = std::move(values);
   return add(std::move(f));
 }
 
 uint32_t Layout::add_fixed(std::string name, float lo, float hi, float step) {
-  Field f;
-  f.name = std::move(name);
-  f.kind = FieldKind::Fixed;
+  Field f = named(std::move(name), FieldKind::Fixed);
   f.lo = sim::Vec3(lo, 0.0f, 0.0f);
   f.hi = sim::Vec3(hi, 0.0f, 0.0f);
   f.step = step;
@@ -210,33 +208,25 @@ uint32_t Layout::add_fixed(std::string name, float lo, float hi, float step) {
 }
 
 uint32_t Layout::add_stick(std::string name, uint32_t steps) {
-  Field f;
-  f.name = std::move(name);
-  f.kind = FieldKind::Stick;
+  Field f = named(std::move(name), FieldKind::Stick);
   f.steps = steps;
   return add(std::move(f));
 }
 
 uint32_t Layout::add_angle(std::string name, uint32_t bits) {
-  Field f;
-  f.name = std::move(name);
-  f.kind = FieldKind::Angle;
+  Field f = named(std::move(name), FieldKind::Angle);
   f.bits = bits;
   return add(std::move(f));
 }
 
 uint32_t Layout::add_direction3(std::string name, uint32_t bits) {
-  Field f;
-  f.name = std::move(name);
-  f.kind = FieldKind::Direction3;
+  Field f = named(std::move(name), FieldKind::Direction3);
   f.bits = bits;
   return add(std::move(f));
 }
 
 uint32_t Layout::add_point3(std::string name, sim::Vec3 lo, sim::Vec3 hi, float step) {
-  Field f;
-  f.name = std::move(name);
-  f.kind = FieldKind::Point3;
+  Field f = named(std::move(name), FieldKind::Point3);
   f.lo = lo;
   f.hi = hi;
   f.step = step;

@@ -271,6 +271,17 @@ std::map<uint64_t, std::vector<std::vector<game::GameEvent>>> predicted_reports(
   return reports;
 }
 
+// Checks that no tick's reports repeat the one before them (a re-prediction reports only
+// events that changed); returns how many ticks were reported more than once.
+size_t reported_again(const std::map<uint64_t, std::vector<std::vector<game::GameEvent>>>& reports) {
+  size_t again = 0;
+  for (const auto& [tick, list] : reports) {
+    for (size_t i = 1; i < list.size(); ++i) EXPECT_NE(list[i], list[i - 1]) << "tick " << tick;
+    again += list.size() > 1;
+  }
+  return again;
+}
+
 TEST(Prediction, RightPredictionsReportEachTicksEventsOncePredictedAndOnceConfirmed) {
   Server s(demo_scene(), std::make_unique<testing::StripRules>());
   game::InputFrame remote = walk(kRemote, 0);
@@ -302,11 +313,7 @@ TEST(Prediction, AfterARollbackATickReportsAgainOnlyWithOtherEvents) {
   EXPECT_EQ(of_kind(events, false), truth(s, start, p->confirmed_tick(), false));
   // Per tick, the predicted reports in order: never the same events twice in a row.
   const auto reports = predicted_reports(events);
-  size_t again = 0;
-  for (const auto& [tick, list] : reports) {
-    for (size_t i = 1; i < list.size(); ++i) EXPECT_NE(list[i], list[i - 1]) << "tick " << tick;
-    again += list.size() > 1;
-  }
+  const size_t again = reported_again(reports);
   // The walkers cross a strip every half second or so, so some rollbacks span an event
   // and re-predict it; the run is deterministic, and in it no re-prediction changed a
   // tick's events (a changed remote input moves crossings the walker had not reached yet,
@@ -354,13 +361,9 @@ TEST(Prediction, AfterARollbackTicksWhoseEventsChangedReportAgain) {
   ASSERT_GT(p->stats().rollbacks, 4u);
   EXPECT_EQ(of_kind(events, false), truth(s, start, p->confirmed_tick(), false));
   const auto reports = predicted_reports(events);
-  size_t again = 0;
-  for (const auto& [tick, list] : reports) {
-    for (size_t i = 1; i < list.size(); ++i) EXPECT_NE(list[i], list[i - 1]) << "tick " << tick;
-    again += list.size() > 1;
-    // A tick is reported at most once more per rollback, and only while unconfirmed.
-    EXPECT_LE(list.size(), 1 + p->stats().rollbacks);
-  }
+  const size_t again = reported_again(reports);
+  // A tick is reported at most once more per rollback, and only while unconfirmed.
+  for (const auto& [tick, list] : reports) EXPECT_LE(list.size(), 1 + p->stats().rollbacks) << "tick " << tick;
   // Each rollback re-predicts the ticks after the contradicted frame with the remote's new
   // input: every one of those (up to the prediction's head) reports again.
   EXPECT_GE(again, p->stats().rollbacks);
