@@ -8,6 +8,7 @@ The files are data: they are committed, and tests and benchmarks read them, neve
 script. Layouts (docs/scene-format.md describes the format):
 
   pile.json              static ground + 1000 dynamic 1 m boxes in a 10x10x10 grid
+  pile_4000.json         the same at 4000 boxes (20x10x20), for per-tick costs at scale
   pyramid.json           static ground + a 20-row pyramid of 210 touching 1 m boxes
   spheres_capsules.json  ground, four walls, 500 spheres and 500 capsules in a checkerboard
   demo.json              a small playground with 8 spawn points
@@ -172,21 +173,27 @@ def scene(name, bodies, spawn_points=None):
     return s
 
 
-def pile():
-    """1000 boxes, 10x10x10, pitch 1.2 m: x and z from -5.4 to 5.4, y from 2.0 to 12.8.
+def pile(name="pile", nx=10, ny=10, nz=10):
+    """nx*ny*nz boxes (1000 by default: 10x10x10), pitch 1.2 m, centred on x = z = 0, the
+    lowest layer at y = 2.0 (for 10x10x10: x and z from -5.4 to 5.4, y from 2.0 to 12.8).
 
-    Ids run layer by layer from the bottom: id = 2 + 100*j + 10*k + i for grid indices
+    Ids run layer by layer from the bottom: id = 2 + nx*nz*j + nx*k + i for grid indices
     (i along x, j along y, k along z). Boxes with i+j+k odd are turned 15 degrees about Y.
     """
     bodies = [ground()]
-    for j in range(10):
-        for k in range(10):
-            for i in range(10):
-                position = (-5.4 + 1.2 * i, 2.0 + 1.2 * j, -5.4 + 1.2 * k)
+    for j in range(ny):
+        for k in range(nz):
+            for i in range(nx):
+                position = (-0.6 * (nx - 1) + 1.2 * i, 2.0 + 1.2 * j, -0.6 * (nz - 1) + 1.2 * k)
                 rotation = yaw_quat(15.0) if (i + j + k) % 2 == 1 else None
                 bodies.append(body(len(bodies) + 1, "Dynamic", position,
                                    box_collider(0.5, 0.5, 0.5), rotation))
-    return scene("pile", bodies)
+    return scene(name, bodies)
+
+
+def pile_4000():
+    """The pile at four times the size: 20x10x20 boxes, x and z from -11.4 to 11.4."""
+    return pile("pile_4000", 20, 10, 20)
 
 
 def pyramid():
@@ -467,6 +474,7 @@ def render(s):
 
 SCENES = {
     "pile.json": pile,
+    "pile_4000.json": pile_4000,
     "pyramid.json": pyramid,
     "spheres_capsules.json": spheres_capsules,
     "demo.json": demo,

@@ -237,6 +237,12 @@ void Match::step(const TickInputs& in) {
 
 std::vector<uint8_t> Match::save_state() const {
   std::vector<uint8_t> out;
+  write_own_state(out);
+  world_.append_state(out);
+  return out;
+}
+
+void Match::write_own_state(std::vector<uint8_t>& out) const {
   sim::ByteWriter w(out);
   for (char c : kMatchMagic) w.u8(uint8_t(c));
   w.u32(kMatchStateVersion);
@@ -259,8 +265,6 @@ std::vector<uint8_t> Match::save_state() const {
     for (uint32_t c = 0; c < components; ++c) w.u32(s.last_input.code[c]);
     write_state_values(spec_.state.player, s.state, out);
   }
-  world_.append_state(out);
-  return out;
 }
 
 Status Match::restore_state(std::span<const uint8_t> bytes) {
@@ -327,8 +331,11 @@ Status Match::restore_state(std::span<const uint8_t> bytes) {
 }
 
 uint64_t Match::hash() const {
-  std::vector<uint8_t> bytes = save_state();
-  return XXH3_64bits(bytes.data(), bytes.size());
+  // Reused, so a match hashed every tick allocates nothing once it has grown.
+  static thread_local std::vector<uint8_t> own;
+  own.clear();
+  write_own_state(own);
+  return world_.hash_after(own);
 }
 
 }  // namespace keel::game

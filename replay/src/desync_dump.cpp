@@ -6,6 +6,7 @@
 
 #include <keel/sim/byte_io.h>
 
+#include <keel/sim/state_hash.h>
 #include <xxhash.h>
 
 #include <algorithm>
@@ -24,7 +25,7 @@ DesyncDump make_desync_dump(const game::Match& match, uint64_t expected_hash, st
   DesyncDump d;
   d.tick = match.tick();
   d.state = match.save_state();
-  d.hash = XXH3_64bits(d.state.data(), d.state.size());
+  d.hash = match.hash();  // sim::state_hash(d.state)
   d.expected_hash = expected_hash;
   d.game = match.spec().name;
   if (note.empty()) {
@@ -78,7 +79,7 @@ sim::Expected<DesyncDump> decode_desync_dump(std::span<const uint8_t> bytes) {
   auto state = r.bytes(r.ok() ? size_t(n) : 0);
   if (!r.ok()) return sim::Error{"desync dump: " + r.error()};
   d.state.assign(state.begin(), state.end());
-  if (XXH3_64bits(d.state.data(), d.state.size()) != d.hash) return sim::Error{"desync dump: the state does not hash to its recorded hash"};
+  if (sim::state_hash(d.state) != d.hash) return sim::Error{"desync dump: the state does not hash to its recorded hash"};
   return d;
 }
 

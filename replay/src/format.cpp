@@ -4,6 +4,7 @@
 #include <keel/sim/byte_io.h>
 #include "compress.h"
 
+#include <keel/sim/state_hash.h>
 #include <xxhash.h>
 
 #include <algorithm>
@@ -282,7 +283,7 @@ sim::Expected<Checkpoint> decode_checkpoint(std::span<const uint8_t> payload, ui
     if (!raw) return sim::Error{"checkpoint chunk: " + raw.error().message};
     c.state = std::move(*raw);
   }
-  uint64_t actual = XXH3_64bits(c.state.data(), c.state.size());
+  uint64_t actual = sim::state_hash(c.state);
   if (actual != c.hash) {
     return sim::Error{"checkpoint chunk: state hashes to " + hex_hash(actual) + ", not the recorded " + hex_hash(c.hash)};
   }

@@ -421,7 +421,7 @@ bool any_body_awake(const WorldImpl& w) {
 void WorldImpl::step() {
   // Nothing awake and nothing edited since a still step: every stage below would find
   // nothing to do (no body to place, collide, solve or put to sleep), at a cost per body.
-  if (dormant && !edited && characters.items.empty()) return step_dormant();
+  if (dormant_step_due()) return step_dormant();
   auto t0 = Clock::now();
   // Bound here: a thread_local named inside the lambdas below would be the running
   // thread's own, and they may run on a worker.
@@ -551,6 +551,15 @@ World::World(const WorldSettings& settings) : impl_(std::make_unique<WorldImpl>(
 World::~World() = default;
 World::World(World&&) noexcept = default;
 World& World::operator=(World&&) noexcept = default;
+
+World::ImplPtr::ImplPtr(std::unique_ptr<WorldImpl> p) : p_(std::move(p)) {}
+World::ImplPtr::ImplPtr(ImplPtr&&) noexcept = default;
+World::ImplPtr& World::ImplPtr::operator=(ImplPtr&&) noexcept = default;
+World::ImplPtr& World::ImplPtr::operator=(std::unique_ptr<WorldImpl> p) {
+  p_ = std::move(p);
+  return *this;
+}
+World::ImplPtr::~ImplPtr() = default;
 
 Expected<World> World::from_scene(const SceneDef& scene) {
   if (Status st = validate_settings(scene.settings); !st) return st.error();
@@ -787,7 +796,13 @@ Vec3 World::local_center_of_mass(BodyId id) const {
   return b ? b->local_center : Vec3(0.0f);
 }
 
-void World::step() { impl_->step(); }
+void World::step() {
+  // A dormant step changes nothing in the state but the tick, which the cached state
+  // digests patch in (state/hash.cpp): only that step keeps them.
+  WorldImpl& w = impl_.keeping_digests();
+  if (w.dormant_step_due()) return w.step_dormant();
+  impl_->step();
+}
 uint64_t World::tick() const { return impl_->tick; }
 const StepProfile& World::profile() const { return impl_->profile; }
 std::span<const ContactEvent> World::contact_events() const { return impl_->events; }

@@ -120,6 +120,17 @@ struct ContactOutput {
   Vec3 block_normal{0.0f, 1.0f, 0.0f};
 };
 
+/// The state hash's cache (state/hash.cpp): the canonical state cut as the state hash cuts
+/// it (keel/sim/state_hash.h), kept between hashes while the state does not change.
+struct StateDigests {
+  bool valid = false;
+  std::vector<uint8_t> bytes;    // the canonical state, rewritten in place by each full hash
+  std::vector<uint8_t> head;     // its first bytes, up to the first whole block after the tick
+  std::vector<uint64_t> blocks;  // XXH3-64 of each whole block after the head, first to last
+  std::vector<uint8_t> front;    // scratch: a caller's prefix, then the head
+  std::vector<uint64_t> front_blocks;  // scratch: the front's block digests
+};
+
 struct WorldImpl {
   WorldSettings settings;
   uint64_t tick = 0;
@@ -165,7 +176,9 @@ struct WorldImpl {
   // leave it behind, and the next contact pass reads every contact's count instead.
   uint64_t touching_generation = ~uint64_t(0);
 
-  mutable std::vector<uint8_t> scratch;  // reused by hash()
+  // Derived, never state (state/hash.cpp): the state's block digests as of the last hash,
+  // valid until the World is reached for change (World::ImplPtr) other than by a dormant step.
+  mutable StateDigests digests;
   // Scene queries: how far movable colliders poke out of their fat bounds (derived cache,
   // never state; see query/world_query.cpp).
   mutable uint64_t query_slack_tick = ~uint64_t(0);
@@ -182,6 +195,8 @@ struct WorldImpl {
   void refresh_contact_from_poses(Contact& c, bool flatten_friction = true);
 
   void step();
+  /// Whether the next step is a dormant one (see `dormant`).
+  bool dormant_step_due() const { return dormant && !edited && characters.items.empty(); }
   /// A step of a dormant world (see `dormant`): the events repeat and the tick advances.
   void step_dormant();
 };

@@ -240,6 +240,7 @@ uint64_t digest_of(const std::vector<T>& a, const std::vector<uint32_t>& b) {
     }
   }
   for (uint32_t v : b) w.u32(v);
+  w.finish();
   return XXH3_64bits(bytes.data(), bytes.size());
 }
 

@@ -8,14 +8,13 @@
 //   body free list | shape slots | shape free list | contacts (in key order)
 //   touching pairs | sensed pairs | joints (only when the world has had any, tagged)
 //   | characters (only when the world has any)
+// The state hash over these bytes is in state/hash.cpp.
 #include <keel/sim/world.h>
 
 #include "character/character.h"
 #include "state/state_check.h"
 #include "state/state_io.h"
 #include "world_impl.h"
-
-#include <xxhash.h>
 
 #include <cmath>
 #include <cstring>
@@ -270,7 +269,7 @@ void write_state(const WorldImpl& world, StateWriter& w) {
   w.bytes(kMagic, sizeof kMagic);
   w.u32(kStateVersion);
   write_settings(w, world.settings);
-  w.u64(world.tick);
+  w.u64(world.tick);  // at kStateTickOffset: the state hash patches it (state/hash.cpp)
   w.u32(world.next_auto_id);
   w.u32(uint32_t(world.bodies.size()));
   for (const Body& b : world.bodies) {
@@ -478,13 +477,6 @@ Status World::restore_state(std::span<const uint8_t> bytes) {
   if (Status st = check_canonical(*fresh, bytes); !st) return st;
   impl_ = std::move(fresh);
   return Status::ok();
-}
-
-uint64_t World::hash() const {
-  impl_->scratch.clear();
-  StateWriter w(impl_->scratch);
-  write_state(*impl_, w);
-  return XXH3_64bits(impl_->scratch.data(), impl_->scratch.size());
 }
 
 }  // namespace keel::sim

@@ -1,5 +1,5 @@
-// Byte-level writer and bounds-checked reader for canonical state: keel/sim/byte_io.h's
-// ByteWriter and ByteReader with Keel's math types added.
+// Byte-level writer and bounds-checked reader for canonical state: the bytes of
+// keel/sim/byte_io.h's ByteWriter and ByteReader, with Keel's math types added.
 //
 // Every value is written little-endian field by field (floats by their bit pattern),
 // so the bytes are the same on every machine and no struct padding leaks in. The reader
@@ -10,6 +10,8 @@
 #include <keel/sim/byte_io.h>
 #include <keel/sim/math.h>
 
+#include <algorithm>
+#include <bit>
 #include <cstdint>
 #include <cstring>
 #include <span>
@@ -20,12 +22,39 @@ namespace keel::sim {
 
 struct WorldImpl;
 
-/// ByteWriter (keel/sim/byte_io.h) plus the math types, field by field.
-class StateWriter : public ByteWriter {
+/// Canonical bytes, field by field, little-endian (floats by their bit pattern), as
+/// ByteWriter (keel/sim/byte_io.h) writes them, plus the math types. Faster than
+/// ByteWriter because the state hash serialises the world often: each field is one copy
+/// into room made ahead (doubling), not a push_back per byte. The vector may hold spare
+/// room past the bytes written until finish(), which the destructor also runs; read it
+/// only after that.
+class StateWriter {
  public:
-  explicit StateWriter(std::vector<uint8_t>& out) : ByteWriter(out) {}
+  /// Appends to `out`.
+  explicit StateWriter(std::vector<uint8_t>& out) : StateWriter(out, out.size()) {}
+  /// Writes from byte `at` of `out`, reusing the room already there (the state hash
+  /// rewrites its scratch buffer in place, with no fill and no allocation).
+  StateWriter(std::vector<uint8_t>& out, size_t at) : out_(out), end_(at) {}
+  StateWriter(const StateWriter&) = delete;
+  StateWriter& operator=(const StateWriter&) = delete;
+  ~StateWriter() { finish(); }
 
-  using ByteWriter::bytes;
+  /// Trims `out` to the bytes written.
+  void finish() { out_.resize(end_); }
+  size_t size() const { return end_; }
+
+  void u8(uint8_t v) { put(&v, 1); }
+  void u16(uint16_t v) { little_endian(v); }
+  void u32(uint32_t v) { little_endian(v); }
+  void u64(uint64_t v) { little_endian(v); }
+  void f32(float v) {  // by bit pattern: NaN payloads and -0 survive
+    uint32_t bits;
+    std::memcpy(&bits, &v, 4);
+    u32(bits);
+  }
+  void bytes(std::span<const uint8_t> b) {
+    if (!b.empty()) put(b.data(), b.size());
+  }
   void bytes(const void* data, size_t n) { bytes({static_cast<const uint8_t*>(data), n}); }
   void vec3(const Vec3& v) {
     f32(v.x);
@@ -45,6 +74,27 @@ class StateWriter : public ByteWriter {
   void mat3(const Mat3& m) {
     for (int c = 0; c < 3; ++c) vec3(m[c]);
   }
+
+ private:
+  template <class T>
+  void little_endian(T v) {
+    if constexpr (std::endian::native == std::endian::little) {
+      put(&v, sizeof v);
+    } else {
+      uint8_t b[sizeof v];
+      for (size_t i = 0; i < sizeof v; ++i) b[i] = uint8_t(v >> (8 * i));
+      put(b, sizeof v);
+    }
+  }
+  void put(const void* p, size_t n) {
+    if (n > out_.size() - end_) grow(n);
+    std::memcpy(out_.data() + end_, p, n);
+    end_ += n;
+  }
+  void grow(size_t n) { out_.resize(std::max({end_ + n, out_.size() * 2, size_t{4096}})); }
+
+  std::vector<uint8_t>& out_;
+  size_t end_;
 };
 
 /// ByteReader (keel/sim/byte_io.h) plus the math types; failures name the byte offset.
@@ -97,5 +147,8 @@ class StateReader : public ByteReader {
 
 /// Writes the world's canonical state.
 void write_state(const WorldImpl& world, StateWriter& w);
+/// Where the tick (u64) sits in the canonical state: after the magic, the version and the
+/// settings. The state hash patches it into cached bytes of a dormant world.
+inline constexpr size_t kStateTickOffset = 8 + 4 + 36;
 
 }  // namespace keel::sim

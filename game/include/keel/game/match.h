@@ -138,10 +138,13 @@ class Match {
   std::vector<uint8_t> save_state() const;
   /// Replaces the match's state (the scene and rules stay as they are).
   Status restore_state(std::span<const uint8_t> bytes);
-  /// XXH3-64 of save_state().
+  /// The state hash (keel/sim/state_hash.h) of save_state(), without building it: the
+  /// match's own bytes are hashed ahead of the world's cached block digests.
   uint64_t hash() const;
 
  private:
+  /// The state bytes ahead of the world's (save_state() is these, then the world's).
+  void write_own_state(std::vector<uint8_t>& out) const;
   struct Timer {
     uint32_t id = 0;
     uint64_t due = 0;  // the world tick at whose step it fires

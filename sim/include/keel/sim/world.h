@@ -1,7 +1,8 @@
 // keel::sim::World — a deterministic rigid-body world stepped at a fixed tick.
 //
 // Same inputs, same bits: the world's full state serialises to canonical bytes
-// (save_state), restores from them (restore_state), and hashes with XXH3-64 (hash).
+// (save_state), restores from them (restore_state), and hashes them (hash: the state
+// hash of keel/sim/state_hash.h, blocks of XXH3-64).
 // Restoring at tick T and stepping k ticks gives the same hash as the uninterrupted run
 // at T+k. See docs/determinism.md.
 #pragma once
@@ -184,12 +185,45 @@ class World {
   void append_state(std::vector<uint8_t>& out) const;
   /// Replaces this world's entire state with one produced by save_state().
   Status restore_state(std::span<const uint8_t> bytes);
-  /// XXH3-64 of the canonical state.
+  /// The state hash (keel/sim/state_hash.h) of the canonical state: state_hash(save_state()).
   uint64_t hash() const;
+  /// state_hash of `prefix` followed by the canonical state, without the copy: what a
+  /// caller that frames the world's state after its own bytes (Match) reports. Blocks that
+  /// have not changed since the last call are not serialised or hashed again (while the
+  /// world is dormant, only the tick changes).
+  uint64_t hash_after(std::span<const uint8_t> prefix) const;
 
  private:
   friend struct WorldAccess;  // queries and the character API (sim/src/world_access.h)
-  std::unique_ptr<WorldImpl> impl_;
+  /// The world's data. Reaching it through a non-const World marks the cached state
+  /// digests stale, so every method that can change the state drops them without
+  /// having to remember to; const methods never change the state.
+  class ImplPtr {
+   public:
+    explicit ImplPtr(std::unique_ptr<WorldImpl> p);
+    ImplPtr(ImplPtr&&) noexcept;
+    ImplPtr& operator=(ImplPtr&&) noexcept;
+    ImplPtr& operator=(std::unique_ptr<WorldImpl> p);
+    ~ImplPtr();
+    WorldImpl* operator->() {
+      mark_changed();
+      return p_.get();
+    }
+    const WorldImpl* operator->() const { return p_.get(); }
+    WorldImpl& operator*() {
+      mark_changed();
+      return *p_;
+    }
+    const WorldImpl& operator*() const { return *p_; }
+    /// Mutable access that keeps the digests: only for a dormant step (World::step),
+    /// which changes nothing in the state but the tick.
+    WorldImpl& keeping_digests() { return *p_; }
+
+   private:
+    void mark_changed();
+    std::unique_ptr<WorldImpl> p_;
+  };
+  ImplPtr impl_;
 };
 
 }  // namespace keel::sim
