@@ -32,12 +32,14 @@ int main(int argc, char** argv) {
   out_opt->needs(save_opt);
   auto* record_opt =
       cmd->add_option("--record", run.record, "write a recording (.krec) of the run for keel-replay (needs SCENE)");
-  cmd->add_option("--bots", run.bots, "with --record: this many scripted players join and play the match")
-      ->check(CLI::Range(0u, 64u))
-      ->needs(record_opt);
-  cmd->add_option("--game", run.game_module, "with --record: the game module (.so) the match runs (default: the sandbox)")
-      ->type_name("PATH")
-      ->needs(record_opt);
+  cmd->add_flag("--match", run.match,
+                "step the scene as a match (the sandbox, or --game) without recording it, and print the match's "
+                "hashes (Match::hash) instead of the world's");
+  auto* bots_opt = cmd->add_option("--bots", run.bots, "with --record or --match: this many scripted players join and play the match")
+                       ->check(CLI::Range(0u, 64u));
+  auto* game_opt =
+      cmd->add_option("--game", run.game_module, "with --record or --match: the game module (.so) the match runs (default: the sandbox)")
+          ->type_name("PATH");
 
   keel::tools::DeterminismCommand determinism(app);
 
@@ -52,6 +54,10 @@ int main(int argc, char** argv) {
     return 2;
   }
   (void)state_opt;
+  if ((bots_opt->count() > 0 || game_opt->count() > 0) && record_opt->count() == 0 && !run.match) {
+    std::cerr << "keel-sim run: --bots and --game need --record or --match\n";
+    return 2;
+  }
   if (save_opt->count() > 0) run.save_at = save_at;
   run.sleep = sleep_mode == "on";
   return keel::tools::run_simulation(run);

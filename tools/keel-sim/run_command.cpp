@@ -148,7 +148,7 @@ struct Recorder {
 
   bool start(const RunOptions& o) {
     if (!o.state.empty()) {
-      std::cerr << "keel-sim: --record needs a SCENE (a recording starts from a scene, not a saved world)\n";
+      std::cerr << "keel-sim: --record and --match need a SCENE (a match starts from a scene, not a saved world)\n";
       return false;
     }
     std::optional<sim::SceneDef> scene = load_scene(o);
@@ -175,6 +175,7 @@ struct Recorder {
     }
     match.emplace(std::move(*created));
     bots = o.bots;
+    if (o.record.empty()) return true;  // --match alone: nothing is recorded
     replay::WriterOptions wo;
     wo.game_module = std::filesystem::path(origin.module_path).filename().string();
     wo.game_build_id = origin.build_id;
@@ -187,11 +188,17 @@ struct Recorder {
   game::GameOrigin origin;
 
   bool step() {
-    sim::Status st = writer->step_and_record(*match, bot_inputs(match->input_layout(), match->tick(), bots));
+    game::TickInputs inputs = bot_inputs(match->input_layout(), match->tick(), bots);
+    if (!writer) {
+      match->step(inputs);
+      return true;
+    }
+    sim::Status st = writer->step_and_record(*match, inputs);
     if (!st) std::cerr << st.error().message << "\n";
     return bool(st);
   }
   bool finish() {
+    if (!writer) return true;
     sim::Status st = writer->finish();
     if (!st) std::cerr << st.error().message << "\n";
     return bool(st);
@@ -203,7 +210,7 @@ struct Recorder {
 int run_simulation(const RunOptions& o) {
   World bare;
   Recorder recorder;
-  if (!o.record.empty() ? !recorder.start(o) : !load_world(o, bare)) return 1;
+  if (!o.record.empty() || o.match ? !recorder.start(o) : !load_world(o, bare)) return 1;
   // Only threads are set through this reference to the match's world (never results).
   World& world = recorder.match ? recorder.match->world_for_rules() : bare;
   world.set_threads(o.threads);
@@ -218,7 +225,9 @@ int run_simulation(const RunOptions& o) {
   auto maybe_save = [&]() {
     return !(o.save_at && world.tick() == *o.save_at) || save_state_to(world, o.state_out);
   };
-  if (o.hash_every > 0 && start % o.hash_every == 0) print_hash("tick", start, world.hash());
+  // --match prints the match's hash (its own state, then the world's); otherwise the world's.
+  auto hash = [&] { return o.match ? recorder.match->hash() : world.hash(); };
+  if (o.hash_every > 0 && start % o.hash_every == 0) print_hash("tick", start, hash());
   if (!maybe_save()) return 1;
 
   std::vector<double> step_ms;
@@ -235,7 +244,7 @@ int run_simulation(const RunOptions& o) {
       stage_ms[2] += world.profile().solve_ms;
     }
     uint64_t t = world.tick();
-    if (o.hash_every > 0 && t % o.hash_every == 0) print_hash("tick", t, world.hash());
+    if (o.hash_every > 0 && t % o.hash_every == 0) print_hash("tick", t, hash());
     if (!maybe_save()) return 1;
   }
   if (o.timing) {
@@ -252,7 +261,7 @@ int run_simulation(const RunOptions& o) {
     return 1;
   }
   if (recorder.writer && !recorder.finish()) return 1;
-  print_hash("final", world.tick(), world.hash());
+  print_hash("final", world.tick(), hash());
   return 0;
 }
 

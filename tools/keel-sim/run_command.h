@@ -20,6 +20,7 @@ struct RunOptions {
   std::optional<uint64_t> save_at;   // absolute tick at which to save
   std::string state_out;
   std::string record;                // --record: write a recording (.krec) of the run
+  bool match = false;                // --match: step a Match (as --record does) and print its hashes
   std::string game_module;           // --game: with --record, the game module the match runs (default: the sandbox)
 };
 

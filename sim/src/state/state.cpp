@@ -51,7 +51,10 @@ void read_settings(StateReader& r, WorldSettings& s) {
   if (Status st = validate_settings(s); !st) r.fail(st.error().message);
 }
 
-void write_body(StateWriter& w, const Body& b) {
+// A body's fields up to its collider list (at most kBodyFieldBytes).
+constexpr size_t kBodyFieldBytes = 196;
+template <class W>
+void write_body_fields(W& w, const Body& b) {
   w.u32(b.id);
   w.u8(uint8_t(b.motion));
   w.transform(b.origin);
@@ -75,6 +78,16 @@ void write_body(StateWriter& w, const Body& b) {
   w.u8(uint8_t((b.freeze_rotation ? 1u : 0u) | (b.bullet ? 2u : 0u)));
   w.u8(b.can_sleep);
   w.u8(b.sleeping);
+}
+
+// A body slot: alive, generation, and a live body's fields and collider slots.
+void write_body_slot(StateWriter& w, const Body& b) {
+  RecordWriter<5 + kBodyFieldBytes> fields;
+  fields.u8(b.alive);
+  fields.u32(b.generation);
+  if (b.alive) write_body_fields(fields, b);
+  w.bytes(fields.written());
+  if (!b.alive) return;
   w.u32(uint32_t(b.shapes.size()));
   for (uint32_t s : b.shapes) w.u32(s);
 }
@@ -112,7 +125,10 @@ void read_body(StateReader& r, Body& b) {
   for (uint32_t& s : b.shapes) s = r.u32();
 }
 
-void write_shape(StateWriter& w, const Shape& s) {
+// A collider's fields before its geometry data (at most kShapeFieldBytes).
+constexpr size_t kShapeFieldBytes = 92;
+template <class W>
+void write_shape_fields(W& w, const Shape& s) {
   w.u32(s.body);
   w.u8(uint8_t(s.type));
   w.transform(s.local);
@@ -127,6 +143,15 @@ void write_shape(StateWriter& w, const Shape& s) {
   w.u8(s.is_static);
   w.vec3(s.fat.lower);
   w.vec3(s.fat.upper);
+}
+
+// A collider slot: alive, and a live collider's fields and geometry data.
+void write_shape_slot(StateWriter& w, const Shape& s) {
+  RecordWriter<1 + kShapeFieldBytes> fields;
+  fields.u8(s.alive);
+  if (s.alive) write_shape_fields(fields, s);
+  w.bytes(fields.written());
+  if (!s.alive) return;
   if (s.type == ShapeType::Hull) {
     // The input cloud: the build is deterministic, so restoring rebuilds identical bytes.
     const std::vector<Vec3>& pts = s.hull->points;
@@ -222,7 +247,9 @@ void read_shape(StateReader& r, Shape& s, const Shape* previous) {
   if (s.type == ShapeType::Heightfield) read_heightfield(r, s, previous);
 }
 
-void write_contact(StateWriter& w, const Contact& c) {
+// A contact is at most 9 bytes and 20 a point.
+void write_contact(StateWriter& out, const Contact& c) {
+  RecordWriter<9 + 20 * kMaxManifoldPoints> w;
   w.u32(c.shape_a);
   w.u32(c.shape_b);
   w.u8(uint8_t(c.count));
@@ -232,6 +259,7 @@ void write_contact(StateWriter& w, const Contact& c) {
     w.f32(p.normal_impulse);
     w.vec3(p.friction_impulse);
   }
+  out.bytes(w.written());
 }
 
 void read_contact(StateReader& r, Contact& c) {
@@ -272,17 +300,10 @@ void write_state(const WorldImpl& world, StateWriter& w) {
   w.u64(world.tick);  // at kStateTickOffset: the state hash patches it (state/hash.cpp)
   w.u32(world.next_auto_id);
   w.u32(uint32_t(world.bodies.size()));
-  for (const Body& b : world.bodies) {
-    w.u8(b.alive);
-    w.u32(b.generation);
-    if (b.alive) write_body(w, b);
-  }
+  for (const Body& b : world.bodies) write_body_slot(w, b);
   write_free_list(w, world.free_bodies);
   w.u32(uint32_t(world.shapes.size()));
-  for (const Shape& s : world.shapes) {
-    w.u8(s.alive);
-    if (s.alive) write_shape(w, s);
-  }
+  for (const Shape& s : world.shapes) write_shape_slot(w, s);
   write_free_list(w, world.free_shapes);
   const auto& contacts = world.contacts.items();
   w.u32(uint32_t(contacts.size()));
@@ -423,6 +444,7 @@ Status check_canonical(const WorldImpl& w, std::span<const uint8_t> bytes) {
   again.reserve(bytes.size());
   StateWriter out(again);
   write_state(w, out);
+  out.finish();
   if (again.size() == bytes.size() && std::memcmp(again.data(), bytes.data(), bytes.size()) == 0) {
     return Status::ok();
   }
@@ -444,6 +466,7 @@ std::vector<uint8_t> World::save_state() const {
 void World::append_state(std::vector<uint8_t>& out) const {
   StateWriter w(out);
   write_state(*impl_, w);
+  w.finish();
 }
 
 Status World::restore_state(std::span<const uint8_t> bytes) {

@@ -12,6 +12,7 @@
 
 #include <algorithm>
 #include <bit>
+#include <cstdlib>
 #include <cstdint>
 #include <cstring>
 #include <span>
@@ -22,38 +23,23 @@ namespace keel::sim {
 
 struct WorldImpl;
 
-/// Canonical bytes, field by field, little-endian (floats by their bit pattern), as
-/// ByteWriter (keel/sim/byte_io.h) writes them, plus the math types. Faster than
-/// ByteWriter because the state hash serialises the world often: each field is one copy
-/// into room made ahead (doubling), not a push_back per byte. The vector may hold spare
-/// room past the bytes written until finish(), which the destructor also runs; read it
-/// only after that.
-class StateWriter {
+/// Canonical fields as bytes: little-endian, floats by their bit pattern (NaN payloads and
+/// -0 survive), the same bytes ByteWriter (keel/sim/byte_io.h) writes, plus the math
+/// types. `Out` supplies put(pointer, size).
+template <class Out>
+class FieldWriter {
  public:
-  /// Appends to `out`.
-  explicit StateWriter(std::vector<uint8_t>& out) : StateWriter(out, out.size()) {}
-  /// Writes from byte `at` of `out`, reusing the room already there (the state hash
-  /// rewrites its scratch buffer in place, with no fill and no allocation).
-  StateWriter(std::vector<uint8_t>& out, size_t at) : out_(out), end_(at) {}
-  StateWriter(const StateWriter&) = delete;
-  StateWriter& operator=(const StateWriter&) = delete;
-  ~StateWriter() { finish(); }
-
-  /// Trims `out` to the bytes written.
-  void finish() { out_.resize(end_); }
-  size_t size() const { return end_; }
-
-  void u8(uint8_t v) { put(&v, 1); }
+  void u8(uint8_t v) { out().put(&v, 1); }
   void u16(uint16_t v) { little_endian(v); }
   void u32(uint32_t v) { little_endian(v); }
   void u64(uint64_t v) { little_endian(v); }
-  void f32(float v) {  // by bit pattern: NaN payloads and -0 survive
+  void f32(float v) {
     uint32_t bits;
     std::memcpy(&bits, &v, 4);
     u32(bits);
   }
   void bytes(std::span<const uint8_t> b) {
-    if (!b.empty()) put(b.data(), b.size());
+    if (!b.empty()) out().put(b.data(), b.size());
   }
   void bytes(const void* data, size_t n) { bytes({static_cast<const uint8_t*>(data), n}); }
   void vec3(const Vec3& v) {
@@ -76,25 +62,69 @@ class StateWriter {
   }
 
  private:
+  Out& out() { return static_cast<Out&>(*this); }
   template <class T>
   void little_endian(T v) {
     if constexpr (std::endian::native == std::endian::little) {
-      put(&v, sizeof v);
+      out().put(&v, sizeof v);
     } else {
       uint8_t b[sizeof v];
       for (size_t i = 0; i < sizeof v; ++i) b[i] = uint8_t(v >> (8 * i));
-      put(b, sizeof v);
+      out().put(b, sizeof v);
     }
   }
-  void put(const void* p, size_t n) {
-    if (n > out_.size() - end_) grow(n);
+};
+
+/// The canonical state's writer. Faster than ByteWriter because the state hash
+/// serialises the world often: each field is one copy into room made ahead (doubling),
+/// not a push_back per byte. The vector may hold spare room past the bytes written until
+/// finish(), which the destructor also runs; read it only after that.
+class StateWriter : public FieldWriter<StateWriter> {
+ public:
+  /// Appends to `out`.
+  explicit StateWriter(std::vector<uint8_t>& out) : StateWriter(out, out.size()) {}
+  /// Writes from byte `at` of `out`, reusing the room already there (the state hash
+  /// rewrites its scratch buffer in place, with no fill and no allocation).
+  StateWriter(std::vector<uint8_t>& out, size_t at) : out_(out), end_(at) {}
+  StateWriter(const StateWriter&) = delete;
+  StateWriter& operator=(const StateWriter&) = delete;
+  ~StateWriter() { finish(); }
+
+  /// Trims `out` to the bytes written.
+  void finish() { out_.resize(end_); }
+  size_t size() const { return end_; }
+
+  // Inlined so that a field is a bounds check and one move; growing is the rare path.
+  [[gnu::always_inline]] void put(const void* p, size_t n) {
+    if (n > out_.size() - end_) [[unlikely]] grow(n);
     std::memcpy(out_.data() + end_, p, n);
     end_ += n;
   }
-  void grow(size_t n) { out_.resize(std::max({end_ + n, out_.size() * 2, size_t{4096}})); }
+
+ private:
+  [[gnu::noinline]] void grow(size_t n) { out_.resize(std::max({end_ + n, out_.size() * 2, size_t{4096}})); }
 
   std::vector<uint8_t>& out_;
   size_t end_;
+};
+
+/// One record of at most N bytes (a body's fixed fields, a collider's, a contact), built
+/// on the stack and handed to a StateWriter in one copy. Field by field into the
+/// StateWriter, every byte store might alias the vector's own pointers, so each field
+/// reloads them; into this local buffer it cannot, and the fields become plain moves.
+template <size_t N>
+class RecordWriter : public FieldWriter<RecordWriter<N>> {
+ public:
+  [[gnu::always_inline]] void put(const void* p, size_t n) {
+    if (n > N - size_) [[unlikely]] std::abort();  // a record larger than its bound: a bug here, not input
+    std::memcpy(buf_ + size_, p, n);
+    size_ += n;
+  }
+  std::span<const uint8_t> written() const { return {buf_, size_}; }
+
+ private:
+  uint8_t buf_[N];
+  size_t size_ = 0;
 };
 
 /// ByteReader (keel/sim/byte_io.h) plus the math types; failures name the byte offset.
