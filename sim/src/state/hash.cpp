@@ -57,7 +57,7 @@ uint64_t combine(std::span<const uint64_t> first, std::span<const uint64_t> then
 // tick (so the tick is always in it), and every whole block after it is digested.
 void rebuild(const WorldImpl& world, StateDigests& d) {
   StateWriter w(d.bytes, 0);
-  write_state(world, w);
+  write_state(world, w, StateSource::DerivedShortcuts);
   w.finish();
   const std::span<const uint8_t> all = d.bytes;
   size_t head = first_block_size(all.size());

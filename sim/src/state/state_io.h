@@ -175,8 +175,13 @@ class StateReader : public ByteReader {
   }
 };
 
+/// Where write_state takes the bytes from (the same bytes either way).
+enum class StateSource {
+  EveryField,        // every contact read from the contacts (save_state)
+  DerivedShortcuts,  // contacts without points from the dense key array (the state hash)
+};
 /// Writes the world's canonical state.
-void write_state(const WorldImpl& world, StateWriter& w);
+void write_state(const WorldImpl& world, StateWriter& w, StateSource source = StateSource::EveryField);
 /// Where the tick (u64) sits in the canonical state: after the magic, the version and the
 /// settings. The state hash patches it into cached bytes of a dormant world.
 inline constexpr size_t kStateTickOffset = 8 + 4 + 36;
