@@ -4,6 +4,7 @@
 #include <keel/game/match.h>
 #include <keel/games/sandbox.h>
 #include <keel/sim/character.h>
+#include <keel/sim/state_hash.h>
 
 #include <gtest/gtest.h>
 
@@ -141,6 +142,52 @@ TEST(Match, SaveRestoreReproducesPlayersAndWorld) {
   }
   std::vector<uint8_t> bad(saved.begin(), saved.begin() + 30);
   EXPECT_FALSE(b.restore_state(bad));
+}
+
+// Match::hash() hashes the match's own bytes ahead of the world's cached block digests:
+// it must be the state hash of save_state() on every tick, while the world falls, lies
+// dormant (no players, every box asleep: its digests kept), wakes as players join and
+// throw balls, and after players leave and a restore.
+TEST(Match, HashIsTheStateHashOfItsBytesEveryTick) {
+  SceneDef scene = flat_scene();
+  for (uint32_t i = 0; i < 40; ++i) {
+    BodyDef box;
+    box.id = 100 + i;
+    box.position = Vec3(float(i % 8) * 1.2f - 4.0f, 0.5f + float(i / 8) * 1.0f, 8.0f);
+    ColliderDef c;
+    c.shape = ShapeType::Box;
+    c.half_extents = Vec3(0.5f);
+    box.colliders.push_back(c);
+    scene.bodies.push_back(box);
+  }
+  Match a = sandbox(scene);
+  auto check = [](const Match& m, const char* when) {
+    ASSERT_EQ(m.hash(), sim::state_hash(m.save_state())) << when << " at tick " << m.tick();
+  };
+  for (int i = 0; i < 400; ++i) {
+    a.step({});
+    check(a, "no players");
+  }
+  EXPECT_GT(a.save_state().size(), 4 * sim::kStateHashBlock);
+  const InputFrame f = input(0.5f, 1.0f, 0.3f, false, true);
+  for (int i = 0; i < 200; ++i) {
+    TickInputs in{{}, {PlayerInput{4, f}}};
+    if (i == 0) in.events.push_back(PlayerEvent{PlayerEvent::Kind::Join, 4});
+    if (i == 30) in.events.push_back(PlayerEvent{PlayerEvent::Kind::Join, 9});
+    if (i == 120) in.events.push_back(PlayerEvent{PlayerEvent::Kind::Leave, 9});
+    a.step(in);
+    check(a, "playing");
+  }
+  Match b = sandbox(scene);
+  ASSERT_TRUE(b.restore_state(a.save_state()));
+  check(b, "restored");
+  EXPECT_EQ(b.hash(), a.hash());
+  for (int i = 0; i < 100; ++i) {
+    a.step({});
+    b.step({});
+    check(b, "after the restore");
+    ASSERT_EQ(a.hash(), b.hash()) << "tick " << a.tick();
+  }
 }
 
 // The players' characters go through the controller: yaw pi/2 turns "forward" to -X, a

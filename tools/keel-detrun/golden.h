@@ -15,8 +15,9 @@
 //   tick 0 2f1b0c...               the hash at every multiple of `every`, 0 to `ticks`
 //
 // The `tick T HASH` lines are exactly what `keel-sim run SCENE --hash-every 10` prints, so
-// a golden can be compared against a plain run with diff. Hashes are XXH3-64 of the
-// canonical state (World::hash, or Match::hash for a match), 16 lowercase hex digits.
+// a golden can be compared against a plain run with diff. Hashes are the state hash
+// (keel/sim/state_hash.h: XXH3-64 over blocks) of the canonical state (World::hash, or
+// Match::hash for a match), 16 lowercase hex digits.
 //
 // Recorded inputs: all `input T ...` lines with the same T form the TickInputs passed to
 // Match::step when the match is at tick T: `join P` and `leave P` events in file order,
