@@ -26,6 +26,7 @@ BEFORE="${BEFORE:-}"
 RUNS="${RUNS:-5}"
 TICKS="${TICKS:-600}"
 OUT_DIR="${OUT_DIR:-$(mktemp -d)}"
+mkdir -p "$OUT_DIR"
 cd "$ROOT"
 
 log() { printf '%s\n' "$*" >&2; }
