@@ -121,6 +121,7 @@ void write_shape(StateWriter& w, const Shape& s) {
   w.f32(s.half_height);
   w.vec3(s.half_extents);
   w.f32(s.friction);
+  w.f32(s.static_friction);
   w.f32(s.restitution);
   w.f32(s.density);
   w.u8(s.is_trigger);
@@ -200,6 +201,7 @@ void read_shape(StateReader& r, Shape& s, const Shape* previous) {
   s.half_height = r.f32();
   s.half_extents = r.vec3();
   s.friction = r.f32();
+  s.static_friction = r.f32();
   s.restitution = r.f32();
   s.density = r.f32();
   s.is_trigger = r.u8() != 0;
@@ -233,6 +235,7 @@ void write_contact(StateWriter& w, const Contact& c) {
     w.f32(p.normal_impulse);
     w.vec3(p.friction_impulse);
   }
+  if (c.count > 0) w.u8(c.sliding ? 1 : 0);
 }
 
 void read_contact(StateReader& r, Contact& c) {
@@ -247,6 +250,12 @@ void read_contact(StateReader& r, Contact& c) {
     p.id = r.u32();
     p.normal_impulse = r.f32();
     p.friction_impulse = r.vec3();
+  }
+  c.sliding = false;
+  if (c.count > 0) {
+    const uint8_t sliding = r.u8();
+    if (sliding > 1) r.fail("contact sliding flag out of range");
+    c.sliding = sliding == 1;
   }
 }
 
