@@ -122,6 +122,7 @@ struct Client::Impl {
   SnapshotBuffer buffer;
   std::deque<BlockAnnouncement> block_infos;
   std::deque<std::vector<uint8_t>> blocks;
+  std::vector<uint8_t> message_buffer;  // the message being handled (its memory reused)
   std::optional<protocol::FrameReceiver> frame_receiver;
   std::deque<std::vector<uint8_t>> early_frames;
   std::unique_ptr<Predictor> predictor;
@@ -374,10 +375,10 @@ void Client::Impl::handle_handshake(const protocol::PacketHeader& h, std::span<c
 
 void Client::Impl::drain_messages(double now) {
   if (!connection) return;
+  std::vector<uint8_t>& message = message_buffer;  // reused: taking messages allocates nothing
   while (connection) {
-    auto m = connection->take(Channel::Control);
-    if (!m) break;
-    on_control(*m, now);  // may close the connection
+    if (!connection->take(Channel::Control, message)) break;
+    on_control(message, now);  // may close the connection
   }
   while (connection) {
     auto b = connection->take_block();
@@ -390,14 +391,12 @@ void Client::Impl::drain_messages(double now) {
     pair_blocks(now);
   }
   while (connection) {
-    auto m = connection->take(Channel::Snapshot);
-    if (!m) break;
-    on_snapshot(*m, now);
+    if (!connection->take(Channel::Snapshot, message)) break;
+    on_snapshot(message, now);
   }
   while (connection) {
-    auto m = connection->take(Channel::Frames);
-    if (!m) break;
-    on_frame(*m, now);
+    if (!connection->take(Channel::Frames, message)) break;
+    on_frame(message, now);
   }
   while (connection) {
     auto m = connection->take(Channel::Input);  // the server never sends on it

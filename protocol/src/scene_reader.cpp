@@ -475,6 +475,8 @@ class Reader {
       return false;
     }
     out.friction = in.friction();
+    // Negative: the same as friction. The sim checks a set one against friction.
+    out.static_friction = in.static_friction() < 0.0f ? -1.0f : in.static_friction();
     out.restitution = in.restitution();
     out.density = in.density();
     out.is_trigger = in.is_trigger();

@@ -32,7 +32,7 @@ Offset<fb::Collider> write_collider(FlatBufferBuilder& fbb, const sim::ColliderD
   return fb::CreateCollider(fbb, static_cast<fb::Shape>(c.shape), &center, &rotation, c.radius,
                             c.half_height, &half_extents, points, indices, c.friction,
                             c.restitution, c.density, c.is_trigger, c.enabled, /*mesh_file=*/0, c.rows,
-                            c.columns, c.cell_size, heights);
+                            c.columns, c.cell_size, heights, c.static_friction < 0.0f ? -1.0f : c.static_friction);
 }
 
 Offset<fb::Body> write_body(FlatBufferBuilder& fbb, const sim::BodyDef& b) {

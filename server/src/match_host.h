@@ -197,6 +197,7 @@ class MatchHost : public std::enable_shared_from_this<MatchHost> {
   std::vector<game::PlayerEvent> pending_events_;
   std::vector<uint32_t> present_;  // players in the match after the last step, sorted
   std::map<uint32_t, game::InputFrame> last_applied_;
+  std::vector<uint8_t> message_buffer_;  // the message being handled (its memory reused)
   int64_t empty_since_ns_;
   std::atomic<uint32_t> session_count_{0};
   uint32_t dumps_ = 0;

@@ -194,10 +194,11 @@ void MatchHost::receive(Datagram& d, Now now) {
   s->rate_tokens -= 1.0;
   s->last_heard = now.s();
   s->bytes_received += d.bytes.size();
+  std::vector<uint8_t>& m = message_buffer_;  // reused: taking messages allocates nothing
   while (s->state != SessionState::Closed) {
-    if (auto m = s->conn.take(kp::Channel::Control)) handle_control(*s, *m);
-    else if (auto i = s->conn.take(kp::Channel::Input)) handle_input(*s, *i);
-    else if (s->conn.take(kp::Channel::Snapshot) || s->conn.take(kp::Channel::Frames) || s->conn.take_block()) {
+    if (s->conn.take(kp::Channel::Control, m)) handle_control(*s, m);
+    else if (s->conn.take(kp::Channel::Input, m)) handle_input(*s, m);
+    else if (s->conn.take(kp::Channel::Snapshot, m) || s->conn.take(kp::Channel::Frames, m) || s->conn.take_block()) {
       services_.metrics.drop(kp::DropReason::TypeNotAllowed);  // server-to-client channels
     } else {
       break;

@@ -92,6 +92,7 @@ void WorldImpl::create_shape(uint32_t body_slot, const ColliderDef& def, std::sh
     s.heightfield = build_heightfield(def.rows, def.columns, def.cell_size, def.heights);
   }
   s.friction = def.friction;
+  s.static_friction = def.static_friction < 0.0f ? def.friction : def.static_friction;
   s.restitution = def.restitution;
   s.density = def.density;
   s.is_trigger = def.is_trigger;
@@ -210,6 +211,7 @@ void collide_placed(const Shape& sa, const Body& ba, const ShapeGeom& ga, const 
   Manifold m;
   c.sensor = sa.is_trigger || sb.is_trigger;
   c.friction = combine_friction(sa.friction, sb.friction);
+  c.static_friction = combine_friction(sa.static_friction, sb.static_friction);
   c.restitution = combine_restitution(sa.restitution, sb.restitution);
   collide(ga, gb, kSpeculativeDistance + ccd_margin(ba, bb), m);
   update_manifold(c, m, ba.center, bb.center, flatten_friction);
@@ -782,6 +784,7 @@ std::vector<ColliderDef> World::colliders(BodyId id) const {
       c.heights = s.heightfield->heights;
     }
     c.friction = s.friction;
+    c.static_friction = s.static_friction;
     c.restitution = s.restitution;
     c.density = s.density;
     c.is_trigger = s.is_trigger;

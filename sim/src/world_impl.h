@@ -84,7 +84,8 @@ struct Shape {
   std::shared_ptr<const ConvexHull> hull;  // hull colliders: immutable, shared by copies
   std::shared_ptr<const TriangleMesh> mesh;       // Mesh: immutable, shared
   std::shared_ptr<const HeightField> heightfield;  // Heightfield: immutable, shared
-  float friction = 0.6f;
+  float friction = 0.6f;         // kinetic
+  float static_friction = 0.6f;  // resolved: never below friction
   float restitution = 0.0f;
   float density = 1000.0f;
   bool is_trigger = false;

@@ -181,6 +181,14 @@ void check_collider(Checker& c, const ColliderDef& col, size_t index, MotionType
                  to_string(motion) + ")");
   }
   c.up_to("friction", col.friction, kMaxFriction);
+  // Negative static friction means "the same as friction"; a set one may not be lower
+  // (a contact that holds at rest less than it drags while sliding is no material).
+  if (col.static_friction >= 0.0f) {
+    c.up_to("static_friction", col.static_friction, kMaxFriction);
+    if (!c.failed() && col.static_friction < col.friction) {
+      c.fail("static_friction", "", "must be at least the collider's friction, or negative for the same", col.static_friction);
+    }
+  }
   c.up_to("restitution", col.restitution, kMaxRestitution);
   c.up_to("density", col.density, kMaxDensity);
   c.scope(-1);

@@ -131,6 +131,7 @@ void update_manifold(Contact& c, const Manifold& m, const Vec3& center_a, const 
 
   c.normal = m.normal;
   c.count = m.count;
+  if (c.count == 0) c.sliding = false;  // a contact that parted grips when it touches again
   for (int i = 0; i < m.count; ++i) {
     const ManifoldPoint& mp = m.points[i];
     ContactPoint& p = c.points[i];

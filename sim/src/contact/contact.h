@@ -37,7 +37,12 @@ struct Contact {
   Vec3 normal{0.0f, 1.0f, 0.0f};  // A -> B
   int count = 0;
   ContactPoint points[kMaxManifoldPoints];
-  float friction = 0.0f;
+  float friction = 0.0f;         // kinetic
+  float static_friction = 0.0f;  // while gripping; at least friction
+  // Warm-start state like the impulses (saved, false without points): the last solve's
+  // friction filled its cone, so this tick the contact drags with `friction`. Only ever
+  // set when static_friction > friction.
+  bool sliding = false;
   float restitution = 0.0f;
   bool sensor = false;  // a trigger is involved: sensed, never solved
 };

@@ -613,7 +613,9 @@ void ContactSolver::pack_batch(const uint32_t* ids, int count, WideConstraint& w
     const SolverBody& b = bodies_[w.body_b[i]];
     normal[i] = k.normal;
     tangent_basis(k.normal, t1[i], t2[i]);
-    friction[i] = k.friction;
+    // A gripping contact holds with its static friction, a sliding one drags with its
+    // kinetic friction (store_impulses decides which for the next tick).
+    friction[i] = k.sliding ? k.friction : k.static_friction;
     restitution[i] = k.restitution;
     w.bounces |= k.restitution > 0.0f;
     ima[i] = a.inv_mass;
@@ -769,6 +771,22 @@ void ContactSolver::integrate_positions_wide(uint32_t i) {
 }
 #endif
 
+// Whether a contact's friction, as the solve left it, fills its cone: the sum of its
+// points' friction impulses reaches the coefficient it was solved with times the sum of
+// their normal impulses. Summed over the manifold, not judged per point: the solver may
+// load one point more than another while the contact as a whole grips.
+static bool friction_fills_cone(const Contact& k, const WideConstraint& c, int lane) {
+  float normal = 0.0f, friction = 0.0f;
+  for (int j = 0; j < k.count; ++j) {
+    const WidePoint& p = c.p[j];
+    const float f1 = p.tangent1.impulse.v[lane], f2 = p.tangent2.impulse.v[lane];
+    normal += p.normal.impulse.v[lane];
+    friction += std::sqrt(f1 * f1 + f2 * f2);
+  }
+  const float mu = k.sliding ? k.friction : k.static_friction;
+  return normal > 0.0f && friction >= 0.999f * mu * normal;
+}
+
 void ContactSolver::store_impulses(uint32_t begin, uint32_t end) {
   auto& contacts = world_.contacts.items();
   for (uint32_t b = begin; b < end; ++b) {
@@ -783,6 +801,7 @@ void ContactSolver::store_impulses(uint32_t begin, uint32_t end) {
         k.points[j].friction_impulse = p.tangent1.impulse.v[i] * t1 + p.tangent2.impulse.v[i] * t2;
         k.points[j].max_normal_impulse = p.max_normal_impulse.v[i];
       }
+      if (k.static_friction > k.friction) k.sliding = friction_fills_cone(k, c, i);
     }
   }
 }

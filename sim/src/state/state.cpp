@@ -126,7 +126,7 @@ void read_body(StateReader& r, Body& b) {
 }
 
 // A collider's fields before its geometry data (at most kShapeFieldBytes).
-constexpr size_t kShapeFieldBytes = 92;
+constexpr size_t kShapeFieldBytes = 96;
 template <class W>
 void write_shape_fields(W& w, const Shape& s) {
   w.u32(s.body);
@@ -136,6 +136,7 @@ void write_shape_fields(W& w, const Shape& s) {
   w.f32(s.half_height);
   w.vec3(s.half_extents);
   w.f32(s.friction);
+  w.f32(s.static_friction);
   w.f32(s.restitution);
   w.f32(s.density);
   w.u8(s.is_trigger);
@@ -224,6 +225,7 @@ void read_shape(StateReader& r, Shape& s, const Shape* previous) {
   s.half_height = r.f32();
   s.half_extents = r.vec3();
   s.friction = r.f32();
+  s.static_friction = r.f32();
   s.restitution = r.f32();
   s.density = r.f32();
   s.is_trigger = r.u8() != 0;
@@ -247,9 +249,9 @@ void read_shape(StateReader& r, Shape& s, const Shape* previous) {
   if (s.type == ShapeType::Heightfield) read_heightfield(r, s, previous);
 }
 
-// A contact is at most 9 bytes and 20 a point.
+// A contact is at most 9 bytes, 20 a point, and its sliding flag when it has points.
 void write_contact(StateWriter& out, const Contact& c) {
-  RecordWriter<9 + 20 * kMaxManifoldPoints> w;
+  RecordWriter<10 + 20 * kMaxManifoldPoints> w;
   w.u32(c.shape_a);
   w.u32(c.shape_b);
   w.u8(uint8_t(c.count));
@@ -259,6 +261,7 @@ void write_contact(StateWriter& out, const Contact& c) {
     w.f32(p.normal_impulse);
     w.vec3(p.friction_impulse);
   }
+  if (c.count > 0) w.u8(c.sliding ? 1 : 0);
   out.bytes(w.written());
 }
 
@@ -274,6 +277,12 @@ void read_contact(StateReader& r, Contact& c) {
     p.id = r.u32();
     p.normal_impulse = r.f32();
     p.friction_impulse = r.vec3();
+  }
+  c.sliding = false;
+  if (c.count > 0) {
+    const uint8_t sliding = r.u8();
+    if (sliding > 1) r.fail("contact sliding flag out of range");
+    c.sliding = sliding == 1;
   }
 }
 

@@ -104,6 +104,8 @@ void check_shape(Check& c, const Shape& s, const Body& owner, size_t slot) {
   c.require(std::isfinite(s.radius) && std::isfinite(s.half_height) && finite(s.half_extents), at, "size fields",
             "are not finite");
   c.require(in_range(s.friction, 0.0f, kMaxFriction), at, "friction", "is out of range");
+  c.require(in_range(s.static_friction, s.friction, kMaxFriction), at, "static_friction",
+            "is out of range (from friction to the maximum)");
   c.require(in_range(s.restitution, 0.0f, kMaxRestitution), at, "restitution", "is out of range");
   c.require(in_range(s.density, 0.0f, kMaxDensity), at, "density", "is out of range");
   c.require(s.is_static == (owner.motion == MotionType::Static), at, "is_static",

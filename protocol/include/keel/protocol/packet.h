@@ -82,6 +82,14 @@ class SequenceBuffer {
     entries_[i] = T{};
     return &entries_[i];
   }
+  /// Like insert, but the entry keeps what it held (its memory, for reuse): the caller
+  /// overwrites it.
+  T* claim(uint16_t seq) {
+    size_t i = seq % N;
+    sequences_[i] = seq;
+    valid_[i] = true;
+    return &entries_[i];
+  }
   T* find(uint16_t seq) {
     size_t i = seq % N;
     return valid_[i] && sequences_[i] == seq ? &entries_[i] : nullptr;

@@ -54,7 +54,12 @@ struct ColliderDef {
   uint32_t columns = 0;
   float cell_size = 1.0f;
   std::vector<float> heights;
-  float friction = 0.6f;
+  float friction = 0.6f;  ///< kinetic: the friction of a sliding contact
+  /// The friction that holds a contact at rest: a contact point grips while the friction
+  /// impulse that stops its sliding fits within static_friction times its normal
+  /// impulse, and drags with `friction` once it needs more (docs/sim.md, "Friction").
+  /// Negative: the same as `friction`; otherwise at least `friction`.
+  float static_friction = -1.0f;
   float restitution = 0.0f;
   float density = 1000.0f;  ///< kg/m^3, used when the body's mass is 0
   bool is_trigger = false;
