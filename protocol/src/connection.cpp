@@ -263,6 +263,7 @@ DropReason Connection::receive(std::span<const uint8_t> datagram, double now) {
     return r;
   }
   replay_.accept(seq64);
+  update_incoming_loss(seq64);
   newest_received_ = std::max(newest_received_, seq64);
   last_receive_time_ = now;
   ++stats_.packets_received;
@@ -340,6 +341,18 @@ void Connection::on_packet_acked(SentPacket& sent, double now) {
     }
   }
   if (b.acked_count == b.fragment_count) b = BlockSend{};
+}
+
+void Connection::update_incoming_loss(uint64_t seq64) {
+  // Same smoothing as the outgoing loss. A gap is counted as it opens; a packet arriving
+  // into one (reordered) then counts as received, so reordering alone biases the figure
+  // up only until the next packets. A gap larger than the replay window counts as that.
+  constexpr double kWeight = 0.02;
+  if (newest_received_ != 0 && seq64 > newest_received_ + 1) {
+    const uint64_t missing = std::min<uint64_t>(seq64 - newest_received_ - 1, 256);
+    for (uint64_t i = 0; i < missing; ++i) stats_.loss_in += kWeight * (1.0 - stats_.loss_in);
+  }
+  stats_.loss_in += kWeight * (0.0 - stats_.loss_in);
 }
 
 void Connection::update_loss(double now) {

@@ -112,6 +112,9 @@ struct ConnectionStats {
   uint64_t packets_received = 0;
   uint64_t bytes_sent = 0;
   uint64_t bytes_received = 0;
+  /// Smoothed fraction of the peer's packets that never arrived: each gap in its packet
+  /// sequence counts as lost, a packet that fills one later as received.
+  double loss_in = 0;
 };
 
 class Connection {
@@ -229,6 +232,7 @@ class Connection {
   DropReason open(const PacketHeader& header, std::span<const uint8_t> datagram,
                   std::vector<uint8_t>& plain, uint64_t& seq64);
   DropReason read_chunks(std::span<const uint8_t> payload, double now);
+  void update_incoming_loss(uint64_t seq64);
   DropReason on_reliable(uint16_t id, std::span<const uint8_t> bytes);
   DropReason on_unreliable(uint8_t channel, std::span<const uint8_t> bytes);
   DropReason on_fragment(uint8_t channel, uint16_t group, uint32_t index, uint32_t count,
