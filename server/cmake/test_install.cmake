@@ -5,7 +5,8 @@
 #    example's replay tool verifies the recording, and that stock keel-replay refuses it
 #    clearly;
 #  - builds client-sdk/examples/c_example.c with the flags pkg-config gives for
-#    keel-client (libkeel_client.so) and runs it on the installed library;
+#    keel-client (libkeel_client.so), and again with CMake and Keel::client_shared, and
+#    runs both on the installed library;
 #  - builds the pushball game module from games/pushball against the installed package
 #    alone (and again with clang++-14 when it is there), checks with the installed
 #    keel-sim that it reproduces the golden chain the in-tree module wrote, records a match of it with scripted players and verifies the
@@ -87,8 +88,23 @@ run(${KEEL_CC} -std=c99 -Wall -Wextra -pedantic -Werror -o ${c_example} ${KEEL_S
     ${pc_flags})
 run(${CMAKE_COMMAND} -E env LD_LIBRARY_PATH=${prefix}/lib ${c_example})
 expect("${run_output}" "libkeel_client [0-9]+\\.[0-9]+\\.[0-9]+, ABI 1\\.[0-9]+\n" "the pkg-config-built C example")
-execute_process(COMMAND ldd ${c_example} OUTPUT_VARIABLE ldd_out)
-expect("${ldd_out}" "libkeel_client\\.so\\.1 => ${prefix}/lib/libkeel_client\\.so\\.1" "the C example's libkeel_client")
+run(${CMAKE_COMMAND} -E env LD_LIBRARY_PATH=${prefix}/lib ldd ${c_example})
+expect("${run_output}" "libkeel_client\\.so\\.1 => ${prefix}/lib/libkeel_client\\.so\\.1" "the C example's libkeel_client")
+# The same through the CMake package: Keel::client_shared, whose imported location gives
+# the program its run path (no LD_LIBRARY_PATH).
+set(shared_project ${KEEL_WORK_DIR}/client-shared-project)
+file(WRITE ${shared_project}/CMakeLists.txt "cmake_minimum_required(VERSION 3.25)
+project(keel_c_client LANGUAGES C CXX)
+find_package(Keel REQUIRED)
+add_executable(c_example ${KEEL_SOURCE_DIR}/client-sdk/examples/c_example.c)
+set_target_properties(c_example PROPERTIES C_STANDARD 99 C_STANDARD_REQUIRED ON)
+target_link_libraries(c_example PRIVATE Keel::client_shared)
+")
+run(${CMAKE_COMMAND} -S ${shared_project} -B ${shared_project}/build -DCMAKE_BUILD_TYPE=Release
+    -DCMAKE_PREFIX_PATH=${prefix})
+run(${CMAKE_COMMAND} --build ${shared_project}/build)
+run(${shared_project}/build/c_example)
+expect("${run_output}" "libkeel_client [0-9]+\\.[0-9]+\\.[0-9]+, ABI 1\\.[0-9]+\n" "the C example linked with Keel::client_shared")
 
 # A game module built against the installed package alone.
 set(module_build ${KEEL_WORK_DIR}/pushball-build)

@@ -233,8 +233,9 @@ const char* keel_client_version_string(void);
 
 /* The connection as the client measures it. The struct carries its own size, so fields
  * are only ever appended: set struct_size = sizeof(keel_client_link_stats) (what
- * keel_client_link_stats_init below does) before keel_client_get_link_stats; the library fills
- * the fields both it and the caller know and sets struct_size to their common size. */
+ * keel_client_link_stats_init below does) before keel_client_get_link_stats; the
+ * library fills the fields both it and the caller know and sets struct_size to their
+ * common size. */
 typedef struct keel_client_link_stats {
   uint32_t struct_size;
   uint32_t state;              /* keel_state */
