@@ -212,6 +212,11 @@ class Client:
             self.lib.keel_client_destroy(self._handle)
             self._handle = _H()
 
+    def __del__(self):
+        # A handle the program forgot to close is freed with its Python object.
+        if getattr(self, "_handle", None):
+            self.close()
+
     def _check(self, rc, what):
         if rc != OK:
             raise KeelError(what, rc, _text(self.lib.keel_client_last_error(self._handle)))
