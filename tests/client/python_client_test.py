@@ -4,7 +4,8 @@ real keel-server on 127.0.0.1 running the pushball module, which the Python proc
 through libkeel_client.so (no Keel C++ in the program). Checks that the client reached
 Playing, that poses moved, that its input arrived (its pusher drove forward), that it saw a
 companion client join and leave and a confirmed kick-off, and that its statistics are sane;
-then that the binding refuses what it must (a library that is not Keel's, a bad address).
+then that the binding refuses what it must (a library that is not Keel's, one of another
+ABI, a bad address, a missing module).
 Bounded: about 6 s; every process is killed by a time-out.
 
     python_client_test.py --server-bin BIN --library LIB --module MOD --scene JSON --example PY --work DIR
@@ -138,6 +139,19 @@ def main():
         check(False, "libc.so.6 refused as a Keel client library")
     except keel_client.KeelError as e:
         check("no keel_client_abi_version" in str(e), f"libc.so.6 refused as a Keel client library ({e})")
+    # A library of another ABI major: built here, it exports keel_client_abi_version alone.
+    cc = shutil.which("cc") or shutil.which("gcc")
+    if cc:
+        fake_source = os.path.join(args.work, "abi2.c")
+        fake = os.path.join(args.work, "libkeel_client_abi2.so")
+        with open(fake_source, "w") as f:
+            f.write("unsigned keel_client_abi_version(void) { return 2u << 16; }\n")
+        subprocess.run([cc, "-shared", "-fPIC", "-o", fake, fake_source], check=True, timeout=30)
+        try:
+            keel_client.load(fake)
+            check(False, "a library of ABI 2.0 refused")
+        except keel_client.KeelError as e:
+            check("has C ABI 2.0; this binding needs 1.1" in str(e), f"a library of ABI 2.0 refused ({e})")
     lib = keel_client.load(args.library)
     try:
         keel_client.Client(lib, "no-port")
