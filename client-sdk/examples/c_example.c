@@ -38,6 +38,16 @@ int main(int argc, char** argv) {
   double start, t;
   int played = 0;
 
+  /* The library loaded at run time must speak this header's ABI. */
+  if (!KEEL_CLIENT_ABI_COMPATIBLE(keel_client_abi_version())) {
+    fprintf(stderr, "libkeel_client has ABI %u.%u; this program needs %u.%u or a later minor\n",
+            (unsigned)(keel_client_abi_version() >> 16), (unsigned)(keel_client_abi_version() & 0xffffu),
+            (unsigned)KEEL_CLIENT_ABI_VERSION_MAJOR, (unsigned)KEEL_CLIENT_ABI_VERSION_MINOR);
+    return 1;
+  }
+  printf("libkeel_client %s, ABI %u.%u\n", keel_client_version_string(),
+         (unsigned)(keel_client_abi_version() >> 16), (unsigned)(keel_client_abi_version() & 0xffffu));
+
   keel_client_config_init(&config);
   config.server_address = address;
   config.mode = argc > 3 && strcmp(argv[3], "predict") == 0 ? KEEL_MODE_PREDICT : KEEL_MODE_INTERPOLATE;

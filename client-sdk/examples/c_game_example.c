@@ -5,8 +5,8 @@
  *
  * Plays match MATCH in predicted mode in development mode, prints the layout and every
  * event, and exits 0 when it played with no hash mismatch and saw at least one confirmed
- * event; 1 otherwise. Plain C99 + POSIX clocks; linked as a game host, since the module's
- * rules call into this program's Keel. */
+ * event; 1 otherwise. Plain C99 + POSIX clocks, linked with libkeel_client.so alone: the
+ * module carries its own Keel. */
 #define _POSIX_C_SOURCE 199309L
 #include <keel/client/keel_client.h>
 

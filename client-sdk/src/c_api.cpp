@@ -6,10 +6,13 @@
 #include <keel/client/link_conditioner.h>
 #include <keel/game/registry.h>
 
+#include "c_api_rates.h"
+
 #include <algorithm>
 #include <cmath>
 #include <deque>
 
+#include <cstddef>
 #include <cstring>
 #include <exception>
 #include <new>
@@ -23,6 +26,11 @@ struct keel_client {
   keel::game::InputFrame input;  // what the field setters build, field by field
   bool sandbox = true;           // the client's input layout is the sandbox's
   std::deque<keel::client::GameEventRecord> events;  // taken from the client, not yet polled
+  // Connection statistics and player events (keel_client_get_link_stats,
+  // keel_client_poll_player_event), fed after every update.
+  keel::client::ByteRateWindow rates;
+  std::deque<keel_player_event> player_events;
+  uint64_t player_events_dropped = 0;
 };
 
 namespace {
@@ -160,6 +168,28 @@ keel_result create_failed(keel_result code, std::string message) {
 
 bool is_finite_number(double x) { return std::isfinite(x); }
 
+constexpr size_t kMaxQueuedPlayerEvents = 1024;
+
+// After each update: the byte counters for the rate window, and the joins and leaves
+// among the client's events into their queue (the other kinds have no C counterpart).
+void after_update(keel_client& c, double now) {
+  const auto& s = c.client->stats();
+  c.rates.sample(now, s.bytes_sent, s.bytes_received);
+  using Kind = keel::client::ClientEvent::Kind;
+  for (const keel::client::ClientEvent& e : c.client->take_events()) {
+    if (e.kind != Kind::PlayerJoined && e.kind != Kind::PlayerLeft) continue;
+    if (c.player_events.size() >= kMaxQueuedPlayerEvents) {
+      ++c.player_events_dropped;
+      continue;
+    }
+    keel_player_event out{};
+    out.kind = e.kind == Kind::PlayerJoined ? KEEL_PLAYER_JOINED : KEEL_PLAYER_LEFT;
+    out.player_id = static_cast<uint32_t>(e.a);
+    out.tick = e.tick;
+    c.player_events.push_back(out);
+  }
+}
+
 // A finite double as a float: converting one past float's range is undefined, and every
 // field clamps far inside this anyway.
 float to_float(double x) { return static_cast<float>(std::clamp(x, -1e30, 1e30)); }
@@ -253,6 +283,7 @@ keel_result keel_client_disconnect(keel_client* client, double now) {
 keel_result keel_client_update(keel_client* client, double now) {
   return guarded(client, [&] {
     client->client->update(now);
+    after_update(*client, now);
     return KEEL_OK;
   });
 }
@@ -427,6 +458,60 @@ keel_result keel_client_poll_game_event(keel_client* client, keel_game_event* ou
     out->predicted = r.predicted ? 1 : 0;
     out->value_count = payload_numbers(spec.events[r.event.type].payload, r.event.payload, out->values,
                                        KEEL_MAX_EVENT_VALUES);
+    return KEEL_OK;
+  });
+}
+
+// ---- Library version, connection statistics, player events ----------------------------
+
+uint32_t keel_client_abi_version(void) { return KEEL_CLIENT_ABI_VERSION; }
+
+const char* keel_client_version_string(void) { return KEEL_CLIENT_RELEASE; }
+
+keel_result keel_client_get_link_stats(keel_client* client, keel_client_link_stats* out) {
+  return guarded(client, [&] {
+    // The first version of the struct ends with hash_mismatches; fields after it are
+    // filled only for a caller whose struct has them.
+    constexpr size_t kFirstVersionSize = offsetof(keel_client_link_stats, hash_mismatches) + sizeof(uint64_t);
+    if (out == nullptr) return fail(client, KEEL_ERROR_ARGUMENT, "no stats struct");
+    if (out->struct_size < kFirstVersionSize) {
+      return fail(client, KEEL_ERROR_ARGUMENT,
+                  "keel_client_link_stats.struct_size is " + std::to_string(out->struct_size) +
+                      "; set it with keel_client_link_stats_init");
+    }
+    const Client& c = *client->client;
+    const auto& s = c.stats();
+    keel_client_link_stats full{};
+    full.state = static_cast<uint32_t>(c.state());
+    if (auto conn = c.connection_stats()) {
+      full.rtt_ms = conn->rtt_ms;
+      full.jitter_ms = conn->jitter_ms;
+      full.loss_out = conn->loss;
+      full.loss_in = conn->loss_in;
+      full.packets_sent = conn->packets_sent;
+      full.packets_received = conn->packets_received;
+    }
+    full.kbps_out = client->rates.kbps_sent();
+    full.kbps_in = client->rates.kbps_received();
+    full.bytes_sent = s.bytes_sent;
+    full.bytes_received = s.bytes_received;
+    full.rollbacks = s.prediction.rollbacks;
+    full.hash_checks = s.prediction.hash_checks;
+    full.hash_mismatches = s.prediction.hash_mismatches;
+    full.player_events_dropped = client->player_events_dropped;
+    const uint32_t common = std::min<uint32_t>(out->struct_size, sizeof full);
+    full.struct_size = common;
+    std::memcpy(out, &full, common);
+    return KEEL_OK;
+  });
+}
+
+keel_result keel_client_poll_player_event(keel_client* client, keel_player_event* out) {
+  return guarded(client, [&] {
+    if (out == nullptr) return fail(client, KEEL_ERROR_ARGUMENT, "no player event struct");
+    if (client->player_events.empty()) return KEEL_ERROR_NOT_FOUND;
+    *out = client->player_events.front();
+    client->player_events.pop_front();
     return KEEL_OK;
   });
 }

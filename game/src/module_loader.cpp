@@ -43,6 +43,24 @@ Expected<std::string> file_build_id(const std::string& path) {
 
 bool has_text(const char* s, size_t max) { return s != nullptr && std::memchr(s, 0, max) != nullptr && s[0] != 0; }
 
+#ifndef KEEL_HOST_VERSION_STRING
+#error "keel_game is built with KEEL_HOST_VERSION_STRING (game/CMakeLists.txt)"
+#endif
+
+// The module's own copy of the game layer and the physics works on the host's objects
+// (the Match, the World) and the host on the module's (its Rules): both copies must have
+// the same layouts, so they must come from the same Keel.
+Status check_same_keel(const std::string& path, const KeelGameModule& m) {
+  if (!has_text(m.keel_version, 64)) {
+    return Error{"game module " + path + " does not say which Keel version it was built from"};
+  }
+  if (std::strcmp(m.keel_version, KEEL_HOST_VERSION_STRING) != 0) {
+    return Error{"game module " + path + " was built from Keel " + std::string(m.keel_version) +
+                 "; this program is Keel " KEEL_HOST_VERSION_STRING " (rebuild the module against this Keel)"};
+  }
+  return {};
+}
+
 }  // namespace
 
 Expected<LoadedModule> load_game_module(const std::string& path) {
@@ -71,6 +89,7 @@ Expected<LoadedModule> load_game_module(const std::string& path) {
       m->destroy_rules == nullptr) {
     return Error{"game module " + path + " has an incomplete description (name, create_rules, destroy_rules)"};
   }
+  if (Status st = check_same_keel(path, *m); !st) return st.error();
   if (m->self_check != nullptr) {
     if (const char* problem = m->self_check()) {
       return Error{"game module " + path + " failed its own self-check: " + std::string(problem).substr(0, 500)};

@@ -190,7 +190,7 @@ DropReason Connection::receive(std::span<const uint8_t> datagram, double now) {
     m.drops.add(r);
     return r;
   }
-  m.crypto.accept(seq);
+  m.acks.note_received(m.crypto.accept(seq));
   m.last_receive_time = now;
   ++m.stats.packets_received;
   m.stats.bytes_received += datagram.size();

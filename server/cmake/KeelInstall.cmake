@@ -52,6 +52,19 @@ install(DIRECTORY ${PROJECT_SOURCE_DIR}/scenes/ DESTINATION ${CMAKE_INSTALL_DATA
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/docs/ DESTINATION ${CMAKE_INSTALL_DATADIR}/doc/keel
         FILES_MATCHING PATTERN "*.md")
 
+# libkeel_client.so (client-sdk/CMakeLists.txt): the C API for engines and FFIs, as
+# Keel::client_shared in the package and keel-client.pc for pkg-config. The .pc file
+# finds its prefix from where it lies (${pcfiledir}), so an installed tree may be moved.
+if(TARGET keel_client_shared)
+  target_include_directories(keel_client_shared INTERFACE $<INSTALL_INTERFACE:${CMAKE_INSTALL_INCLUDEDIR}>)
+  set_target_properties(keel_client_shared PROPERTIES EXPORT_NAME client_shared)
+  install(TARGETS keel_client_shared EXPORT KeelTargets
+          LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR})
+  string(REGEX REPLACE "[^/]+" ".." KEEL_PC_TO_PREFIX "${CMAKE_INSTALL_LIBDIR}/pkgconfig")
+  configure_file(${CMAKE_CURRENT_LIST_DIR}/keel-client.pc.in ${CMAKE_CURRENT_BINARY_DIR}/keel-client.pc @ONLY)
+  install(FILES ${CMAKE_CURRENT_BINARY_DIR}/keel-client.pc DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)
+endif()
+
 install(EXPORT KeelTargets NAMESPACE Keel:: DESTINATION ${KEEL_INSTALL_CMAKEDIR})
 string(JOIN " " KEEL_DETERMINISM_FLAGS_LIST ${KEEL_DETERMINISM_FLAGS})
 configure_package_config_file(${CMAKE_CURRENT_LIST_DIR}/KeelConfig.cmake.in
@@ -60,6 +73,7 @@ configure_package_config_file(${CMAKE_CURRENT_LIST_DIR}/KeelConfig.cmake.in
 write_basic_package_version_file(${CMAKE_CURRENT_BINARY_DIR}/KeelConfigVersion.cmake
                                  VERSION ${PROJECT_VERSION} COMPATIBILITY SameMinorVersion)
 install(FILES ${CMAKE_CURRENT_BINARY_DIR}/KeelConfig.cmake ${CMAKE_CURRENT_BINARY_DIR}/KeelConfigVersion.cmake
+              ${KEEL_GAME_MODULE_VERSION_SCRIPT}
         DESTINATION ${KEEL_INSTALL_CMAKEDIR})
 
 # The test: install into a fresh prefix, build server/examples/custom_rules and the

@@ -4,6 +4,9 @@
 #    hover rules run, and checks that the bot never disagreed with the server, that the
 #    example's replay tool verifies the recording, and that stock keel-replay refuses it
 #    clearly;
+#  - builds client-sdk/examples/c_example.c with the flags pkg-config gives for
+#    keel-client (libkeel_client.so), and again with CMake and Keel::client_shared, and
+#    runs both on the installed library;
 #  - builds the pushball game module from games/pushball against the installed package
 #    alone (and again with clang++-14 when it is there), checks with the installed
 #    keel-sim that it reproduces the golden chain the in-tree module wrote, records a match of it with scripted players and verifies the
@@ -31,7 +34,8 @@ run(${CMAKE_COMMAND} --install ${KEEL_BUILD_DIR} --prefix ${prefix})
 foreach(f lib/cmake/Keel/KeelConfig.cmake include/keel/server/server.h include/keel/protocol/messages_generated.h
         share/keel/scenes/demo.json share/doc/keel/operations.md
         include/keel/client/client.h include/keel/game/registry.h include/keel/game/module.h
-        include/keel/games/sandbox.h bin/keel-replay bin/keel-sim bin/keel-bot)
+        include/keel/games/sandbox.h bin/keel-replay bin/keel-sim bin/keel-bot
+        include/keel/client/keel_client.h lib/libkeel_client.so lib/libkeel_client.so.1 lib/pkgconfig/keel-client.pc)
   if(NOT EXISTS ${prefix}/${f})
     message(FATAL_ERROR "not installed: ${f}")
   endif()
@@ -68,6 +72,39 @@ if(NOT rc EQUAL 2)
   message(FATAL_ERROR "keel-replay verify on a hover recording exited ${rc}, expected 2:\n${out}${err}")
 endif()
 expect("${err}" "game \"hover\" is not known to this program \\(it knows: sandbox" "keel-replay's refusal")
+
+# libkeel_client.so through pkg-config alone: the C example built with
+#   cc c_example.c $(pkg-config --cflags --libs keel-client)
+# and run (it checks the library's ABI at run time, then connects to nothing for 0.3 s).
+find_program(KEEL_PKG_CONFIG pkg-config REQUIRED)
+find_program(KEEL_CC NAMES cc gcc REQUIRED)
+run(${CMAKE_COMMAND} -E env PKG_CONFIG_PATH=${prefix}/lib/pkgconfig ${KEEL_PKG_CONFIG} --cflags --libs keel-client)
+string(STRIP "${run_output}" pc_flags)
+expect("${pc_flags}" "^-I${prefix}/lib/pkgconfig/../../include -L${prefix}/lib/pkgconfig/../../lib -lkeel_client$"
+       "pkg-config --cflags --libs keel-client")
+separate_arguments(pc_flags UNIX_COMMAND "${pc_flags}")
+set(c_example ${KEEL_WORK_DIR}/c_example)
+run(${KEEL_CC} -std=c99 -Wall -Wextra -pedantic -Werror -o ${c_example} ${KEEL_SOURCE_DIR}/client-sdk/examples/c_example.c
+    ${pc_flags})
+run(${CMAKE_COMMAND} -E env LD_LIBRARY_PATH=${prefix}/lib ${c_example})
+expect("${run_output}" "libkeel_client [0-9]+\\.[0-9]+\\.[0-9]+, ABI 1\\.[0-9]+\n" "the pkg-config-built C example")
+run(${CMAKE_COMMAND} -E env LD_LIBRARY_PATH=${prefix}/lib ldd ${c_example})
+expect("${run_output}" "libkeel_client\\.so\\.1 => ${prefix}/lib/libkeel_client\\.so\\.1" "the C example's libkeel_client")
+# The same through the CMake package: Keel::client_shared, whose imported location gives
+# the program its run path (no LD_LIBRARY_PATH).
+set(shared_project ${KEEL_WORK_DIR}/client-shared-project)
+file(WRITE ${shared_project}/CMakeLists.txt "cmake_minimum_required(VERSION 3.25)
+project(keel_c_client LANGUAGES C CXX)
+find_package(Keel REQUIRED)
+add_executable(c_example ${KEEL_SOURCE_DIR}/client-sdk/examples/c_example.c)
+set_target_properties(c_example PROPERTIES C_STANDARD 99 C_STANDARD_REQUIRED ON)
+target_link_libraries(c_example PRIVATE Keel::client_shared)
+")
+run(${CMAKE_COMMAND} -S ${shared_project} -B ${shared_project}/build -DCMAKE_BUILD_TYPE=Release
+    -DCMAKE_PREFIX_PATH=${prefix})
+run(${CMAKE_COMMAND} --build ${shared_project}/build)
+run(${shared_project}/build/c_example)
+expect("${run_output}" "libkeel_client [0-9]+\\.[0-9]+\\.[0-9]+, ABI 1\\.[0-9]+\n" "the C example linked with Keel::client_shared")
 
 # A game module built against the installed package alone.
 set(module_build ${KEEL_WORK_DIR}/pushball-build)

@@ -4,7 +4,10 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cstddef>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <string>
 
@@ -159,6 +162,76 @@ TEST(CApi, AModulesLayoutItsEventsAndSettersThatRefuseAnotherKind) {
   EXPECT_EQ(f.max[0], 1.0);
   EXPECT_EQ(keel_client_event_field(c, 0, 3, &f), KEEL_ERROR_NOT_FOUND);
   EXPECT_EQ(keel_client_event_field_count(c, 9), 0u);
+  keel_client_destroy(c);
+}
+
+TEST(CApi, TheAbiVersionAndTheRelease) {
+  EXPECT_EQ(keel_client_abi_version(), static_cast<uint32_t>(KEEL_CLIENT_ABI_VERSION));
+  EXPECT_TRUE(KEEL_CLIENT_ABI_COMPATIBLE(keel_client_abi_version()));
+  // Another major never is; a later minor is, an earlier one is not.
+  EXPECT_FALSE(KEEL_CLIENT_ABI_COMPATIBLE((KEEL_CLIENT_ABI_VERSION_MAJOR + 1u) << 16));
+  EXPECT_TRUE(KEEL_CLIENT_ABI_COMPATIBLE(static_cast<uint32_t>(KEEL_CLIENT_ABI_VERSION) + 1u));
+  EXPECT_FALSE(KEEL_CLIENT_ABI_COMPATIBLE(static_cast<uint32_t>(KEEL_CLIENT_ABI_VERSION) - 1u));
+  const std::string release = keel_client_version_string();
+  EXPECT_EQ(std::count(release.begin(), release.end(), '.'), 2) << release;
+}
+
+TEST(CApi, LinkStatsFillWhatTheCallersStructHas) {
+  keel_client* c = create(nullptr);
+  ASSERT_NE(c, nullptr);
+  EXPECT_EQ(keel_client_get_link_stats(nullptr, nullptr), KEEL_ERROR_ARGUMENT);
+  EXPECT_EQ(keel_client_get_link_stats(c, nullptr), KEEL_ERROR_ARGUMENT);
+  EXPECT_NE(std::string(keel_client_last_error(c)), "");
+  keel_client_link_stats st;
+  keel_client_link_stats_init(&st);
+  EXPECT_EQ(st.struct_size, sizeof st);
+  st.struct_size = 4;  // smaller than the first version of the struct
+  EXPECT_EQ(keel_client_get_link_stats(c, &st), KEEL_ERROR_ARGUMENT);
+  EXPECT_NE(std::string(keel_client_last_error(c)).find("struct_size is 4"), std::string::npos)
+      << keel_client_last_error(c);
+
+  ASSERT_EQ(keel_client_connect_dev(c, 9, 1, 0.0), KEEL_OK);
+  for (int i = 0; i < 30; ++i) ASSERT_EQ(keel_client_update(c, i * 0.02), KEEL_OK);
+  keel_client_link_stats_init(&st);
+  ASSERT_EQ(keel_client_get_link_stats(c, &st), KEEL_OK);
+  EXPECT_EQ(st.struct_size, sizeof st);
+  EXPECT_EQ(st.state, static_cast<uint32_t>(KEEL_STATE_CONNECTING));
+  keel_client_stats old_stats;
+  ASSERT_EQ(keel_client_get_stats(c, &old_stats), KEEL_OK);
+  EXPECT_EQ(st.bytes_sent, old_stats.bytes_sent);
+  EXPECT_GT(st.bytes_sent, 0u);
+  // Handshake packets went out for 0.6 s: a rate, and none received.
+  EXPECT_GT(st.kbps_out, 0.0);
+  EXPECT_EQ(st.kbps_in, 0.0);
+
+  // A caller built against the first version of the struct: the library writes its
+  // fields and not one byte past them.
+  constexpr size_t kFirst = offsetof(keel_client_link_stats, hash_mismatches) + sizeof(uint64_t);
+  unsigned char buffer[sizeof(keel_client_link_stats) + 16];
+  std::memset(buffer, 0xab, sizeof buffer);
+  auto* older = reinterpret_cast<keel_client_link_stats*>(buffer);
+  older->struct_size = kFirst;
+  ASSERT_EQ(keel_client_get_link_stats(c, older), KEEL_OK);
+  EXPECT_EQ(older->struct_size, kFirst);
+  EXPECT_EQ(older->bytes_sent, st.bytes_sent);
+  for (size_t i = kFirst; i < sizeof buffer; ++i) ASSERT_EQ(buffer[i], 0xab) << "byte " << i;
+  // A caller whose struct is larger than the library's gets the library's size back.
+  std::memset(buffer, 0, sizeof buffer);
+  older->struct_size = sizeof buffer;
+  ASSERT_EQ(keel_client_get_link_stats(c, older), KEEL_OK);
+  EXPECT_EQ(older->struct_size, sizeof(keel_client_link_stats));
+  keel_client_destroy(c);
+}
+
+TEST(CApi, PlayerEventsArePolledWithCodes) {
+  keel_client* c = create(nullptr);
+  ASSERT_NE(c, nullptr);
+  keel_player_event e;
+  EXPECT_EQ(keel_client_poll_player_event(nullptr, &e), KEEL_ERROR_ARGUMENT);
+  EXPECT_EQ(keel_client_poll_player_event(c, nullptr), KEEL_ERROR_ARGUMENT);
+  EXPECT_NE(std::string(keel_client_last_error(c)), "");
+  EXPECT_EQ(keel_client_poll_player_event(c, &e), KEEL_ERROR_NOT_FOUND);  // none yet
+  EXPECT_STREQ(keel_client_last_error(c), "");  // not an error: nothing to report
   keel_client_destroy(c);
 }
 

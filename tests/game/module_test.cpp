@@ -66,6 +66,11 @@ TEST(Module, RefusesAnotherAbiVersion) {
   EXPECT_HAS(msg, "this program loads version " + std::to_string(KEEL_GAME_ABI_VERSION));
 }
 
+TEST(Module, RefusesAModuleOfAnotherKeelVersion) {
+  const std::string msg = refusal(test_module("other_version"));
+  EXPECT_HAS(msg, "was built from Keel 0.0.0-other; this program is Keel " KEEL_VERSION_STRING);
+}
+
 TEST(Module, RefusesAFailingSelfCheck) {
   EXPECT_HAS(refusal(test_module("failing_check")), "failed its own self-check: the tuning table is empty");
 }

@@ -421,6 +421,27 @@ TEST(Connection, RttTracksTheLink) {
   EXPECT_LT(q.a.stats().loss, 0.45);
 }
 
+TEST(Connection, IncomingLossCountsTheGapsInThePeersSequence) {
+  auto chatty = [](Pair& pair) {
+    std::vector<uint8_t> m(20, 1);
+    pair.a.send(kp::Channel::Input, m);
+    pair.b.send(kp::Channel::Snapshot, m);
+    pair.step();
+  };
+  Pair clean({10.0, 0, 0, 0, 0, 3});
+  for (int i = 0; i < 600; ++i) chatty(clean);
+  EXPECT_LT(clean.a.stats().loss_in, 0.01);
+  EXPECT_LT(clean.b.stats().loss_in, 0.01);
+  // 20% of the packets each way are lost, and some of the rest arrive late (reordered):
+  // each end measures about the fifth it never received, reordering aside.
+  Pair lossy({10.0, 5.0, 0.2, 0, 0.1, 3});
+  for (int i = 0; i < 1200; ++i) chatty(lossy);
+  for (const kp::Connection* end : {&lossy.a, &lossy.b}) {
+    EXPECT_GT(end->stats().loss_in, 0.1);
+    EXPECT_LT(end->stats().loss_in, 0.35);
+  }
+}
+
 TEST(Connection, RttAndJitterFromControlledAckDelays) {
   // Every 100 ms `a` sends one packet and `b` answers it (acking it) after exactly 40 ms,
   // then 60 ms, alternating; no link in between, so each RTT sample is that delay.

@@ -50,6 +50,16 @@ void AckLayer::sample_rtt(double now, const SentPacket& p) {
   }
 }
 
+void AckLayer::note_received(uint64_t skipped) {
+  // Same smoothing as the outgoing loss. A gap is counted as it opens; a packet arriving
+  // into one (reordered) then counts as received, so reordering alone biases the figure
+  // up only until the next packets. A gap larger than the replay window counts as that.
+  constexpr double kWeight = 0.02;
+  const uint64_t missing = std::min<uint64_t>(skipped, 256);
+  for (uint64_t i = 0; i < missing; ++i) stats_.loss_in += kWeight * (1.0 - stats_.loss_in);
+  stats_.loss_in += kWeight * (0.0 - stats_.loss_in);
+}
+
 void AckLayer::update_loss(double now) {
   // A packet is judged once it is old enough that its ack would have arrived.
   double horizon = std::max(0.25, 3.0 * stats_.rtt_ms / 1000.0);

@@ -66,6 +66,8 @@ class AckLayer {
   void clear_held_acks() { acks_due_.clear(); }
   /// Judges sent packets old enough that their ack would have come: the loss estimate.
   void update_loss(double now);
+  /// A packet arrived `skipped` counters past the newest before it: the incoming loss.
+  void note_received(uint64_t skipped);
 
  private:
   void sample_rtt(double now, const SentPacket& p);

@@ -59,9 +59,11 @@ DropReason PacketCrypto::open(const PacketHeader& header, std::span<const uint8_
   return DropReason::None;
 }
 
-void PacketCrypto::accept(uint64_t seq) {
+uint64_t PacketCrypto::accept(uint64_t seq) {
   replay_.accept(seq);
+  const uint64_t skipped = newest_received_ != 0 && seq > newest_received_ + 1 ? seq - newest_received_ - 1 : 0;
   newest_received_ = std::max(newest_received_, seq);
+  return skipped;
 }
 
 }  // namespace keel::protocol::connection

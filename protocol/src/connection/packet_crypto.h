@@ -29,7 +29,9 @@ class PacketCrypto {
   DropReason open(const PacketHeader& header, std::span<const uint8_t> datagram, std::vector<uint8_t>& plain,
                   uint64_t& seq) const;
   /// The packet with counter `seq` was accepted: a second copy of it is a replay.
-  void accept(uint64_t seq);
+  /// Returns how many counters it skipped past the newest before it (a gap: packets
+  /// lost, or yet to arrive out of order).
+  uint64_t accept(uint64_t seq);
 
  private:
   bool authenticated_ = false;

@@ -11,13 +11,36 @@
  * The client's game is the sandbox (what keel-server runs by default) unless the config
  * names a game module (game_module: the .so the server was started with --game); its
  * input layout is what the keel_client_set_input_* calls fill, field by field, and its
- * events are what keel_client_poll_game_event returns. A program that sets game_module
- * must link as a game host (keel_link_game_host in CMake: the module's calls resolve to
- * the program's own Keel). */
+ * events are what keel_client_poll_game_event returns. A module carries its own Keel
+ * (keel/game/module.h), so any program may load one, one that links only
+ * libkeel_client.so included; it must be built from the same Keel version.
+ *
+ * The shared library libkeel_client.so exports these functions and nothing else; see
+ * "ABI version" below for the rule that keeps programs and libraries compatible. */
 #ifndef KEEL_CLIENT_H
 #define KEEL_CLIENT_H
 
 #include <stdint.h>
+
+/* ---- ABI version ---------------------------------------------------------------
+ * The C ABI's version: MAJOR changes when a function, struct or constant already here
+ * changes or goes away (libkeel_client.so.MAJOR is the library's SONAME, so the loader
+ * never mixes majors); MINOR grows when something is appended (a function, a field at
+ * the end of a struct that carries its own size). A program built against MAJOR.MINOR
+ * runs on a library of the same MAJOR and a MINOR at least as large:
+ * KEEL_CLIENT_ABI_COMPATIBLE(keel_client_abi_version()) tells, at run time. */
+#define KEEL_CLIENT_ABI_VERSION_MAJOR 1
+#define KEEL_CLIENT_ABI_VERSION_MINOR 1
+#define KEEL_CLIENT_ABI_VERSION ((KEEL_CLIENT_ABI_VERSION_MAJOR << 16) | KEEL_CLIENT_ABI_VERSION_MINOR)
+#define KEEL_CLIENT_ABI_COMPATIBLE(library_version)                       \
+  (((library_version) >> 16) == KEEL_CLIENT_ABI_VERSION_MAJOR &&          \
+   ((library_version) & 0xffffu) >= KEEL_CLIENT_ABI_VERSION_MINOR)
+
+/* Every declaration below is the library's interface: default visibility, whatever
+ * visibility the including code is compiled with. */
+#if defined(__GNUC__)
+#pragma GCC visibility push(default)
+#endif
 
 #ifdef __cplusplus
 extern "C" {
@@ -199,8 +222,77 @@ keel_result keel_client_get_stats(const keel_client* client, keel_client_stats* 
 /* The last error's message for this handle (valid until the next call on it); "" if none. */
 const char* keel_client_last_error(const keel_client* client);
 
+/* ---- Library version, connection statistics, player events ------------------------ */
+
+/* The ABI version of the library loaded at run time (KEEL_CLIENT_ABI_VERSION of the
+ * header it was built from): refuse a library for which
+ * KEEL_CLIENT_ABI_COMPATIBLE(keel_client_abi_version()) is false. */
+uint32_t keel_client_abi_version(void);
+/* The Keel release the library comes from ("0.1.0"); static storage. */
+const char* keel_client_version_string(void);
+
+/* The connection as the client measures it. The struct carries its own size, so fields
+ * are only ever appended: set struct_size = sizeof(keel_client_link_stats) (what
+ * keel_client_link_stats_init below does) before keel_client_get_link_stats; the
+ * library fills the fields both it and the caller know and sets struct_size to their
+ * common size. */
+typedef struct keel_client_link_stats {
+  uint32_t struct_size;
+  uint32_t state;              /* keel_state */
+  double rtt_ms;               /* smoothed round trip from the packet layer's acks; 0 before one */
+  double jitter_ms;            /* smoothed |sample - rtt| */
+  double loss_out;             /* smoothed fraction of our packets the server never acked */
+  double loss_in;              /* smoothed fraction of the server's packets that never came
+                                  (gaps in its packet sequence) */
+  double kbps_out;             /* UDP payload kbit/s sent over about the last second */
+  double kbps_in;              /* UDP payload kbit/s received over about the last second */
+  uint64_t packets_sent;       /* this connection's (a reconnect starts again at 0) */
+  uint64_t packets_received;
+  uint64_t bytes_sent;         /* every connection's, as keel_client_stats */
+  uint64_t bytes_received;
+  uint64_t rollbacks;          /* predicted mode, as keel_client_stats */
+  uint64_t hash_checks;
+  uint64_t hash_mismatches;
+  uint64_t player_events_dropped; /* joins and leaves past the queue's bound (1024) */
+} keel_client_link_stats;
+
+/* Zeroes the struct and sets struct_size. Inline, so the size is the caller's own (a
+ * library function would write its own, possibly larger, size). */
+static inline void keel_client_link_stats_init(keel_client_link_stats* stats) {
+  unsigned char* bytes = (unsigned char*)stats;
+  unsigned long i;
+  for (i = 0; i < sizeof *stats; ++i) bytes[i] = 0;
+  stats->struct_size = (uint32_t)sizeof(keel_client_link_stats);
+}
+/* KEEL_ERROR_ARGUMENT for a null pointer or a struct_size smaller than the first
+ * version of the struct (up to hash_mismatches). */
+keel_result keel_client_get_link_stats(keel_client* client, keel_client_link_stats* out);
+
+typedef enum keel_player_event_kind {
+  KEEL_PLAYER_JOINED = 0,
+  KEEL_PLAYER_LEFT = 1
+} keel_player_event_kind;
+
+/* Another player joining or leaving the match (the server's MatchEvent messages): the
+ * server announces them to the clients already playing, so a client hears of the joins and
+ * leaves from its own start on, never of its own, nor of players there before it. */
+typedef struct keel_player_event {
+  uint32_t kind;       /* keel_player_event_kind */
+  uint32_t player_id;
+  uint64_t tick;       /* the server's tick when it happened */
+} keel_player_event;
+
+/* The oldest join or leave not yet polled: KEEL_OK and *out filled, or
+ * KEEL_ERROR_NOT_FOUND when there is none. Events arrive with keel_client_update; at most
+ * 1024 wait, past that the newest are dropped and counted (player_events_dropped). */
+keel_result keel_client_poll_player_event(keel_client* client, keel_player_event* out);
+
 #ifdef __cplusplus
 }
+#endif
+
+#if defined(__GNUC__)
+#pragma GCC visibility pop
 #endif
 
 #endif /* KEEL_CLIENT_H */

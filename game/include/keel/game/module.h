@@ -2,18 +2,24 @@
  * program (keel-server, keel-replay, keel-bot, keel-sim) loads with dlopen, so a game
  * runs on Keel without rebuilding it.
  *
- * A module is built against the installed package alone (find_package(Keel), target
- * Keel::game_module) and exports one C symbol, keel_game_module, returning a description
- * whose first field is the ABI version. The rules behind it are a C++ keel::game::Rules
- * subclass; its calls into the match and the world resolve to the loading program's own
- * Keel, so a module never carries a second copy of the physics. Write the entry point
- * with KEEL_GAME_MODULE (below). docs/game-rules.md has the walk-through.
+ * A module is built against the installed package alone (find_package(Keel),
+ * keel_add_game_module) and exports one C symbol, keel_game_module, returning a
+ * description whose first field is the ABI version. The rules behind it are a C++
+ * keel::game::Rules subclass. A module is self-contained: it links its own private copy
+ * of the game layer and the physics and needs no symbol of the program that loads it, so
+ * a program that links only libkeel_client.so (a Python process, an engine) loads it
+ * too. The module's copy and the program's share objects (the Match, the World, the
+ * Rules), so both must come from the same Keel version: the loader compares
+ * keel_version with its own and refuses another. Write the entry point with
+ * KEEL_GAME_MODULE (below). docs/game-rules.md has the walk-through.
  */
 #pragma once
 
 #include <stdint.h>
 
-#define KEEL_GAME_ABI_VERSION 1u
+/* 2: modules carry their own Keel (version 1 modules called into the host's) and must
+ * be built from the loading program's Keel version. */
+#define KEEL_GAME_ABI_VERSION 2u
 #define KEEL_GAME_ENTRY_SYMBOL "keel_game_module"
 
 #ifdef __cplusplus
@@ -26,7 +32,7 @@ typedef struct KeelGameModule {
   uint32_t abi_version;     /* KEEL_GAME_ABI_VERSION the module was built with */
   uint32_t struct_size;     /* sizeof(KeelGameModule) at build time */
   const char* name;         /* the game's name, equal to its GameSpec::name */
-  const char* keel_version; /* the Keel version the module was built against */
+  const char* keel_version; /* the Keel version the module was built against; must be the host's */
   void* (*create_rules)(void);       /* a new keel::game::Rules (C++ object), or NULL */
   void (*destroy_rules)(void* rules);
   /* NULL when the module is sound, else a message saying what is wrong; the loader

@@ -111,6 +111,9 @@ struct ConnectionStats {
   uint64_t packets_received = 0;
   uint64_t bytes_sent = 0;
   uint64_t bytes_received = 0;
+  /// Smoothed fraction of the peer's packets that never arrived: each gap in its packet
+  /// sequence counts as lost, a packet that fills one later as received.
+  double loss_in = 0;
 };
 
 class Connection {
