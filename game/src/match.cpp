@@ -57,6 +57,7 @@ Expected<Match> Match::create_unguarded(const sim::SceneDef& scene, std::unique_
   uint32_t max_id = 0;
   for (const sim::BodyDef& b : scene.bodies) {
     if (b.id != sim::kAutoBodyId) max_id = std::max(max_id, b.id);
+    if (b.kind != 0) m.kinds_[b.id] = b.kind;
   }
   m.next_body_id_ = max_id + 1;
   m.spec_hash_ = spec_hash(m.spec_);
@@ -72,6 +73,17 @@ Expected<Match> Match::create_unguarded(const sim::SceneDef& scene, std::unique_
 uint32_t Match::next_body_id() {
   while (next_body_id_ == sim::kAutoBodyId || world_.find_body(next_body_id_).valid()) ++next_body_id_;
   return next_body_id_++;
+}
+
+uint32_t Match::body_kind(uint32_t body_user_id) const {
+  auto it = kinds_.find(body_user_id);
+  return it == kinds_.end() ? 0 : it->second;
+}
+
+void Match::set_body_kind(uint32_t body_user_id, uint32_t kind) {
+  if (!world_.find_body(body_user_id).valid()) return;
+  if (kind == 0) kinds_.erase(body_user_id);
+  else kinds_[body_user_id] = kind;
 }
 
 const PlayerSlot* Match::find_player(uint32_t player) const {
@@ -158,10 +170,12 @@ void Match::apply_body_changes() {
   pending_.clear();
   for (BodyChange& c : changes) {
     if (c.spawn) {
-      (void)world_.add_body(c.def);  // a def the world refuses (a rules bug) adds nothing
+      // A def the world refuses (a rules bug) adds nothing.
+      if (world_.add_body(c.def) && c.def.kind != 0) kinds_[c.id] = c.def.kind;
     } else {
       sim::BodyId body = world_.find_body(c.id);
       if (world_.is_valid(body)) world_.remove_body(body);
+      kinds_.erase(c.id);
     }
   }
 }
