@@ -21,7 +21,7 @@ namespace keel::protocol {
 /// Bounds on the description messages (larger ones are refused as OutOfRange).
 struct DescriptionLimits {
   static constexpr uint32_t kMaxBodiesPerMessage = 64;
-  static constexpr uint32_t kMaxIdsPerMessage = 256;
+  static constexpr uint32_t kMaxIdsPerMessage = 224;  ///< 4 bytes each: a message stays under 1 KiB
   static constexpr uint32_t kMaxColliders = 64;  ///< per body, as in a scene
   /// Bodies a client keeps beyond the scene's: a server announcing more is refused (the
   /// additions are dropped and counted).
