@@ -21,6 +21,11 @@ void fill_body(const BodyDescription& b, keel_body_desc* out) {
   out->kind = b.kind;
   out->collider_count = static_cast<uint32_t>(b.colliders.size());
   out->complete = b.complete ? 1 : 0;
+  for (int i = 0; i < 3; ++i) out->position[i] = b.position[i];
+  out->rotation[0] = b.rotation.x;
+  out->rotation[1] = b.rotation.y;
+  out->rotation[2] = b.rotation.z;
+  out->rotation[3] = b.rotation.w;
 }
 
 void fill_collider(const keel::sim::ColliderDef& c, keel_collider_desc* out) {

@@ -62,6 +62,8 @@ BodyDescription describe_def(const sim::BodyDef& def) {
   d.id = def.id;
   d.motion = def.motion;
   d.kind = def.kind;
+  d.position = def.position;
+  d.rotation = def.rotation;
   for (const sim::ColliderDef& c : def.colliders) d.colliders.push_back(shape_fields(c));
   return d;
 }
@@ -97,7 +99,11 @@ Offset<fb::BodyDescription> write_body(FlatBufferBuilder& fbb, const BodyDescrip
                    (!geometry && std::any_of(b.colliders.begin(), b.colliders.end(), [](const sim::ColliderDef& c) {
                      return !c.points.empty() || !c.indices.empty() || !c.heights.empty();
                    }));
-  return fb::CreateBodyDescription(fbb, b.id, static_cast<uint8_t>(b.motion), b.kind, fbb.CreateVector(cs), cut);
+  const auto collider_vector = fbb.CreateVector(cs);
+  const fb::WireVec3 position(b.position.x, b.position.y, b.position.z);
+  const fb::WireQuat rotation(b.rotation.x, b.rotation.y, b.rotation.z, b.rotation.w);
+  return fb::CreateBodyDescription(fbb, b.id, static_cast<uint8_t>(b.motion), b.kind, collider_vector, cut,
+                                   &position, &rotation);
 }
 
 struct BodyCut {
@@ -165,18 +171,23 @@ bool finite(const fb::WireVec3* v) {
 }
 bool valid_id(uint32_t id) { return id != 0 && id != sim::kAutoBodyId; }
 
+// Absent: identity. A rotation that cannot be normalised is refused.
+bool read_rotation(const fb::WireQuat* q, sim::Quat& out) {
+  if (q == nullptr) return true;
+  sim::Quat r(q->w(), q->x(), q->y(), q->z());
+  const float n = std::sqrt(r.x * r.x + r.y * r.y + r.z * r.z + r.w * r.w);
+  if (!std::isfinite(n) || n < 1e-6f) return false;
+  out = r;
+  return true;
+}
+
 DropReason read_collider(const fb::ColliderDescription& in, sim::ColliderDef& c) {
   if (in.shape() > static_cast<uint8_t>(sim::ShapeType::Heightfield)) return DropReason::OutOfRange;
   c.shape = static_cast<sim::ShapeType>(in.shape());
   if (!finite(in.center()) || !finite(in.half_extents())) return DropReason::OutOfRange;
   if (in.center()) c.center = {in.center()->x(), in.center()->y(), in.center()->z()};
   if (in.half_extents()) c.half_extents = {in.half_extents()->x(), in.half_extents()->y(), in.half_extents()->z()};
-  if (const fb::WireQuat* q = in.rotation()) {
-    sim::Quat r(q->w(), q->x(), q->y(), q->z());
-    const float n = std::sqrt(r.x * r.x + r.y * r.y + r.z * r.z + r.w * r.w);
-    if (!std::isfinite(n) || n < 1e-6f) return DropReason::OutOfRange;
-    c.rotation = r;
-  }
+  if (!read_rotation(in.rotation(), c.rotation)) return DropReason::OutOfRange;
   if (!finite_non_negative(in.radius()) || !finite_non_negative(in.half_height()) ||
       !finite_non_negative(in.cell_size()) || !finite_non_negative(c.half_extents.x) ||
       !finite_non_negative(c.half_extents.y) || !finite_non_negative(c.half_extents.z)) {
@@ -224,6 +235,8 @@ DropReason read_body(const fb::BodyDescription& in, BodyDescription& b) {
   b.motion = static_cast<sim::MotionType>(in.motion());
   b.kind = in.kind();
   b.complete = !in.incomplete();
+  if (!finite(in.position()) || !read_rotation(in.rotation(), b.rotation)) return DropReason::OutOfRange;
+  if (in.position()) b.position = {in.position()->x(), in.position()->y(), in.position()->z()};
   if (const auto* cs = in.colliders()) {
     if (cs->size() > L::kMaxColliders) return DropReason::OutOfRange;
     b.colliders.resize(cs->size());
@@ -301,6 +314,8 @@ BodyDescription describe_body(const sim::World& world, sim::BodyId body, uint32_
   d.id = state.id;
   d.motion = state.motion;
   d.kind = kind;
+  d.position = state.position;
+  d.rotation = state.rotation;
   for (const sim::ColliderDef& c : world.colliders(body)) d.colliders.push_back(shape_fields(c));
   return d;
 }

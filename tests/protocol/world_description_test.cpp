@@ -21,6 +21,8 @@ BodyDescription body(uint32_t id, uint32_t kind, std::vector<ColliderDef> collid
   BodyDescription b;
   b.id = id;
   b.kind = kind;
+  b.position = {float(id), -2.5f, 0.125f * float(id)};
+  b.rotation = glm::normalize(sim::Quat(1.0f, 0.0f, 0.01f * float(id), 0.0f));
   b.motion = motion;
   b.colliders = std::move(colliders);
   return b;
@@ -126,6 +128,8 @@ TEST(WorldDescription, EveryShapeRoundTripsBitForBitWithinAControlMessage) {
   for (size_t i = 0; i < got.added.size(); ++i) {
     EXPECT_TRUE(same_description(got.added[i], changes.added[i])) << "body " << changes.added[i].id;
     EXPECT_TRUE(got.added[i].complete);
+    EXPECT_EQ(got.added[i].position, changes.added[i].position);
+    EXPECT_EQ(got.added[i].rotation, changes.added[i].rotation);
   }
   // A changed dimension is a different description (the comparison is not vacuous).
   BodyDescription other = changes.added[1];
@@ -200,6 +204,20 @@ TEST(WorldDescription, OutOfRangeFieldsAreRefused) {
   EXPECT_EQ(apply({added_with([](auto&) {}, sim::kAutoBodyId)}).last, DropReason::OutOfRange);
   EXPECT_EQ(apply({added_with([](auto&) {}, 5, 3)}).last, DropReason::OutOfRange);        // motion
   EXPECT_EQ(apply({added_with([](auto& c) { c.add_shape(6); })}).last, DropReason::OutOfRange);
+  {
+    // The body's own pose: finite, and a rotation that normalises.
+    auto posed = [](const fb::WireVec3* p, const fb::WireQuat* q) {
+      flatbuffers::FlatBufferBuilder fbb;
+      std::vector<flatbuffers::Offset<fb::BodyDescription>> bs = {
+          fb::CreateBodyDescription(fbb, 3, 2, 0, 0, false, p, q)};
+      return finish_message(fbb, fb::Body::BodyAdded, fb::CreateBodyAdded(fbb, 77, fbb.CreateVector(bs)).Union());
+    };
+    const fb::WireVec3 fine(1, 2, 3), nan_pos(0, std::numeric_limits<float>::quiet_NaN(), 0);
+    const fb::WireQuat turned(0, 0.7071f, 0, 0.7071f), none(0, 0, 0, 0);
+    EXPECT_EQ(apply({posed(&fine, &turned)}).last, DropReason::None);
+    EXPECT_EQ(apply({posed(&nan_pos, &turned)}).last, DropReason::OutOfRange);
+    EXPECT_EQ(apply({posed(&fine, &none)}).last, DropReason::OutOfRange);
+  }
   EXPECT_EQ(apply({added_with([&](auto& c) { c.add_radius(nan); })}).last, DropReason::OutOfRange);
   EXPECT_EQ(apply({added_with([](auto& c) { c.add_radius(-1.0f); })}).last, DropReason::OutOfRange);
   EXPECT_EQ(apply({added_with([](auto& c) { c.add_half_height(-0.1f); })}).last, DropReason::OutOfRange);

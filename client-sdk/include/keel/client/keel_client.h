@@ -236,6 +236,8 @@ typedef struct keel_body_desc {
   uint32_t kind;            /* the game's label for the body (0 = none) */
   uint32_t collider_count;
   int complete;             /* 0: the server left out some geometry (too large to announce) */
+  float position[3];        /* the pose when described: where a static body stays (static */
+  float rotation[4];        /* bodies have no pose in snapshots); x, y, z, w */
 } keel_body_desc;
 
 typedef struct keel_collider_desc {

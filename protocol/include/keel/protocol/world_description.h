@@ -41,10 +41,15 @@ struct BodyDescription {
   /// False when the server cut the description to fit one control message: hull, mesh
   /// and heightfield data left out (and, past that, colliders beyond those listed).
   bool complete = true;
+  /// The body's pose when it was described (the scene's, or the world's when the server
+  /// found it): where a static body stays, as snapshots carry only bodies that move.
+  sim::Vec3 position{0.0f};
+  sim::Quat rotation{1.0f, 0.0f, 0.0f, 0.0f};
 };
 
 /// Two descriptions name the same body the same way: id, motion, kind, completeness and
-/// every collider's shape fields (bit for bit: the wire carries floats unchanged).
+/// every collider's shape fields (bit for bit: the wire carries floats unchanged). The
+/// pose is not compared: it is where the body was when each was made.
 bool same_description(const BodyDescription& a, const BodyDescription& b);
 
 /// Bodies by id. Every change bumps version(), so a caller that polls can tell.
