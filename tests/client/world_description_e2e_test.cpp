@@ -25,6 +25,8 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -232,6 +234,71 @@ TEST(WorldDescriptionEndToEnd, BothClientsDescribeTheServersWorldThroughSpawnsAn
   EXPECT_EQ(balls, 2 * SandboxRules::kMaxBallsPerPlayer);  // the newest eight of each player
   expect_same_world(interp_world, server_world, scene, "interpolating client");
   expect_same_world(predict_world, server_world, scene, "predicting client");
+}
+
+
+std::string format(const char* fmt, double a, double b = 0, double c = 0) {
+  char buf[128];
+  std::snprintf(buf, sizeof buf, fmt, a, b, c);
+  return buf;
+}
+
+// The "draw" line prefix the example prints for a collider of a scene body.
+std::string draw_prefix(const sim::BodyDef& b, const sim::ColliderDef& c) {
+  static const char* shapes[] = {"sphere", "box", "capsule", "hull", "mesh", "heightfield"};
+  static const char* motions[] = {"static", "kinematic", "dynamic"};
+  std::string line = "draw id=" + std::to_string(b.id) + " kind=" + std::to_string(b.kind) +
+                     " motion=" + motions[int(b.motion)] + " shape=" + shapes[int(c.shape)] + " ";
+  switch (c.shape) {
+    case sim::ShapeType::Sphere: return line + format("r=%.3f", c.radius);
+    case sim::ShapeType::Box: return line + format("half=(%.3f,%.3f,%.3f)", c.half_extents.x, c.half_extents.y, c.half_extents.z);
+    case sim::ShapeType::Capsule: return line + format("r=%.3f h=%.3f", c.radius, c.half_height);
+    default: return line;
+  }
+}
+
+// keel-client-draw-list-example against a live keel-server: its last printed frame names
+// every scene body with its shape and dimensions (static ones where the scene puts them),
+// its own character and the balls it threw; and its table saw balls removed.
+TEST(WorldDescriptionEndToEnd, TheDrawListExampleDrawsTheScenesBodiesWithTheirShapes) {
+  const std::string example = bin("keel-client-draw-list-example");
+  if (!fs::exists(bin("keel-server")) || !fs::exists(example)) GTEST_SKIP() << "keel-server or the example is not built";
+  const fs::path dir = fs::path(::testing::TempDir()) / "keel_draw_list_e2e";
+  fs::remove_all(dir);
+  ServerProcess server(dir);
+  const std::string out = (dir / "draw_list.txt").string();
+  const std::string cmd = example + " " + server.address + " 5 150 fire > " + out + " 2>&1";
+  const int rc = std::system(cmd.c_str());
+  server.stop();
+  const std::string text = read_text(out);
+  ASSERT_TRUE(WIFEXITED(rc) && WEXITSTATUS(rc) == 0) << text;
+
+  // The last frame's draw list.
+  const size_t last = text.rfind("\nframe ");
+  ASSERT_NE(last, std::string::npos) << text;
+  const std::string frame = text.substr(last, text.find("\nend ", last) - last);
+  const sim::SceneDef scene = testing::demo_scene();
+  for (const sim::BodyDef& b : scene.bodies) {
+    for (const sim::ColliderDef& c : b.colliders) {
+      const std::string prefix = draw_prefix(b, c);
+      const size_t at = frame.find("\n" + prefix);
+      ASSERT_NE(at, std::string::npos) << "no \"" << prefix << "\" in\n" << frame;
+      if (b.motion != sim::MotionType::Static) continue;
+      const sim::Vec3 p = b.position + b.rotation * c.center;
+      const std::string pos = format(" pos=(%.3f,%.3f,%.3f)", p.x, p.y, p.z);
+      const std::string line = frame.substr(at + 1, frame.find('\n', at + 1) - at - 1);
+      EXPECT_NE(line.find(pos), std::string::npos) << line << " vs " << pos;
+    }
+  }
+  const std::string ball = format(" kind=2 motion=dynamic shape=sphere r=%.3f ", SandboxRules::kBallRadius);
+  const std::string character = format(" kind=1 motion=dynamic shape=capsule r=%.3f h=%.3f ", SandboxRules::kCharacterRadius,
+                                       SandboxRules::kCharacterHalfHeight);
+  size_t balls = 0;
+  for (size_t at = frame.find(ball); at != std::string::npos; at = frame.find(ball, at + 1)) ++balls;
+  EXPECT_EQ(balls, SandboxRules::kMaxBallsPerPlayer) << frame;
+  EXPECT_NE(frame.find(character), std::string::npos) << frame;
+  EXPECT_NE(text.find("\nremoved id="), std::string::npos) << "no ball was removed:\n" << text;
+  EXPECT_NE(text.find("added id=1 kind=0 motion=static colliders=1"), std::string::npos) << text;
 }
 
 }  // namespace

@@ -2,11 +2,15 @@
 // within the control channel's message size, a body too large for one message is cut and
 // says so, every out-of-range field is refused, and a match's table follows its spawns,
 // destroys and kinds.
+#include <keel/protocol/scene.h>
 #include <keel/protocol/world_description.h>
 
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
 #include <functional>
 #include <limits>
 
@@ -274,6 +278,27 @@ TEST(WorldDescription, OutOfRangeFieldsAreRefused) {
   EXPECT_EQ(apply({finish_message(empty, fb::Body::BodyAdded, 0)}).last, DropReason::OutOfRange);
 }
 
+TEST(WorldDescription, ASceneBodysKindGoesFromJsonThroughTheSceneBlock) {
+  const char* json = R"({"bodies": [
+    {"id": 1, "motion": "Static", "kind": 7, "colliders": [{"shape": "Box", "half_extents": {"x": 1, "y": 1, "z": 1}}]},
+    {"id": 2, "colliders": [{"shape": "Sphere", "radius": 0.25}]}]})";
+  auto scene = parse_scene_json(json, "kinds");
+  ASSERT_TRUE(scene) << scene.error().message;
+  EXPECT_EQ(scene->bodies[0].kind, 7u);
+  EXPECT_EQ(scene->bodies[1].kind, 0u);
+  auto block = parse_scene_binary(scene_to_binary(*scene), "block");
+  ASSERT_TRUE(block) << block.error().message;
+  const WorldDescription d = WorldDescription::from_scene(*block);
+  ASSERT_EQ(d.bodies().size(), 2u);
+  EXPECT_EQ(d.bodies()[0].kind, 7u);
+  EXPECT_EQ(d.bodies()[0].motion, sim::MotionType::Static);
+  EXPECT_EQ(d.bodies()[1].colliders[0].radius, 0.25f);
+  // The kind is in the block's bytes (a label of 0 is the schema's default, left out).
+  sim::SceneDef unlabelled = *scene;
+  unlabelled.bodies[0].kind = 0;
+  EXPECT_NE(scene_to_binary(unlabelled), scene_to_binary(*scene));
+}
+
 // Each step spawns a labelled crate; from the third step on it also destroys the oldest.
 class CrateRules final : public game::Rules {
  public:
@@ -345,6 +370,28 @@ TEST(WorldDescription, AMatchsTableFollowsItsSpawnsDestroysAndKinds) {
   auto unlabelled = game::Match::create(scene, std::make_unique<CrateRules>());
   ASSERT_TRUE(plain && unlabelled);
   EXPECT_EQ(plain->hash(), unlabelled->hash());
+}
+
+// Seeds for fuzz_protocol_message (raw messages), written only when asked:
+//   KEEL_WRITE_FUZZ_SEEDS=tests/fuzz/corpus build/bin/keel_protocol_tests --gtest_filter='WorldDescription.FuzzSeeds'
+TEST(WorldDescription, FuzzSeeds) {
+  DescriptionChanges changes;
+  changes.removed = {4, 8, 15};
+  changes.added = {body(16, 2, {sphere(0.15f)}), body(23, 1, {capsule(0.4f, 0.5f), box({1, 2, 3}, {0, 1, 0})}),
+                   body(42, 0, {hull(12), mesh(6)}, sim::MotionType::Kinematic),
+                   body(43, 3, {heightfield(3, 4)}, sim::MotionType::Static)};
+  const auto messages = encode_description_changes(77, changes);
+  ASSERT_EQ(apply(messages).last, DropReason::None);
+  const char* dir = std::getenv("KEEL_WRITE_FUZZ_SEEDS");
+  if (dir == nullptr) GTEST_SKIP() << "set KEEL_WRITE_FUZZ_SEEDS to write the seeds";
+  const std::filesystem::path out = std::filesystem::path(dir) / "protocol_message";
+  std::filesystem::create_directories(out);
+  for (size_t i = 0; i < messages.size(); ++i) {
+    const bool added = flatbuffers::GetRoot<fb::Message>(messages[i].data())->body_type() == fb::Body::BodyAdded;
+    std::ofstream f(out / ((added ? "body_added_" : "body_removed_") + std::to_string(i)), std::ios::binary);
+    f.write(reinterpret_cast<const char*>(messages[i].data()), std::streamsize(messages[i].size()));
+    ASSERT_TRUE(f.good());
+  }
 }
 
 }  // namespace
