@@ -372,6 +372,46 @@ TEST(WorldDescription, AMatchsTableFollowsItsSpawnsDestroysAndKinds) {
   EXPECT_EQ(plain->hash(), unlabelled->hash());
 }
 
+// Bodies a hook adds and removes itself, labelled with set_body_kind: the label is read
+// while the body lives and 0 after, and the labels of removed bodies do not pile up.
+class DirectRules final : public game::Rules {
+ public:
+  game::GameSpec spec() const override {
+    game::GameSpec s;
+    s.name = "direct";
+    s.max_extra_bodies = 4;
+    return s;
+  }
+  void after_step(game::Match& match) override {
+    sim::World& w = match.world_for_rules();
+    if (last != 0) w.remove_body(w.find_body(last));
+    sim::BodyDef def;
+    def.id = match.next_body_id();
+    def.colliders.push_back(sphere(0.2f));
+    if (!w.add_body(def)) return;
+    match.set_body_kind(def.id, 5);
+    last = def.id;  // a test's rules: the one body id it needs between hooks
+  }
+  uint32_t last = 0;
+};
+
+TEST(WorldDescription, LabelsOfBodiesAHookRemovedAreForgotten) {
+  sim::SceneDef scene;
+  auto rules = std::make_unique<DirectRules>();
+  DirectRules* r = rules.get();
+  auto match = game::Match::create(scene, std::move(rules));
+  ASSERT_TRUE(match) << match.error().message;
+  uint32_t first = 0;
+  for (int t = 0; t < 500; ++t) {
+    match->step({});
+    if (first == 0) first = r->last;
+    EXPECT_EQ(match->body_kind(r->last), 5u);
+  }
+  EXPECT_EQ(match->body_kind(first), 0u);  // removed long ago
+  EXPECT_EQ(WorldDescription::from_match(*match).bodies().size(), 1u);
+  EXPECT_EQ(WorldDescription::from_match(*match).bodies()[0].kind, 5u);
+}
+
 // Seeds for fuzz_protocol_message (raw messages), written only when asked:
 //   KEEL_WRITE_FUZZ_SEEDS=tests/fuzz/corpus build/bin/keel_protocol_tests --gtest_filter='WorldDescription.FuzzSeeds'
 TEST(WorldDescription, FuzzSeeds) {

@@ -128,7 +128,7 @@ class Match {
   uint32_t next_body_id();
   /// The game's label of a body (BodyDef::kind): the scene's for scene bodies, the
   /// spawned def's for spawns, what set_body_kind said for bodies a hook added itself;
-  /// 0 when none. Descriptive, not state (never saved, hashed or restored): a host that
+  /// 0 when none or when the body is not in the world. Descriptive, not state (never saved, hashed or restored): a host that
   /// describes its world to clients reads it from the match that made the bodies.
   uint32_t body_kind(uint32_t body_user_id) const;
   /// Labels a body the rules added to world_for_rules() themselves (a character).
@@ -166,6 +166,7 @@ class Match {
   void leave(uint32_t player);
   void fire_timers();
   void apply_body_changes();
+  void prune_kinds(bool always);  // drops kinds of bodies no longer in the world
   uint64_t next_fire_tick() const;  // the world tick of the next step that fires timers
 
   sim::SceneDef scene_;
