@@ -523,3 +523,8 @@ const char* keel_client_last_error(const keel_client* client) {
 }
 
 }  // extern "C"
+
+// The handle's client, for the C API's other files (c_api_world.cpp).
+const keel::client::Client* keel_client_cpp(const keel_client* client) {
+  return client == nullptr ? nullptr : client->client.get();
+}

@@ -3,6 +3,7 @@
 // state (anything unexpected is dropped and counted), then does what is due: handshake
 // resends, time-outs and reconnects, one input per server tick, prediction, sends.
 #include <keel/client/client.h>
+#include "description_receiver.h"
 #include <keel/games/sandbox.h>
 #include <keel/protocol/frame_window.h>
 #include <keel/protocol/game_events.h>
@@ -126,6 +127,7 @@ struct Client::Impl {
   std::optional<protocol::FrameReceiver> frame_receiver;
   std::deque<std::vector<uint8_t>> early_frames;
   std::unique_ptr<Predictor> predictor;
+  DescriptionReceiver description;  // the world description (scene block + BodyAdded/Removed)
   bool awaiting_checkpoint = false;
   double last_resync = -1e9;
   protocol::InputSender input_sender;
@@ -186,6 +188,7 @@ struct Client::Impl {
   void on_match_event(const protocol::fb::MatchEvent& m);
   bool game_matches(const protocol::fb::ConnectionAccept& m, double now);
   void on_game_events(const protocol::fb::GameEvents& m);
+  void count_description(DropReason r);
   void pair_blocks(double now);
   void on_scene(std::span<const uint8_t> block, double now);
   void on_checkpoint(const BlockAnnouncement& info, std::span<const uint8_t> block, double now);
@@ -238,6 +241,7 @@ void Client::Impl::start_attempt(double now) {
   last_deny = 0;
   reset_session();
   buffer.clear();  // kept after a close, so the last view can still be drawn
+  description.reset();  // likewise: the new session's scene describes its world
   state = State::Connecting;
   close_reason = CloseReason::None;
   request = protocol::build_connection_request(*token);
@@ -440,6 +444,18 @@ void Client::Impl::on_control(std::span<const uint8_t> bytes, double now) {
         return;
       }
       break;
+    case Body::BodyAdded:
+      if (session) {
+        count_description(description.on_added(*m->body_as_BodyAdded()));
+        return;
+      }
+      break;
+    case Body::BodyRemoved:
+      if (session) {
+        count_description(description.on_removed(*m->body_as_BodyRemoved()));
+        return;
+      }
+      break;
     case Body::Disconnect:
       last_deny = static_cast<uint64_t>(m->body_as_Disconnect()->reason());
       close(CloseReason::ServerDisconnected);
@@ -529,6 +545,10 @@ void Client::Impl::on_game_events(const protocol::fb::GameEvents& m) {
   for (game::GameEvent& e : decoded) queue_game_event({tick, std::move(e), false});
 }
 
+void Client::Impl::count_description(DropReason r) {
+  if (r != DropReason::None) drops.add(r);
+}
+
 void Client::Impl::on_block_info(const protocol::fb::BlockInfo& m) {
   bool predict = config.mode == Mode::Predict;
   if (m.kind() > 1 || (m.kind() == 1 && !predict) || m.size() == 0 ||
@@ -592,6 +612,7 @@ void Client::Impl::on_scene(std::span<const uint8_t> block, double /*now*/) {
     return;
   }
   scene = std::move(*parsed);
+  description.on_scene(*scene);
   snapshot_config = sc;
   snapshot_receiver = std::make_unique<protocol::SnapshotReceiver>(sc);
   if (config.mode == Mode::Interpolate) {
@@ -815,6 +836,7 @@ void Client::Impl::refresh_stats() {
   stats.prediction = prediction_base;
   if (predictor) accumulate(stats.prediction, predictor->stats());
   stats.inputs_late = stats.prediction.local_inputs_late;
+  stats.description = description.stats();
 }
 
 // --- public ---------------------------------------------------------------------------
@@ -904,6 +926,8 @@ uint32_t Client::tick_rate() const { return impl_->tick_rate; }
 const ClientStats& Client::stats() const { return impl_->stats; }
 const ClockSync& Client::clock() const { return impl_->clock; }
 const SnapshotBuffer& Client::snapshots() const { return impl_->buffer; }
+const protocol::WorldDescription& Client::world() const { return impl_->description.world(); }
+uint64_t Client::world_version() const { return impl_->description.version(); }
 const Predictor* Client::predictor() const { return impl_->predictor.get(); }
 Transport& Client::transport() { return *impl_->transport; }
 double Client::server_tick_estimate() const {

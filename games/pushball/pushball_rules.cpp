@@ -48,6 +48,7 @@ sim::BodyDef ball_def() {
   def.linear_damping = 0.3f;
   def.angular_damping = 0.3f;
   def.can_sleep = false;  // a ball at rest at the centre must still feel the kick-off
+  def.kind = kKindBall;
   sim::ColliderDef sphere;
   sphere.shape = sim::ShapeType::Sphere;
   sphere.radius = kBallRadius;
@@ -63,6 +64,7 @@ sim::BodyDef pusher_def(Vec3 position) {
   def.mass = kPusherMass;
   def.position = position;
   def.freeze_rotation = true;  // a puck that slides where the stick says, never rolls away
+  def.kind = kKindPusher;
   def.can_sleep = false;
   sim::ColliderDef sphere;
   sphere.shape = sim::ShapeType::Sphere;

@@ -27,6 +27,9 @@ inline constexpr float kFallHeight = -5.0f;
 inline constexpr uint32_t kBalls = 1;
 inline constexpr float kBallRadius = 0.4f;
 inline constexpr float kBallMass = 8.0f;  ///< kg
+/// Body kinds (BodyDef::kind) for clients that draw the match: the ball and the pushers.
+inline constexpr uint32_t kKindPusher = 1;
+inline constexpr uint32_t kKindBall = 2;
 inline constexpr float kPusherRadius = 0.5f;
 inline constexpr float kPusherMass = 60.0f;  ///< kg
 /// Where a pusher spawns when the scene has no spawn points: |x| from the centre line.

@@ -1,5 +1,6 @@
 #include <keel/protocol/messages.h>
 #include <keel/protocol/frame_window.h>
+#include <keel/protocol/world_description.h>
 
 #include <cmath>
 
@@ -93,6 +94,16 @@ DropReason check_gameplay(const fb::Message& m) {
     case fb::Body::ClientHello:
       return m.body_as_ClientHello()->mode() > fb::ClientMode::MAX ? DropReason::OutOfRange
                                                                      : DropReason::None;
+    case fb::Body::BodyAdded: {
+      // Each body is range-checked by the receiver's decode_body_added; here the counts.
+      auto* a = m.body_as_BodyAdded();
+      size_t n = size_of(a->bodies());
+      return n >= 1 && n <= DescriptionLimits::kMaxBodiesPerMessage ? DropReason::None : DropReason::OutOfRange;
+    }
+    case fb::Body::BodyRemoved: {
+      size_t n = size_of(m.body_as_BodyRemoved()->ids());
+      return n >= 1 && n <= DescriptionLimits::kMaxIdsPerMessage ? DropReason::None : DropReason::OutOfRange;
+    }
     default:
       return DropReason::None;
   }

@@ -308,6 +308,7 @@ class Reader {
     out.freeze_rotation = in.freeze_rotation();
     out.can_sleep = in.can_sleep();
     out.bullet = in.bullet();
+    out.kind = in.kind();
     out.layer = in.layer();
     out.collides_with = in.collides_with();
     return true;

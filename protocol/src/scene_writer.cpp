@@ -47,7 +47,7 @@ Offset<fb::Body> write_body(FlatBufferBuilder& fbb, const sim::BodyDef& b) {
   return fb::CreateBody(fbb, b.id, static_cast<fb::Motion>(b.motion), b.mass, &position, &rotation,
                         &linear_velocity, &angular_velocity, b.linear_damping, b.angular_damping,
                         b.gravity_scale, b.freeze_rotation, b.can_sleep, b.layer, b.collides_with,
-                        collider_vector, b.bullet);
+                        collider_vector, b.bullet, b.kind);
 }
 
 Offset<fb::Solver> write_solver(FlatBufferBuilder& fbb, const sim::WorldSettings& s) {

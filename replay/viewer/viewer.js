@@ -444,6 +444,7 @@
     const table = document.createElement('table');
     table.append(row('id', body.id), row('motion', body.motion + (body.role !== 'scene' ? ' (' + body.role + ')' : '')),
       row('shapes', body.shapes.map((x) => x.type).join(', ')));
+    if (body.kind) table.append(row('kind', body.kind));
     const i = at(t, s);
     const d = div.find((x) => x.b === b);
     if (i < 0) {

@@ -70,6 +70,8 @@ MatchHost::MatchHost(uint64_t id, game::Match match, const MatchSettings& settin
       max_players_(settings.max_players),
       scene_binary_(kp::scene_to_binary(scene_)),
       snapshot_config_(kp::SnapshotConfig::for_scene(scene_)),
+      scene_description_(kp::WorldDescription::from_scene(scene_)),
+      description_(scene_description_),
       services_(std::move(services)),
       connection_config_(client_connection_config(services_.options, services_.metrics)),
       persistent_(persistent),
@@ -83,6 +85,8 @@ MatchHost::MatchHost(uint64_t id, game::Match match, const MatchSettings& settin
   services_.metrics.matches_started.fetch_add(1);
   saved_.emplace_back(match_.tick(), match_.save_state());
   now_s_ = now.s();
+  // Bodies the rules made in on_start are the match's from its first tick.
+  (void)kp::update_description(description_, match_);
 }
 
 MatchHost::~MatchHost() { leave_running_count(); }
@@ -352,6 +356,7 @@ void MatchHost::step_one() {
     if (s.frames_on && s.state != SessionState::Closed) s.frames.add(frame);
   }
   remember(from_tick, hash, inputs);
+  send_description_changes();
   send_game_events();
   tick_.store(match_.tick());
   hash_.store(hash);
@@ -369,6 +374,30 @@ void MatchHost::send_game_events() {
   for (Session& s : sessions_) {
     if (s.state == SessionState::Playing) send_control(s, message);
   }
+}
+
+// Queued on the control channel before this tick's snapshot, so a client normally learns
+// of a body before its first pose; the client holds poses of bodies it does not know yet
+// (docs/protocol.md, "World description").
+void MatchHost::send_description_changes() {
+  kp::DescriptionChanges changes = kp::update_description(description_, match_);
+  if (changes.empty()) return;
+  bool any = false;
+  for (const Session& s : sessions_) any = any || (s.described && s.state != SessionState::Closed);
+  if (!any) return;
+  for (const std::vector<uint8_t>& message : kp::encode_description_changes(match_.tick(), changes)) {
+    for (Session& s : sessions_) {
+      if (s.described) send_control(s, message);
+    }
+  }
+}
+
+void MatchHost::send_description_catch_up(Session& s) {
+  kp::DescriptionChanges changes = kp::description_difference(scene_description_, description_);
+  for (const std::vector<uint8_t>& message : kp::encode_description_changes(match_.tick(), changes)) {
+    send_control(s, message);
+  }
+  s.described = true;
 }
 
 void MatchHost::remember(uint64_t tick, uint64_t hash, const game::TickInputs& inputs) {

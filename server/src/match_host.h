@@ -14,6 +14,7 @@
 #include "session.h"
 
 #include <keel/protocol/handshake.h>
+#include <keel/protocol/world_description.h>
 #include <keel/replay/writer.h>
 #include <keel/server/config.h>
 #include <keel/server/server.h>
@@ -160,6 +161,10 @@ class MatchHost : public std::enable_shared_from_this<MatchHost> {
   void send_snapshots();
   void send_frames();
   void send_game_events();
+  /// Bodies the step added or removed, to every described client (BodyAdded/Removed).
+  void send_description_changes();
+  /// What a client holding the scene's description needs to hold the match's now.
+  void send_description_catch_up(Session& s);
   /// Runs `run`; when it throws, ends the match with the reason and logs it (false).
   bool guarded(const char* what, const std::function<void()>& run);
   void flush_connections(Now now);
@@ -173,6 +178,10 @@ class MatchHost : public std::enable_shared_from_this<MatchHost> {
   const uint32_t max_players_;
   std::vector<uint8_t> scene_binary_;
   protocol::SnapshotConfig snapshot_config_;
+  // The scene's bodies as the scene block describes them, and every body of the match now
+  // (scene bodies as the scene describes them, later ones from the world).
+  protocol::WorldDescription scene_description_;
+  protocol::WorldDescription description_;
   HostServices services_;
   protocol::ConnectionConfig connection_config_;  // every client's, with the memory bounds
   bool persistent_;

@@ -280,6 +280,7 @@ void MatchHost::on_hello(Session& s, const fb::ClientHello& hello) {
       }
       s.state = SessionState::Syncing;
       s.sync = SyncStep::Scene;
+      send_description_catch_up(s);
       return;
     case SessionState::Syncing:
       // The checkpoint follows the scene anyway; a resync during a transfer waits for it.

@@ -44,6 +44,9 @@ struct Session {
   protocol::SnapshotSender snapshots;
   protocol::FrameWindow frames;
   bool frames_on = false;  ///< frames are added from the checkpoint's tick on
+  /// The client has been sent the world description's catch-up (after the scene's
+  /// BlockInfo): from then on it gets every BodyAdded / BodyRemoved.
+  bool described = false;
 
   uint64_t route = 0;        ///< the Router id of this session's route
   /// The token's client-to-server key: tells a second handshake of this connection

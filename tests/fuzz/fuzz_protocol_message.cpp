@@ -3,12 +3,13 @@
 // nested table), as a receiver might, so ASan sees any read the Verifier let through
 // outside the buffer, and the range checks are re-asserted: an accepted message with an
 // unknown enum or too long a vector is reported as a crash. Covers every Body member,
-// ClientHello included; protocol 1's ServerInputFrame must be refused. Frame runs are decoded
+// ClientHello included, and decodes BodyAdded / BodyRemoved as a client does; protocol 1's ServerInputFrame must be refused. Frame runs are decoded
 // against the sandbox's input layout.
 #include "fuzz_layouts.h"
 
 #include <keel/protocol/frame_window.h>
 #include <keel/protocol/messages.h>
+#include <keel/protocol/world_description.h>
 
 #include <cstddef>
 #include <cstdint>
@@ -89,6 +90,43 @@ uint64_t read_input_frame_run(const fb::ServerInputFrameRun& run) {
   return s;
 }
 
+// The world description's decode, and what a decoded description promises.
+uint64_t read_body_added(const fb::BodyAdded& message) {
+  using L = kp::DescriptionLimits;
+  require(message.bodies() != nullptr && message.bodies()->size() >= 1 &&
+              message.bodies()->size() <= L::kMaxBodiesPerMessage,
+          "a bad BodyAdded count");
+  uint64_t tick = 0;
+  std::vector<kp::BodyDescription> bodies;
+  if (kp::decode_body_added(message, tick, bodies) != kp::DropReason::None) return tick;
+  uint64_t s = tick;
+  for (size_t i = 0; i < bodies.size(); ++i) {
+    const kp::BodyDescription& b = bodies[i];
+    require(b.id != 0 && (i == 0 || b.id > bodies[i - 1].id), "unsorted body ids");
+    require(b.colliders.size() <= L::kMaxColliders, "too many colliders");
+    for (const keel::sim::ColliderDef& c : b.colliders) {
+      for (uint32_t index : c.indices) require(index < c.points.size(), "a mesh index past its vertices");
+      require(c.heights.empty() || uint64_t(c.rows) * c.columns == c.heights.size(), "heights not rows x columns");
+      s += c.points.size() + c.indices.size() + c.heights.size() + static_cast<uint64_t>(c.shape);
+    }
+    s += b.id + b.kind;
+  }
+  return s;
+}
+
+uint64_t read_body_removed(const fb::BodyRemoved& message) {
+  uint64_t tick = 0;
+  std::vector<uint32_t> ids;
+  if (kp::decode_body_removed(message, tick, ids) != kp::DropReason::None) return tick;
+  require(ids.size() >= 1 && ids.size() <= kp::DescriptionLimits::kMaxIdsPerMessage, "a bad BodyRemoved count");
+  uint64_t s = tick;
+  for (size_t i = 0; i < ids.size(); ++i) {
+    require(ids[i] != 0 && (i == 0 || ids[i] > ids[i - 1]), "unsorted removed ids");
+    s += ids[i];
+  }
+  return s;
+}
+
 uint64_t read_gameplay_body(const fb::Message& m) {
   using L = kp::MessageLimits;
   switch (m.body_type()) {
@@ -134,6 +172,10 @@ uint64_t read_gameplay_body(const fb::Message& m) {
       require(h->mode() <= fb::ClientMode::MAX, "an unknown client mode");
       return static_cast<uint64_t>(h->mode()) + static_cast<uint64_t>(h->resync());
     }
+    case fb::Body::BodyAdded:
+      return read_body_added(*m.body_as_BodyAdded());
+    case fb::Body::BodyRemoved:
+      return read_body_removed(*m.body_as_BodyRemoved());
     default:
       return 0;
   }

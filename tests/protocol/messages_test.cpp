@@ -104,10 +104,11 @@ TEST(Messages, GameplayRoundTrips) {
   EXPECT_EQ(info->size(), 4u << 20);
 }
 
-// ServerInputFrameRun's round trip is in frame_run_test.cpp and GameEvents' in
-// game_events_test.cpp, with their codecs. A message appended to the Body union needs a
-// round trip too: this stops the build until it has one.
-static_assert(fb::Body::MAX == fb::Body::GameEvents,
+// ServerInputFrameRun's round trip is in frame_run_test.cpp, GameEvents' in
+// game_events_test.cpp and BodyAdded's and BodyRemoved's in world_description_test.cpp,
+// with their codecs. A message appended to the Body union needs a round trip too: this
+// stops the build until it has one.
+static_assert(fb::Body::MAX == fb::Body::BodyRemoved,
               "a new message in messages.fbs needs a round trip in messages_test.cpp");
 
 TEST(Messages, ClientHelloRoundTrips) {

@@ -256,15 +256,20 @@ TEST(View, PageHoldsEveryTickHashAndThePosesOfTheRecording) {
   // Shapes: the scene's, and the rules' capsule for a player's character.
   PageData p = read_page(page);
   std::map<uint32_t, std::string> first_shape;
+  uint32_t characters = 0;
   for (const auto& b : p.meta["bodies"]) {
     first_shape[b["id"]] = p.meta["shapes"][b["shapes"][0].get<size_t>()]["type"];
     if (b["role"] == "character") {
       EXPECT_EQ(first_shape[b["id"]], "capsule");
+      EXPECT_EQ(b["kind"], games::SandboxRules::kKindCharacter);  // the sandbox's label, from the match
+      ++characters;
     }
+    if (b["role"] == "game" && first_shape[b["id"]] == "sphere") EXPECT_EQ(b["kind"], games::SandboxRules::kKindBall);
     if (b["role"] == "ball") {
       EXPECT_EQ(first_shape[b["id"]], "sphere");
     }
   }
+  EXPECT_GT(characters, 0u);
   EXPECT_EQ(first_shape[1], "box");
   EXPECT_EQ(first_shape[8], "sphere");
   EXPECT_EQ(first_shape[11], "capsule");

@@ -58,6 +58,7 @@ void SandboxRules::on_join(Match& match, PlayerSlot& slot) {
   def.position = spawn_position(match, slot.spawn_index);
   def.freeze_rotation = true;
   def.can_sleep = false;
+  def.kind = kKindCharacter;
   sim::ColliderDef capsule;
   capsule.shape = sim::ShapeType::Capsule;
   capsule.radius = kCharacterRadius;
@@ -70,6 +71,7 @@ void SandboxRules::on_join(Match& match, PlayerSlot& slot) {
   auto id = world.add_body(def);
   slot.character = id ? def.id : 0;
   if (!id) return;
+  match.set_body_kind(def.id, kKindCharacter);
   sim::CharacterSettings settings;
   settings.jump_speed = kJumpSpeed;
   sim::add_character(world, *id, settings);
@@ -105,6 +107,7 @@ void SandboxRules::apply_input(Match& match, PlayerSlot& slot, const InputFrame&
   slot.state.set_u32(kFireCooldown, kFireCooldownTicks);
   sim::BodyDef ball;
   ball.motion = sim::MotionType::Dynamic;
+  ball.kind = kKindBall;
   ball.position = state.position + forward * (kCharacterRadius + kBallRadius + 0.15f) + Vec3(0.0f, 0.4f, 0.0f);
   ball.linear_velocity = forward * kBallSpeed;
   sim::ColliderDef sphere;

@@ -10,11 +10,18 @@
 //            bytes_per_snapshot_max=.. max_pos_error_mm=.. max_rot_error_deg=.. encode_us_mean=..
 // kbps_down_mean counts every server-to-client datagram byte (headers, tags, acks; not
 // IP/UDP headers); bytes_per_snapshot is the Snapshot message.
+//
+// keel-netbench SCENE --describe [--seconds S] instead measures what keeping the world
+// description costs a server per tick (protocol::update_description after each step of
+// a match of the scene with no players), against the step itself, in rounds of one
+// second; last line:
+//   describe bodies=.. step_us_median=.. describe_us_median=.. ratio=..
 #include <keel/protocol/connection.h>
 #include <keel/protocol/link_sim.h>
 #include <keel/protocol/messages.h>
 #include <keel/protocol/scene.h>
 #include <keel/protocol/snapshot_stream.h>
+#include <keel/protocol/world_description.h>
 #include <keel/sim/world.h>
 
 #include <CLI/CLI.hpp>
@@ -43,7 +50,59 @@ struct Options {
   bool velocities = false;
   uint32_t rotation_bits = 11;
   uint32_t resolution = 512;
+  bool describe = false;
 };
+
+// A match with no players and no rules of its own: the scene stepped as keel-server
+// steps an empty match.
+class NoRules final : public keel::game::Rules {
+ public:
+  keel::game::GameSpec spec() const override {
+    keel::game::GameSpec s;
+    s.name = "netbench";
+    return s;
+  }
+};
+
+double median(std::vector<double> v) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  return v[v.size() / 2];
+}
+
+// The cost of update_description per tick next to the cost of the step, per round of
+// one second of ticks (medians over the rounds).
+int run_describe(const Options& o, const ks::SceneDef& scene) {
+  using Clock = std::chrono::steady_clock;
+  auto match = keel::game::Match::create(scene, std::make_unique<NoRules>());
+  if (!match) {
+    std::fprintf(stderr, "keel-netbench: %s\n", match.error().message.c_str());
+    return 1;
+  }
+  kp::WorldDescription known = kp::WorldDescription::from_scene(scene);
+  const uint32_t rate = scene.settings.tick_rate;
+  const uint64_t rounds = std::max<uint64_t>(1, uint64_t(o.seconds));
+  std::vector<double> step_us, describe_us;
+  uint64_t changes = 0;
+  for (uint64_t r = 0; r < rounds; ++r) {
+    double step = 0, describe = 0;
+    for (uint32_t t = 0; t < rate; ++t) {
+      auto t0 = Clock::now();
+      match->step({});
+      auto t1 = Clock::now();
+      changes += kp::update_description(known, *match).added.size();
+      auto t2 = Clock::now();
+      step += std::chrono::duration<double, std::micro>(t1 - t0).count();
+      describe += std::chrono::duration<double, std::micro>(t2 - t1).count();
+    }
+    step_us.push_back(step / rate);
+    describe_us.push_back(describe / rate);
+  }
+  const double s = median(step_us), d = median(describe_us);
+  std::printf("describe bodies=%zu step_us_median=%.1f describe_us_median=%.2f ratio=%.4f changes=%llu\n",
+              known.bodies().size(), s, d, s > 0 ? d / s : 0.0, (unsigned long long)changes);
+  return 0;
+}
 
 struct Results {
   std::vector<double> snapshot_bytes;
@@ -207,6 +266,7 @@ int main(int argc, char** argv) {
   app.add_flag("--velocities", o.velocities, "send velocities too");
   app.add_option("--rotation-bits", o.rotation_bits, "bits per smallest-three component")->default_val(11)->check(CLI::Range(9, 15));
   app.add_option("--resolution", o.resolution, "position grid steps per metre")->default_val(512)->check(CLI::Range(16, 4096));
+  app.add_flag("--describe", o.describe, "measure the world description's cost per tick instead");
   CLI11_PARSE(app, argc, argv);
 
   auto scene = kp::load_scene_file(o.scene);
@@ -214,6 +274,7 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "keel-netbench: %s\n", scene.error().message.c_str());
     return 1;
   }
+  if (o.describe) return run_describe(o, *scene);
   auto world = ks::World::from_scene(*scene);
   if (!world) {
     std::fprintf(stderr, "keel-netbench: %s\n", world.error().message.c_str());

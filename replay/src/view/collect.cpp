@@ -97,7 +97,10 @@ Shape make_shape(const sim::ColliderDef& c) {
 // rules spawned alike), and what it is in the match (a scene body, a player's character, a
 // body the game made) for the page's body panel.
 Body describe(const game::Match& m, uint32_t id, sim::MotionType motion) {
-  Body b{id, motion, "unknown", {}};
+  Body b{id, motion, "unknown", 0, {}};
+  // A replay from a checkpoint does not know the kinds of bodies spawned before it
+  // (kinds are not state): those show 0.
+  b.kind = m.body_kind(id);
   for (const sim::ColliderDef& c : m.world().colliders(m.world().find_body(id))) {
     if (c.enabled) b.shapes.push_back(make_shape(c));
   }

@@ -209,7 +209,8 @@ void bodies_json(const Data& d, nlohmann::ordered_json& meta) {
       if (added) shapes.push_back(std::move(j));
       refs.push_back(it->second);
     }
-    bodies.push_back({{"id", b.id}, {"motion", sim::to_string(b.motion)}, {"role", b.role}, {"shapes", std::move(refs)}});
+    bodies.push_back({{"id", b.id}, {"motion", sim::to_string(b.motion)}, {"role", b.role}, {"kind", b.kind},
+                      {"shapes", std::move(refs)}});
   }
   meta["shapes"] = std::move(shapes);
   meta["bodies"] = std::move(bodies);

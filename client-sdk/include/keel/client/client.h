@@ -22,6 +22,7 @@
 #include <keel/protocol/connection.h>
 #include <keel/protocol/drop.h>
 #include <keel/protocol/token.h>
+#include <keel/protocol/world_description.h>
 #include <keel/game/match.h>
 
 #include <cstdint>
@@ -105,6 +106,15 @@ struct ClientConfig {
   std::function<game::InputFrame(uint64_t tick)> input_source;
 };
 
+/// The world description's messages (docs/client-sdk.md, "World description").
+struct DescriptionStats {
+  uint64_t messages = 0;        ///< BodyAdded / BodyRemoved messages applied
+  uint64_t bodies_added = 0;    ///< bodies announced (catch-up included)
+  uint64_t bodies_removed = 0;  ///< removals applied to a described body
+  uint64_t dropped = 0;         ///< messages refused by the decode or past a bound
+  uint64_t incomplete = 0;      ///< bodies announced without all of their geometry
+};
+
 struct ClientStats {
   uint64_t connects = 0;            ///< ConnectionAccepts received
   uint64_t reconnects = 0;          ///< connects after the first
@@ -130,6 +140,7 @@ struct ClientStats {
   uint64_t game_events_dropped = 0;
   uint64_t game_event_queue_drops = 0;  ///< records dropped because the queue was full
   PredictionStats prediction;       ///< predicted mode (accumulated over checkpoints)
+  DescriptionStats description;     ///< the world description (over every session)
 };
 
 class Client {
@@ -180,6 +191,17 @@ class Client {
   protocol::DropCounters drops() const;
   const ClockSync& clock() const;
   const SnapshotBuffer& snapshots() const;
+  /// Every body of the match the client knows of, by id: the scene's (from the scene
+  /// block) and those the server announced since (BodyAdded / BodyRemoved), each with its
+  /// motion type, the game's kind and its colliders. The same in both modes: a
+  /// predicting client's is the server's confirmed world, not its prediction. A body in
+  /// a snapshot (or the prediction) may be missing here for a moment, until its
+  /// announcement arrives; draw the bodies listed here (docs/client-sdk.md, "World
+  /// description"). Empty until the scene has loaded; the last session's stays after a
+  /// close, until the next connection attempt.
+  const protocol::WorldDescription& world() const;
+  /// Grows whenever world() changes (never goes back, across sessions too).
+  uint64_t world_version() const;
   /// The predictor in predicted mode once a checkpoint is loaded, else nullptr.
   const Predictor* predictor() const;
   /// Connection statistics (RTT, loss) of the current connection, if any.

@@ -30,7 +30,7 @@
  * runs on a library of the same MAJOR and a MINOR at least as large:
  * KEEL_CLIENT_ABI_COMPATIBLE(keel_client_abi_version()) tells, at run time. */
 #define KEEL_CLIENT_ABI_VERSION_MAJOR 1
-#define KEEL_CLIENT_ABI_VERSION_MINOR 1
+#define KEEL_CLIENT_ABI_VERSION_MINOR 2
 #define KEEL_CLIENT_ABI_VERSION ((KEEL_CLIENT_ABI_VERSION_MAJOR << 16) | KEEL_CLIENT_ABI_VERSION_MINOR)
 #define KEEL_CLIENT_ABI_COMPATIBLE(library_version)                       \
   (((library_version) >> 16) == KEEL_CLIENT_ABI_VERSION_MAJOR &&          \
@@ -286,6 +286,75 @@ typedef struct keel_player_event {
  * KEEL_ERROR_NOT_FOUND when there is none. Events arrive with keel_client_update; at most
  * 1024 wait, past that the newest are dropped and counted (player_events_dropped). */
 keel_result keel_client_poll_player_event(keel_client* client, keel_player_event* out);
+
+/* ---- World description (ABI 1.2)  ------------------------------------------------------------
+ * What every body of the match is, so an engine can draw it: the scene's bodies (from
+ * the scene the server sent) and every body added or removed since (the server
+ * announces each one). Bodies are listed by ascending id; index i is valid while
+ * keel_client_world_version() stays the same. Poll the version each frame: when it has
+ * changed, bodies were added or removed (or a new session's scene replaced them), so
+ * walk the list again. The same in both modes (a predicting client's is the server's
+ * confirmed world). A body may have a pose a moment before its description arrives:
+ * draw the bodies listed here.
+ *
+ * Lifetime: the pointers in a keel_collider_desc (points, indices, heights) belong to
+ * the client and stay valid until the next call on the handle that is not one of these
+ * const getters (keel_client_update, _connect, _disconnect, _destroy, ...). Thread
+ * rules are the handle's: never from two threads at once. docs/client-sdk.md, "World
+ * description", has the pattern an engine plugin follows. */
+
+typedef enum keel_shape {
+  KEEL_SHAPE_SPHERE = 0,     /* radius */
+  KEEL_SHAPE_BOX = 1,        /* half_extents */
+  KEEL_SHAPE_CAPSULE = 2,    /* radius, half_height: the segment along local +Y */
+  KEEL_SHAPE_HULL = 3,       /* the convex hull of points */
+  KEEL_SHAPE_MESH = 4,       /* triangles: indices into points, three each, counter-clockwise from outside */
+  KEEL_SHAPE_HEIGHTFIELD = 5 /* rows x columns heights at (c * cell_size, h, r * cell_size) */
+} keel_shape;
+
+typedef enum keel_motion {
+  KEEL_MOTION_STATIC = 0,
+  KEEL_MOTION_KINEMATIC = 1,
+  KEEL_MOTION_DYNAMIC = 2
+} keel_motion;
+
+typedef struct keel_body_desc {
+  uint32_t id;              /* what keel_client_pose takes */
+  uint32_t motion;          /* keel_motion */
+  uint32_t kind;            /* the game's label for the body (0 = none) */
+  uint32_t collider_count;
+  int complete;             /* 0: the server left out some geometry (too large to announce) */
+  float position[3];        /* the pose when described: where a static body stays (static */
+  float rotation[4];        /* bodies have no pose in snapshots); x, y, z, w */
+} keel_body_desc;
+
+typedef struct keel_collider_desc {
+  uint32_t shape;           /* keel_shape */
+  float position[3];        /* in the body's frame */
+  float rotation[4];        /* x, y, z, w; in the body's frame */
+  float radius;
+  float half_height;
+  float half_extents[3];
+  uint32_t point_count;     /* hull points, mesh vertices */
+  const float* points;      /* point_count x (x, y, z); NULL when none */
+  uint32_t index_count;     /* mesh: three per triangle */
+  const uint32_t* indices;  /* NULL when none */
+  uint32_t rows, columns;   /* heightfield grid */
+  float cell_size;
+  const float* heights;     /* rows x columns, row-major; NULL when none */
+  int is_trigger;           /* non-zero: a sensor, nothing collides with it */
+} keel_collider_desc;
+
+/* Grows whenever the body list changes; 0 before the first scene. */
+uint64_t keel_client_world_version(const keel_client* client);
+uint32_t keel_client_body_count(const keel_client* client);
+/* Body `index` (0 .. count - 1, ascending id). KEEL_ERROR_NOT_FOUND past the end. */
+keel_result keel_client_body_at(const keel_client* client, uint32_t index, keel_body_desc* out);
+/* The body with this id. KEEL_ERROR_NOT_FOUND when it is not (or not yet) described. */
+keel_result keel_client_find_body(const keel_client* client, uint32_t id, keel_body_desc* out);
+/* Collider `index` of body `id`. KEEL_ERROR_NOT_FOUND for an unknown body or index. */
+keel_result keel_client_body_collider(const keel_client* client, uint32_t id, uint32_t index,
+                                      keel_collider_desc* out);
 
 #ifdef __cplusplus
 }

@@ -10,6 +10,7 @@
 #include <keel/sim/world.h>
 
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <optional>
 #include <span>
@@ -125,6 +126,13 @@ class Match {
   /// Picks a fresh user id for a body the rules create (deterministic: above every id in
   /// use, counted in the saved state).
   uint32_t next_body_id();
+  /// The game's label of a body (BodyDef::kind): the scene's for scene bodies, the
+  /// spawned def's for spawns, what set_body_kind said for bodies a hook added itself;
+  /// 0 when none or when the body is not in the world. Descriptive, not state (never saved, hashed or restored): a host that
+  /// describes its world to clients reads it from the match that made the bodies.
+  uint32_t body_kind(uint32_t body_user_id) const;
+  /// Labels a body the rules added to world_for_rules() themselves (a character).
+  void set_body_kind(uint32_t body_user_id, uint32_t kind);
 
   // --- events ---
   /// Emits an event of type `type` (GameSpec::events index) with its payload
@@ -161,6 +169,7 @@ class Match {
   void leave(uint32_t player);
   void fire_timers();
   void apply_body_changes();
+  void prune_kinds(bool always);  // drops kinds of bodies no longer in the world
   uint64_t next_fire_tick() const;  // the world tick of the next step that fires timers
 
   sim::SceneDef scene_;
@@ -179,6 +188,8 @@ class Match {
   // the events of the last step (outputs of a step, recorded and sent, never read back).
   std::vector<BodyChange> pending_;
   std::vector<GameEvent> events_;
+  // Not state: the kinds of live bodies that have one (descriptive, see body_kind).
+  std::map<uint32_t, uint32_t> kinds_;
   // Not state either: true inside step() until the world has stepped (false between
   // steps), so "ticks steps from now" means the same from every hook.
   bool before_world_step_ = false;

@@ -51,6 +51,7 @@ struct Body {
   uint32_t id = 0;
   sim::MotionType motion = sim::MotionType::Dynamic;
   std::string role;  ///< "scene", "character", "ball" or "unknown"
+  uint32_t kind = 0;  ///< the game's label (BodyDef::kind, Match::body_kind), 0 = none
   std::vector<Shape> shapes;
 };
 

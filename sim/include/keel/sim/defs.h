@@ -89,6 +89,11 @@ struct BodyDef {
   uint32_t layer = 1;
   uint32_t collides_with = 0xffffffffu;
   std::vector<ColliderDef> colliders;
+  /// The game's label for what the body is (a number the game defines: ball, crate, 0 =
+  /// none). Descriptive only: the world neither keeps nor hashes it; the match remembers
+  /// it for the bodies it spawns (Match::body_kind) and clients receive it with the
+  /// body's description (docs/protocol.md, "World description").
+  uint32_t kind = 0;
 };
 
 /// World-wide settings. Solver constants that every peer must agree on are part of the

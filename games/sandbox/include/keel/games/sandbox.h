@@ -25,6 +25,10 @@ class SandboxRules final : public game::Rules {
   static constexpr float kCharacterRadius = 0.4f;
   static constexpr float kCharacterHalfHeight = 0.5f;
   static constexpr float kCharacterMass = 80.0f;
+  /// Body kinds (BodyDef::kind) the sandbox labels its bodies with, for clients that
+  /// draw them: a player's capsule and a thrown ball.
+  static constexpr uint32_t kKindCharacter = 1;
+  static constexpr uint32_t kKindBall = 2;
 
   /// Input fields, in layout order, and the button bits.
   static constexpr uint32_t kMove = 0;     ///< stick, 127 steps per unit
