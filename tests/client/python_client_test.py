@@ -62,8 +62,7 @@ def main():
         env = dict(os.environ, KEEL_CLIENT_LIBRARY=args.library)
         run = subprocess.run([sys.executable, args.example, "--server", address, "--game", args.module, "--predict",
                               "--seconds", "4", "--match", "7", "--client-id", "40", "--companion-join", "1.0",
-                              "--companion-seconds", "2.5",
-                              "--bodies", "16"],
+                              "--companion-seconds", "2.5"],
                              env=env, capture_output=True, text=True, timeout=30)
     finally:
         server.send_signal(signal.SIGTERM)
@@ -79,11 +78,37 @@ def main():
         print("stderr:", run.stderr)
 
     check(run.returncode == 0, f"follow.py exited 0 (got {run.returncode})")
-    check(any(line.startswith("library ") and line.endswith(" abi 1.1") for line in out.splitlines()),
-          "the library's version and ABI 1.1 are printed")
+    check(any(line.startswith("library ") and line.endswith(" abi 1.2") for line in out.splitlines()),
+          "the library's version and ABI 1.2 are printed")
     check("input drive stick labels -" in out and "input push buttons labels charge" in out,
           "the module's input layout read through the introspection API")
     check(any(r[:1].isdigit() for r in records(out, "state playing at ")), "reached Playing")
+
+    # The world description: every scene body with its box, as the scene says, and the
+    # bodies the game spawned, labelled by kind: pushers (1) and the ball (2), spheres of
+    # 0.5 m and 0.4 m (games/pushball/pushball_rules.h).
+    described = {}
+    for r in records(out, "body "):
+        b = json.loads(r)
+        described[b["id"]] = b
+    scene = {b["id"]: b for b in json.load(open(args.scene))["bodies"]}
+    for body_id, b in scene.items():
+        d = described.get(body_id)
+        want = b["colliders"][0]["half_extents"]
+        check(d is not None and d["motion"] == "static" and d["colliders"][0]["shape"] == "box" and
+              all(abs(x - y) < 1e-6 for x, y in zip(d["colliders"][0]["half_extents"], (want["x"], want["y"], want["z"]))),
+              f"scene body {body_id} described as its static box ({d})")
+    spawned = [b for i, b in described.items() if i not in scene]
+    pushers = [b for b in spawned if b["kind"] == 1]
+    balls = [b for b in spawned if b["kind"] == 2]
+    check(len(pushers) >= 2 and all(b["motion"] == "dynamic" and b["colliders"][0]["shape"] == "sphere" and
+                                    abs(b["colliders"][0]["radius"] - 0.5) < 1e-6 for b in pushers),
+          f"the pushers described: dynamic spheres of radius 0.5, kind 1 ({pushers})")
+    check(len(balls) == 1 and balls[0]["colliders"][0]["shape"] == "sphere" and
+          abs(balls[0]["colliders"][0]["radius"] - 0.4) < 1e-6,
+          f"the ball described: a sphere of radius 0.4, kind 2 ({balls})")
+    # The companion's pusher is removed when it leaves.
+    check(len(records(out, "body_removed ")) >= 1, f"a removal announced ({records(out, 'body_removed ')})")
 
     # Poses: bodies were followed and moved. The client drives its pusher forward from the
     # start (about 5.7 m/s over 3.9 s here: 22 m), which it does only when its input
@@ -151,7 +176,7 @@ def main():
             keel_client.load(fake)
             check(False, "a library of ABI 2.0 refused")
         except keel_client.KeelError as e:
-            check("has C ABI 2.0; this binding needs 1.1" in str(e), f"a library of ABI 2.0 refused ({e})")
+            check("has C ABI 2.0; this binding needs 1.2" in str(e), f"a library of ABI 2.0 refused ({e})")
     lib = keel_client.load(args.library)
     try:
         keel_client.Client(lib, "no-port")

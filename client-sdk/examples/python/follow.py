@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """Plays a Keel match from Python over libkeel_client.so (keel_client.py beside this file):
-connects in development mode, drives the game's input by the layout it declares, follows
-the bodies' poses and prints the game's events, the players' joins and leaves, and the
-connection's statistics.
+connects in development mode, lists the match's bodies with their shapes (the world
+description), drives the game's input by the layout it declares, follows every body's pose
+and prints the game's events, the players' joins and leaves, and the connection's
+statistics.
 
     follow.py --server 127.0.0.1:7777 [--game pushball.so] [--predict] [--seconds 5]
               [--library build/lib/libkeel_client.so] [--companion-seconds 1.5]
@@ -10,8 +11,9 @@ connection's statistics.
 --companion-seconds S: a second client joins the same match after --companion-join
 seconds (default 1) and leaves at S seconds, so that another player's join and leave are
 seen (the server announces them to the players already playing). Output is one record a
-line ("state ...", "game_event {...}", "player_event ...", "pose ...", "stats {...}",
-"link_stats {...}") for people and scripts alike; exit status 0 when the client reached
+line ("state ...", "body {...}" as a body is described, "body_removed ID", "game_event
+{...}", "player_event ...", "pose ...", "stats {...}", "link_stats {...}") for people and
+scripts alike; exit status 0 when the client reached
 Playing, 1 otherwise, 2 when the library does not load or has another ABI.
 """
 
@@ -43,6 +45,19 @@ def drive_value(field):
     return 0  # bool, buttons
 
 
+def print_world_changes(client, known):
+    """Prints the bodies described since the last look and those removed; `known` (id ->
+    description) is updated. The engine-side pattern: walk the list again only when the
+    world's version changed."""
+    now = {b["id"]: b for b in client.bodies()}
+    for body_id in sorted(now.keys() - known.keys()):
+        print("body " + json.dumps(now[body_id]))
+    for body_id in sorted(known.keys() - now.keys()):
+        print(f"body_removed {body_id}")
+    known.clear()
+    known.update(now)
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--server", required=True, help="HOST:PORT of a keel-server in development mode")
@@ -52,7 +67,6 @@ def main():
     ap.add_argument("--seconds", type=float, default=5.0)
     ap.add_argument("--client-id", type=int, default=1)
     ap.add_argument("--match", type=int, default=1)
-    ap.add_argument("--bodies", type=int, default=64, help="follow body ids 1..N")
     ap.add_argument("--companion-seconds", type=float, default=0.0)
     ap.add_argument("--companion-join", type=float, default=1.0)
     args = ap.parse_args()
@@ -82,6 +96,7 @@ def main():
         print(f"input_set {f['name']} {value}")
 
     first, last, changes = {}, {}, {}
+    known, world_version = {}, 0
     playing_at = None
     next_pose_sample = 0.0
     now = 0.0
@@ -101,13 +116,16 @@ def main():
         if playing_at is None and client.state() == "playing":
             playing_at = now
             print(f"state playing at {now:.2f}")
+        if client.world_version() != world_version:
+            world_version = client.world_version()
+            print_world_changes(client, known)
         for e in client.game_events():
             print("game_event " + json.dumps(e))
         for kind, player, tick in client.player_events():
             print(f"player_event {kind} player {player} tick {tick}")
         if playing_at is not None and now >= next_pose_sample:
             next_pose_sample = now + 0.05
-            for body in range(1, args.bodies + 1):
+            for body in known:
                 p = client.pose(body, now)
                 if p is None:
                     continue

@@ -21,7 +21,7 @@ import os
 # The C ABI this binding was written for (keel_client.h): a library of the same major
 # and at least this minor has every function and field declared below.
 ABI_MAJOR = 1
-ABI_MINOR = 1
+ABI_MINOR = 2
 
 OK = 0
 ERROR_NOT_FOUND = 5
@@ -39,6 +39,9 @@ FIELD_BOOL, FIELD_BUTTONS, FIELD_INT, FIELD_ENUM, FIELD_FIXED = 0, 1, 2, 3, 4
 FIELD_STICK, FIELD_ANGLE, FIELD_DIRECTION3, FIELD_POINT3 = 5, 6, 7, 8
 FIELD_KIND_NAMES = {0: "bool", 1: "buttons", 2: "int", 3: "enum", 4: "fixed", 5: "stick",
                     6: "angle", 7: "direction3", 8: "point3"}
+
+SHAPE_NAMES = {0: "sphere", 1: "box", 2: "capsule", 3: "hull", 4: "mesh", 5: "heightfield"}
+MOTION_NAMES = {0: "static", 1: "kinematic", 2: "dynamic"}
 
 PLAYER_JOINED = 0
 PLAYER_LEFT = 1
@@ -110,6 +113,21 @@ class PlayerEvent(ctypes.Structure):
     _fields_ = [("kind", ctypes.c_uint32), ("player_id", ctypes.c_uint32), ("tick", ctypes.c_uint64)]
 
 
+class BodyDesc(ctypes.Structure):
+    _fields_ = [("id", ctypes.c_uint32), ("motion", ctypes.c_uint32), ("kind", ctypes.c_uint32),
+                ("collider_count", ctypes.c_uint32), ("complete", ctypes.c_int),
+                ("position", ctypes.c_float * 3), ("rotation", ctypes.c_float * 4)]
+
+
+class ColliderDesc(ctypes.Structure):
+    _fields_ = [("shape", ctypes.c_uint32), ("position", ctypes.c_float * 3), ("rotation", ctypes.c_float * 4),
+                ("radius", ctypes.c_float), ("half_height", ctypes.c_float), ("half_extents", ctypes.c_float * 3),
+                ("point_count", ctypes.c_uint32), ("points", ctypes.POINTER(ctypes.c_float)),
+                ("index_count", ctypes.c_uint32), ("indices", ctypes.POINTER(ctypes.c_uint32)),
+                ("rows", ctypes.c_uint32), ("columns", ctypes.c_uint32), ("cell_size", ctypes.c_float),
+                ("heights", ctypes.POINTER(ctypes.c_float)), ("is_trigger", ctypes.c_int)]
+
+
 _H = ctypes.c_void_p  # keel_client*
 _R = ctypes.c_int     # keel_result
 P = ctypes.POINTER
@@ -144,6 +162,11 @@ _PROTOTYPES = {
     "keel_client_get_stats": (_R, [_H, P(Stats)]),
     "keel_client_get_link_stats": (_R, [_H, P(LinkStats)]),
     "keel_client_last_error": (ctypes.c_char_p, [_H]),
+    "keel_client_world_version": (ctypes.c_uint64, [_H]),
+    "keel_client_body_count": (ctypes.c_uint32, [_H]),
+    "keel_client_body_at": (_R, [_H, ctypes.c_uint32, P(BodyDesc)]),
+    "keel_client_find_body": (_R, [_H, ctypes.c_uint32, P(BodyDesc)]),
+    "keel_client_body_collider": (_R, [_H, ctypes.c_uint32, ctypes.c_uint32, P(ColliderDesc)]),
 }
 
 
@@ -308,3 +331,43 @@ class Client:
         s.struct_size = ctypes.sizeof(LinkStats)
         self._check(self.lib.keel_client_get_link_stats(self._handle, ctypes.byref(s)), "keel_client_get_link_stats")
         return {name: getattr(s, name) for name, _ in LinkStats._fields_}
+
+    def world_version(self):
+        """Grows whenever the body list changes (0 before the first scene)."""
+        return self.lib.keel_client_world_version(self._handle)
+
+    def bodies(self):
+        """Every described body, by ascending id: dicts of id, motion, kind, complete, the
+        pose when described, and its colliders (shape, local pose, dimensions, and the
+        counts of any hull points, mesh triangles or heightfield samples). The geometry's
+        arrays belong to the library until the next update, so they are copied here."""
+        out = []
+        b = BodyDesc()
+        for i in range(self.lib.keel_client_body_count(self._handle)):
+            self._check(self.lib.keel_client_body_at(self._handle, i, ctypes.byref(b)), "keel_client_body_at")
+            out.append({"id": b.id, "motion": MOTION_NAMES.get(b.motion, str(b.motion)), "kind": b.kind,
+                        "complete": bool(b.complete), "position": tuple(b.position),
+                        "rotation": tuple(b.rotation),
+                        "colliders": [self._collider(b.id, c) for c in range(b.collider_count)]})
+        return out
+
+    def _collider(self, body_id, index):
+        c = ColliderDesc()
+        self._check(self.lib.keel_client_body_collider(self._handle, body_id, index, ctypes.byref(c)),
+                    "keel_client_body_collider")
+        shape = SHAPE_NAMES.get(c.shape, str(c.shape))
+        out = {"shape": shape, "position": tuple(c.position), "rotation": tuple(c.rotation),
+               "trigger": bool(c.is_trigger)}
+        if shape in ("sphere", "capsule"):
+            out["radius"] = c.radius
+        if shape == "capsule":
+            out["half_height"] = c.half_height
+        if shape == "box":
+            out["half_extents"] = tuple(c.half_extents)
+        if shape in ("hull", "mesh"):
+            out["points"] = [tuple(c.points[3 * k:3 * k + 3]) for k in range(c.point_count)] if c.points else []
+        if shape == "mesh":
+            out["triangles"] = c.index_count // 3
+        if shape == "heightfield":
+            out["grid"] = (c.rows, c.columns, c.cell_size)
+        return out
