@@ -15,7 +15,7 @@ string(REPEAT "0x[0-9a-f][0-9a-f]," 16 line_pattern)
 string(REGEX REPLACE "(${line_pattern})" "\\1\n    " bytes "${bytes}")
 get_filename_component(input_name "${INPUT}" NAME)
 file(WRITE "${OUTPUT}.tmp"
-"// Generated from ${input_name} by protocol/cmake/embed_text.cmake. Do not edit.
+"// Generated from ${input_name} by cmake/embed_text.cmake. Do not edit.
 #include <string_view>
 
 namespace ${NAMESPACE} {

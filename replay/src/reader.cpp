@@ -1,7 +1,7 @@
 // The recording reader: byte sources, verified chunks, the tick cursor, the index.
 #include <keel/replay/reader.h>
 
-#include <keel/protocol/scene.h>
+#include <keel/scene/scene.h>
 #include <keel/sim/byte_io.h>
 
 #include <algorithm>
@@ -410,7 +410,7 @@ sim::Expected<Recording> Recording::from_source(std::unique_ptr<ByteSource> src,
   auto spec = header_spec(rec.header_);
   if (!spec) return sim::Error{name + ": " + spec.error().message};
   rec.spec_ = std::move(*spec);
-  if (auto scene = protocol::parse_scene_binary(rec.header_.scene, name + " (embedded scene)")) {
+  if (auto scene = scene::parse_scene_binary(rec.header_.scene, name + " (embedded scene)")) {
     rec.max_state_bytes_ = max_checkpoint_state_bytes(*scene, rec.spec_);
   }
   rec.read_footer();

@@ -2,7 +2,7 @@
 #include <keel/replay/replayer.h>
 #include <keel/games/sandbox.h>
 
-#include <keel/protocol/scene.h>
+#include <keel/scene/scene.h>
 
 #include <algorithm>
 
@@ -48,7 +48,7 @@ sim::Expected<game::Match> make_match(const Header& header, const std::string& s
                       (recorded ? std::to_string(recorded->version) : std::string("?")) + ") than this program's (version " +
                       std::to_string((*rules)->spec().version) + "): its input, state or events differ"};
   }
-  auto scene = protocol::parse_scene_binary(header.scene, source_name + " (embedded scene)");
+  auto scene = scene::parse_scene_binary(header.scene, source_name + " (embedded scene)");
   if (!scene) return scene.error();
   auto match = game::Match::create(*scene, std::move(*rules), header.game_seed);
   if (!match) return sim::Error{source_name + " (embedded scene): " + match.error().message};

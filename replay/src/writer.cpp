@@ -1,7 +1,7 @@
 // The recording writer: append-only chunks, periodic checkpoints and flushes, a footer.
 #include <keel/replay/writer.h>
 
-#include <keel/protocol/scene.h>
+#include <keel/scene/scene.h>
 
 #include "build_info.h"
 
@@ -144,7 +144,7 @@ sim::Expected<RecordingWriter> RecordingWriter::create(const std::string& path, 
   h.flush_every_ticks = impl->flush_every;
   h.checkpoint_compression = options.checkpoint_compression;
   h.metadata = options.metadata;
-  h.scene = protocol::scene_to_binary(match.scene());
+  h.scene = scene::scene_to_binary(match.scene());
   impl->payload.clear();
   encode_header(h, impl->payload);
 

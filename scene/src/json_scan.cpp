@@ -4,7 +4,7 @@
 #include <charconv>
 #include <vector>
 
-namespace keel::protocol::detail {
+namespace keel::scene::detail {
 namespace {
 
 // Deeper than this the FlatBuffers parser (limit 64) has already given up; stopping here
@@ -256,4 +256,4 @@ JsonLocation locate(std::string_view json, size_t offset) {
   return location;
 }
 
-}  // namespace keel::protocol::detail
+}  // namespace keel::scene::detail

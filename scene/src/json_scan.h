@@ -12,7 +12,7 @@
 #include <string>
 #include <string_view>
 
-namespace keel::protocol::detail {
+namespace keel::scene::detail {
 
 struct ArrayTooLong {
   size_t line = 0;  ///< 1-based line where the array starts
@@ -34,4 +34,4 @@ struct JsonLocation {
 /// read as far as it makes sense.
 JsonLocation locate(std::string_view json, size_t offset);
 
-}  // namespace keel::protocol::detail
+}  // namespace keel::scene::detail

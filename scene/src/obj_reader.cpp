@@ -8,7 +8,7 @@
 #include <fstream>
 #include <sstream>
 
-namespace keel::protocol::detail {
+namespace keel::scene::detail {
 
 namespace {
 
@@ -117,4 +117,4 @@ sim::Status read_obj_file(const std::string& path, const std::string& name, std:
   return read_obj_text(text, name, points, indices);
 }
 
-}  // namespace keel::protocol::detail
+}  // namespace keel::scene::detail

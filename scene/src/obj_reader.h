@@ -1,4 +1,4 @@
-// Wavefront OBJ geometry for mesh colliders (internal to protocol/src).
+// Wavefront OBJ geometry for mesh colliders (internal to scene/src).
 #pragma once
 
 #include <keel/sim/defs.h>
@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-namespace keel::protocol::detail {
+namespace keel::scene::detail {
 
 /// Largest OBJ file read (bytes): a mesh at the sim's limits fits in far less.
 inline constexpr uint64_t kMaxObjFileBytes = 256ull << 20;
@@ -21,4 +21,4 @@ sim::Status read_obj_text(const std::string& text, const std::string& name, std:
 sim::Status read_obj_file(const std::string& path, const std::string& name, std::vector<sim::Vec3>& points,
                           std::vector<uint32_t>& indices);
 
-}  // namespace keel::protocol::detail
+}  // namespace keel::scene::detail

@@ -1,8 +1,9 @@
-// Scene files in, SceneDefs out: JSON through the FlatBuffers IDL parser, binary through
-// the FlatBuffers Verifier, then both through the same rule checks (scene_reader.cpp).
+// Scene files in, SceneDefs out: JSON through the FlatBuffers IDL parser (the part of the
+// scene library that needs libflatbuffers), binary through scene_binary.cpp, then both
+// through the same rule checks (scene_reader.cpp).
 #include <flatbuffers/idl.h>
-#include <keel/protocol/scene.h>
-#include <keel/protocol/scene_generated.h>
+#include <keel/scene/scene.h>
+#include <keel/scene/scene_generated.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -14,27 +15,16 @@
 #include <vector>
 
 #include "json_scan.h"
+#include "scene_binary.h"
 #include "scene_reader.h"
 
-namespace keel::protocol {
-
-bool is_supported_tick_rate(uint32_t tick_rate) {
-  return tick_rate == 30 || tick_rate == 60 || tick_rate == 120;
-}
+namespace keel::scene {
 
 namespace {
 
 // The largest array a valid scene can hold: its body list, a heightfield's heights, or a
 // mesh's indices.
 constexpr size_t kMaxJsonArrayElements = SceneLimits::kMaxArrayElements;
-
-// Every table a valid scene can hold (scene, solver, bodies, colliders, spawn points),
-// plus room for a joint list, so that a scene with joints gets the "not supported yet"
-// message rather than a verification failure.
-constexpr size_t kMaxVerifiedTables = 2 + SceneLimits::kMaxBodies +
-                                      SceneLimits::kMaxTotalColliders +
-                                      SceneLimits::kMaxSpawnPoints + SceneLimits::kMaxCharacters +
-                                      SceneLimits::kMaxTotalScriptSteps + 65'536;
 
 /// A flatbuffers::Parser that can say where its tokenizer stopped. The position lives in
 /// protected members; an error message that names the body needs it.
@@ -126,26 +116,6 @@ sim::Expected<sim::SceneDef> parse_json_checked(const std::string& text,
   }
 }
 
-bool has_scene_identifier(const uint8_t* data, size_t size) {
-  return size >= 2 * sizeof(flatbuffers::uoffset_t) &&
-         flatbuffers::BufferHasIdentifier(data, fb::SceneIdentifier());
-}
-
-sim::Expected<sim::SceneDef> parse_verified_binary(const uint8_t* data, size_t size,
-                                                   const std::string& source,
-                                                   const std::string* base_dir = nullptr) {
-  flatbuffers::Verifier::Options options;
-  options.max_tables = static_cast<flatbuffers::uoffset_t>(kMaxVerifiedTables);
-  flatbuffers::Verifier verifier(data, size, options);
-  if (!fb::VerifySceneBuffer(verifier)) {
-    return sim::Error{source +
-                      ": not a valid binary scene (FlatBuffers verification failed: the data "
-                      "is truncated or corrupt, or holds more than " +
-                      std::to_string(kMaxVerifiedTables) + " tables)"};
-  }
-  return detail::read_scene(*fb::GetScene(data), source, base_dir);
-}
-
 }  // namespace
 
 sim::Expected<sim::SceneDef> parse_scene_json(std::string_view json,
@@ -155,29 +125,6 @@ sim::Expected<sim::SceneDef> parse_scene_json(std::string_view json,
                       std::to_string(SceneLimits::kMaxFileBytes) + " allowed"};
   }
   return parse_json_checked(std::string(json), source_name);
-}
-
-sim::Expected<sim::SceneDef> parse_scene_binary(std::span<const uint8_t> bytes,
-                                                const std::string& source_name) {
-  // The size check comes first: the Verifier asserts on buffers of 2 GiB and more.
-  if (bytes.size() > SceneLimits::kMaxFileBytes) {
-    return sim::Error{source_name + ": is " + std::to_string(bytes.size()) + " bytes, at most " +
-                      std::to_string(SceneLimits::kMaxFileBytes) + " allowed"};
-  }
-  if (!has_scene_identifier(bytes.data(), bytes.size())) {
-    return sim::Error{source_name + ": not a binary scene (no \"KSCN\" file identifier)"};
-  }
-  try {
-    // FlatBuffers reads scalars in place, so the buffer must be aligned as it was
-    // written (8 bytes at most); bytes cut out of a larger message may not be.
-    if (reinterpret_cast<uintptr_t>(bytes.data()) % alignof(uint64_t) != 0) {
-      const std::vector<uint8_t> aligned(bytes.begin(), bytes.end());
-      return parse_verified_binary(aligned.data(), aligned.size(), source_name);
-    }
-    return parse_verified_binary(bytes.data(), bytes.size(), source_name);
-  } catch (const std::bad_alloc&) {
-    return sim::Error{source_name + ": out of memory while reading"};
-  }
 }
 
 namespace {
@@ -203,11 +150,11 @@ sim::Expected<sim::SceneDef> load_file(const std::string& path) {
   // Mesh colliders' mesh_file names are relative to the scene file's folder.
   std::string base_dir = std::filesystem::path(path).parent_path().string();
   if (base_dir.empty()) base_dir = ".";
-  if (has_scene_identifier(data, bytes.size())) {
+  if (detail::has_scene_identifier(data, bytes.size())) {
     // A std::string holds no particular alignment: copy into 8-aligned storage.
     const std::vector<uint64_t> aligned((bytes.size() + 7) / 8);
     std::memcpy(const_cast<uint64_t*>(aligned.data()), bytes.data(), bytes.size());
-    return parse_verified_binary(reinterpret_cast<const uint8_t*>(aligned.data()), bytes.size(), path, &base_dir);
+    return detail::parse_verified_binary(reinterpret_cast<const uint8_t*>(aligned.data()), bytes.size(), path, &base_dir);
   }
   return parse_json_checked(bytes, path, &base_dir);
 }
@@ -222,4 +169,4 @@ sim::Expected<sim::SceneDef> load_scene_file(const std::string& path) {
   }
 }
 
-}  // namespace keel::protocol
+}  // namespace keel::scene

@@ -2,7 +2,7 @@
 
 #include "obj_reader.h"
 
-#include <keel/protocol/scene.h>
+#include <keel/scene/scene.h>
 #include <keel/sim/builders.h>
 #include <keel/sim/character.h>
 #include <keel/sim/hull.h>
@@ -18,7 +18,7 @@
 #include <string_view>
 #include <unordered_map>
 
-namespace keel::protocol::detail {
+namespace keel::scene::detail {
 
 // The file enums and the sim enums share their numbering, so a checked value converts
 // with a cast. These asserts keep the two from drifting apart.
@@ -815,4 +815,4 @@ sim::Expected<sim::SceneDef> read_scene(const fb::Scene& scene, const std::strin
   return Reader(source, base_dir).read(scene);
 }
 
-}  // namespace keel::protocol::detail
+}  // namespace keel::scene::detail

@@ -2,13 +2,13 @@
 // sim::SceneDef, enforcing every rule of docs/scene-format.md.
 #pragma once
 
-#include <keel/protocol/scene_generated.h>
+#include <keel/scene/scene_generated.h>
 #include <keel/sim/defs.h>
 #include <keel/sim/expected.h>
 
 #include <string>
 
-namespace keel::protocol::detail {
+namespace keel::scene::detail {
 
 /// Converts and validates. `source` starts every error message.
 /// `base_dir`: the folder of the scene file, where Mesh colliders' mesh_file names are
@@ -19,4 +19,4 @@ sim::Expected<sim::SceneDef> read_scene(const fb::Scene& scene, const std::strin
 /// Shortest text that reads back as the same float ("-1", "0.1", "nan", "inf").
 std::string format_float(float value);
 
-}  // namespace keel::protocol::detail
+}  // namespace keel::scene::detail

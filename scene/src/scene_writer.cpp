@@ -1,10 +1,10 @@
 // SceneDef -> FlatBuffers binary, the inverse of read_scene for every field in the format.
-#include <keel/protocol/scene.h>
-#include <keel/protocol/scene_generated.h>
+#include <keel/scene/scene.h>
+#include <keel/scene/scene_generated.h>
 
 #include <vector>
 
-namespace keel::protocol {
+namespace keel::scene {
 namespace {
 
 using flatbuffers::FlatBufferBuilder;
@@ -140,4 +140,4 @@ std::vector<uint8_t> scene_to_binary(const sim::SceneDef& scene) {
   return std::vector<uint8_t>(fbb.GetBufferPointer(), fbb.GetBufferPointer() + fbb.GetSize());
 }
 
-}  // namespace keel::protocol
+}  // namespace keel::scene

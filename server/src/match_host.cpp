@@ -3,7 +3,7 @@
 #include <keel/protocol/game_events.h>
 
 #include <keel/protocol/messages.h>
-#include <keel/protocol/scene.h>
+#include <keel/scene/scene.h>
 #include <keel/replay/desync_dump.h>
 #include <keel/replay/format.h>
 
@@ -68,7 +68,7 @@ MatchHost::MatchHost(uint64_t id, game::Match match, const MatchSettings& settin
       scene_(*settings.scene),
       scene_path_(settings.scene_path),
       max_players_(settings.max_players),
-      scene_binary_(kp::scene_to_binary(scene_)),
+      scene_binary_(keel::scene::scene_to_binary(scene_)),
       snapshot_config_(kp::SnapshotConfig::for_scene(scene_)),
       services_(std::move(services)),
       connection_config_(client_connection_config(services_.options, services_.metrics)),

@@ -13,7 +13,7 @@
 #include "router.h"
 
 #include <keel/protocol/handshake.h>
-#include <keel/protocol/scene.h>
+#include <keel/scene/scene.h>
 #include <keel/protocol/token.h>
 #include <keel/game/registry.h>
 #include <keel/replay/format.h>
@@ -418,7 +418,7 @@ std::optional<MatchSettings> Server::Impl::settings_from_allocation(const Agones
     // A bare file name (checked) in the directory of --scene: an allocation picks among
     // the scenes the operator installed, never an arbitrary path.
     std::string path = (std::filesystem::path(options.scene_path).parent_path() / *read.scene).string();
-    auto scene = kp::load_scene_file(path);
+    auto scene = keel::scene::load_scene_file(path);
     if (!scene) {
       log.warn("agones_setting_refused", {{"key", kAgonesSceneKey}, {"why", scene.error().message}, {"kept", options.scene_path}});
     } else {
@@ -733,7 +733,7 @@ sim::Expected<std::unique_ptr<Server>> Server::create(const ServerOptions& optio
   if (!agones_env) return agones_env.error();
   st = check_token_addresses(options, options.agones || agones_env->has_value());
   if (!st) return st.error();
-  auto scene = kp::load_scene_file(options.scene_path);
+  auto scene = keel::scene::load_scene_file(options.scene_path);
   if (!scene) return scene.error();
   if (options.tick_rate != 0) scene->settings.tick_rate = options.tick_rate;
   impl->flag_settings = {std::make_shared<const sim::SceneDef>(std::move(*scene)), options.scene_path,

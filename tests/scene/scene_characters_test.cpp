@@ -1,6 +1,6 @@
 // Characters in scene files: defaults, scripts, the checks the loader makes, the binary
 // round trip, and the committed characters.json.
-#include <keel/protocol/scene.h>
+#include <keel/scene/scene.h>
 #include <keel/sim/character.h>
 #include <keel/sim/world.h>
 
@@ -8,7 +8,7 @@
 
 #include <string>
 
-namespace keel::protocol {
+namespace keel::scene {
 namespace {
 
 // Body 1 static ground, body 2 a dynamic capsule; `characters` is spliced in.
@@ -94,4 +94,4 @@ TEST(SceneCharacters, CommittedSceneHasSixteenScriptedWalkers) {
 }
 
 }  // namespace
-}  // namespace keel::protocol
+}  // namespace keel::scene

@@ -1,6 +1,6 @@
 // Joints, ragdolls and vehicles in scene files: what loads, what the loader refuses (with
 // the file, the joint index and the field), and exact binary round trips.
-#include <keel/protocol/scene.h>
+#include <keel/scene/scene.h>
 #include <keel/sim/builders.h>
 #include <keel/sim/joint.h>
 #include <keel/sim/world.h>
@@ -9,7 +9,7 @@
 
 #include <string>
 
-namespace keel::protocol {
+namespace keel::scene {
 namespace {
 
 using sim::JointKind;
@@ -121,4 +121,4 @@ TEST(SceneJoints, BadRagdollsAndVehiclesAreRefused) {
 }
 
 }  // namespace
-}  // namespace keel::protocol
+}  // namespace keel::scene

@@ -1,12 +1,12 @@
-// Scene loading (keel::protocol, docs/scene-format.md): the committed scenes load with the
+// Scene loading (keel::scene, docs/scene-format.md): the committed scenes load with the
 // layouts scenes/generate_scenes.py describes, absent fields take their documented
 // defaults, every kind of bad input is rejected with a message naming the source, the body
 // and the field, binary round trips are exact, and hostile bytes never crash the loader.
 #include <gtest/gtest.h>
 
 #include <array>
-#include <keel/protocol/scene.h>
-#include <keel/protocol/scene_generated.h>
+#include <keel/scene/scene.h>
+#include <keel/scene/scene_generated.h>
 #include <keel/sim/limits.h>
 
 #include <algorithm>
@@ -26,7 +26,7 @@
 #include <string_view>
 #include <vector>
 
-namespace keel::protocol {
+namespace keel::scene {
 namespace {
 
 using sim::BodyDef;
@@ -1028,4 +1028,4 @@ TEST(SceneSchema, TextIsCompiledIn) {
 }
 
 }  // namespace
-}  // namespace keel::protocol
+}  // namespace keel::scene

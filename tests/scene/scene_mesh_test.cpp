@@ -2,13 +2,13 @@
 // errors that name the file, body, collider and field, and exact binary round trips
 // (an OBJ-sourced mesh travels inline).
 #include <gtest/gtest.h>
-#include <keel/protocol/scene.h>
+#include <keel/scene/scene.h>
 
 #include <filesystem>
 #include <fstream>
 #include <string>
 
-namespace keel::protocol {
+namespace keel::scene {
 namespace {
 
 namespace fs = std::filesystem;
@@ -127,4 +127,4 @@ TEST(SceneMesh, BadInlineGeometryIsRejectedWithTheField) {
 }
 
 }  // namespace
-}  // namespace keel::protocol
+}  // namespace keel::scene

@@ -1,6 +1,6 @@
 #include "run_command.h"
 
-#include <keel/protocol/scene.h>
+#include <keel/scene/scene.h>
 #include <keel/replay/writer.h>
 #include <keel/game/match.h>
 #include <keel/game/registry.h>
@@ -46,7 +46,7 @@ bool write_file(const std::string& path, const std::vector<uint8_t>& bytes) {
 
 /// Reads the scene file (errors printed), applying --sleep off to every body.
 std::optional<sim::SceneDef> load_scene(const RunOptions& o) {
-  auto scene = protocol::load_scene_file(o.scene);
+  auto scene = scene::load_scene_file(o.scene);
   if (!scene) {
     std::cerr << scene.error().message << "\n";
     return std::nullopt;

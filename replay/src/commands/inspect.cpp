@@ -1,5 +1,5 @@
 // keel-replay info, verify and recover.
-#include <keel/protocol/scene.h>
+#include <keel/scene/scene.h>
 #include <keel/replay/commands.h>
 #include <keel/replay/reader.h>
 #include <keel/replay/recover.h>
@@ -21,7 +21,7 @@ std::string seconds(uint64_t ticks, uint32_t rate) {
 }
 
 void print_scene(const Header& h, const std::string& name, std::ostream& out) {
-  auto scene = protocol::parse_scene_binary(h.scene, name + " (embedded scene)");
+  auto scene = scene::parse_scene_binary(h.scene, name + " (embedded scene)");
   if (!scene) {
     out << "scene: unreadable: " << scene.error().message << "\n";
     return;

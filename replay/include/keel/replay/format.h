@@ -82,7 +82,7 @@ struct Header {
   Compression checkpoint_compression = Compression::None;
   /// Free-form key/value pairs the writer's owner adds (server: match id, start time, ...).
   std::vector<std::pair<std::string, std::string>> metadata;
-  std::vector<uint8_t> scene;  ///< protocol::scene_to_binary of the match's scene
+  std::vector<uint8_t> scene;  ///< scene::scene_to_binary of the match's scene
   std::vector<uint8_t> game_spec;  ///< game::write_spec of the game: layouts, state, events
   std::string game_module;         ///< the module's file name; empty for a game linked in
   std::string game_build_id;       ///< the module's build id (XXH3 of its file); empty when linked in

@@ -1,5 +1,5 @@
 // Scene files: JSON on disk, FlatBuffers binary on the wire and in recordings, both
-// described by protocol/schemas/scene.fbs. docs/scene-format.md is the user's reference.
+// described by scene/schemas/scene.fbs. docs/scene-format.md is the user's reference.
 //
 // Every byte read here is untrusted. A bad scene gets an Error whose message names the
 // source, the body id and the field, e.g.
@@ -19,7 +19,7 @@
 #include <string_view>
 #include <vector>
 
-namespace keel::protocol {
+namespace keel::scene {
 
 /// Limits that keep a hostile or mistaken file from exhausting memory. Scenes past them
 /// are rejected with a message naming the limit.
@@ -68,7 +68,7 @@ sim::Expected<sim::SceneDef> parse_scene_binary(std::span<const uint8_t> bytes,
 /// of the format). The scene must fit the limits above; larger ones are a caller bug.
 std::vector<uint8_t> scene_to_binary(const sim::SceneDef& scene);
 
-/// The text of protocol/schemas/scene.fbs, compiled into the library.
+/// The text of scene/schemas/scene.fbs, compiled into the library.
 std::string_view scene_schema_text();
 
-}  // namespace keel::protocol
+}  // namespace keel::scene
