@@ -1,5 +1,5 @@
 // keel-replay view REC [--against OTHER] --out PAGE.html: re-runs the recording and writes
-// the page that plays it (replay/src/view/, replay/viewer/).
+// the page that plays it (replay/tool/src/view/, replay/tool/viewer/).
 #include <keel/replay/commands.h>
 #include <keel/replay/format.h>
 #include <keel/replay/view.h>

@@ -14,9 +14,9 @@
 namespace keel::replay::view {
 
 namespace assets {
-extern const std::string_view kPage;    // replay/viewer/page.html
-extern const std::string_view kScript;  // replay/viewer/viewer.js
-extern const std::string_view kThree;   // replay/viewer/vendor/three-bundle.min.js
+extern const std::string_view kPage;    // replay/tool/viewer/page.html
+extern const std::string_view kScript;  // replay/tool/viewer/viewer.js
+extern const std::string_view kThree;   // replay/tool/viewer/vendor/three-bundle.min.js
 }  // namespace assets
 
 namespace {

@@ -1,7 +1,7 @@
 // What `keel-replay view` draws: a recording re-run tick by tick into body poses,
 // contact points and hashes (collect), then written as one self-contained HTML page
 // (render). The page's data layout is docs/replay.md, "The viewer page"; the page's
-// script (replay/viewer/viewer.js) and tests/replay/view_test.cpp decode it.
+// script (replay/tool/viewer/viewer.js) and tests/replay/view_test.cpp decode it.
 #pragma once
 
 #include <keel/replay/format.h>
