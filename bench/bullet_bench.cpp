@@ -428,7 +428,7 @@ double thread_cpu_ms() {
 }
 
 int run(const Options& o) {
-  keel::sim::Expected<SceneDef> loaded = keel::scene::load_scene_file(o.scene);
+  keel::Expected<SceneDef> loaded = keel::scene::load_scene_file(o.scene);
   if (!loaded) {
     std::fprintf(stderr, "%s\n", loaded.error().message.c_str());
     return 1;

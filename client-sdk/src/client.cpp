@@ -949,7 +949,7 @@ bool Client::perturb_for_test() {
   return impl_->predictor != nullptr && impl_->predictor->perturb_for_test();
 }
 
-sim::Expected<protocol::ConnectToken> mint_token_for(const protocol::TokenKey& key, uint64_t client_id,
+keel::Expected<protocol::ConnectToken> mint_token_for(const protocol::TokenKey& key, uint64_t client_id,
                                                      uint64_t match_id, const std::string& server_address,
                                                      uint64_t ttl_seconds, uint32_t timeout_seconds) {
   protocol::MintParams p;

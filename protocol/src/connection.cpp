@@ -7,7 +7,7 @@
 // docs/protocol.md has the same table.
 #include <keel/protocol/connection.h>
 
-#include <keel/sim/byte_io.h>
+#include <keel/base/byte_io.h>
 
 #include <sodium.h>
 #include <zstd.h>
@@ -80,7 +80,7 @@ bool Connection::send(Channel channel, std::span<const uint8_t> message) {
   }
   auto ch = static_cast<uint8_t>(channel);
   std::vector<uint8_t> chunk;
-  sim::ByteWriter w(chunk);
+  keel::ByteWriter w(chunk);
   if (message.size() + kUnreliableOverhead <= kFragmentBytes + kFragmentOverhead) {
     w.u8(kUnreliable);
     w.u8(ch);
@@ -97,7 +97,7 @@ bool Connection::send(Channel channel, std::span<const uint8_t> message) {
     size_t begin = i * kFragmentBytes;
     size_t len = std::min(kFragmentBytes, message.size() - begin);
     std::vector<uint8_t> frag;
-    sim::ByteWriter f(frag);
+    keel::ByteWriter f(frag);
     f.u8(kFragment);
     f.u8(ch);
     f.u16(group);
@@ -171,7 +171,7 @@ void Connection::fill_packet(Outgoing& out, double now) {
 }
 
 void Connection::add_reliable(Outgoing& out, double now) {
-  sim::ByteWriter w(out.payload);
+  keel::ByteWriter w(out.payload);
   // The peer may hold its ack for up to its keepalive interval when it has nothing else
   // to send, so a resend waits for a round trip plus that.
   double resend = std::max(config_.resend_interval,
@@ -201,7 +201,7 @@ void Connection::add_block_fragments(Outgoing& out, double now) {
   for (uint32_t i = 0; i < b.fragment_count; ++i) {
     if (!b.acked[i] && b.last_sent[i] > -1e8 && now - b.last_sent[i] < timeout) ++in_flight;
   }
-  sim::ByteWriter w(out.payload);
+  keel::ByteWriter w(out.payload);
   for (uint32_t i = 0; i < b.fragment_count && in_flight < config_.block_window; ++i) {
     if (b.acked[i] || now - b.last_sent[i] < timeout) continue;
     size_t begin = size_t{i} * kBlockFragmentBytes;
@@ -355,7 +355,7 @@ void Connection::update_loss(double now) {
 }
 
 DropReason Connection::read_chunks(std::span<const uint8_t> payload, double now) {
-  sim::ByteReader r(payload);
+  keel::ByteReader r(payload);
   DropReason first = DropReason::None;
   while (r.left() > 0) {
     uint8_t kind = r.u8();

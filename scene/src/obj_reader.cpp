@@ -12,8 +12,8 @@ namespace keel::scene::detail {
 
 namespace {
 
-sim::Error at_line(const std::string& name, size_t line, const std::string& what) {
-  return sim::Error{name + ":" + std::to_string(line) + ": " + what};
+keel::Error at_line(const std::string& name, size_t line, const std::string& what) {
+  return keel::Error{name + ":" + std::to_string(line) + ": " + what};
 }
 
 // Splits on spaces and tabs.
@@ -47,7 +47,7 @@ bool parse_index(const std::string& s, size_t vertex_count, uint32_t& out) {
   return true;
 }
 
-sim::Status read_vertex(const std::vector<std::string>& t, const std::string& name, size_t line,
+keel::Status read_vertex(const std::vector<std::string>& t, const std::string& name, size_t line,
                         std::vector<sim::Vec3>& points) {
   if (t.size() < 4 || t.size() > 5) return at_line(name, line, "a vertex needs x y z (and an optional w)");
   if (points.size() >= sim::kMaxMeshVertices) {
@@ -58,10 +58,10 @@ sim::Status read_vertex(const std::vector<std::string>& t, const std::string& na
     if (!parse_float(t[size_t(k) + 1], p[k])) return at_line(name, line, "vertex coordinate '" + t[size_t(k) + 1] + "' is not a finite number");
   }
   points.push_back(p);
-  return sim::Status::ok();
+  return keel::Status::ok();
 }
 
-sim::Status read_face(const std::vector<std::string>& t, const std::string& name, size_t line, size_t vertex_count,
+keel::Status read_face(const std::vector<std::string>& t, const std::string& name, size_t line, size_t vertex_count,
                       std::vector<uint32_t>& indices) {
   if (t.size() < 4) return at_line(name, line, "a face needs at least three corners");
   std::vector<uint32_t> corner(t.size() - 1);
@@ -75,12 +75,12 @@ sim::Status read_face(const std::vector<std::string>& t, const std::string& name
     return at_line(name, line, "more than " + std::to_string(sim::kMaxMeshTriangles) + " triangles");
   }
   for (size_t i = 1; i + 1 < corner.size(); ++i) indices.insert(indices.end(), {corner[0], corner[i], corner[i + 1]});
-  return sim::Status::ok();
+  return keel::Status::ok();
 }
 
 }  // namespace
 
-sim::Status read_obj_text(const std::string& text, const std::string& name, std::vector<sim::Vec3>& points,
+keel::Status read_obj_text(const std::string& text, const std::string& name, std::vector<sim::Vec3>& points,
                           std::vector<uint32_t>& indices) {
   points.clear();
   indices.clear();
@@ -92,28 +92,28 @@ sim::Status read_obj_text(const std::string& text, const std::string& name, std:
     if (const size_t hash = line.find('#'); hash != std::string::npos) line.resize(hash);
     const std::vector<std::string> t = tokens_of(line);
     if (t.empty()) continue;
-    sim::Status st = sim::Status::ok();
+    keel::Status st = keel::Status::ok();
     if (t[0] == "v") st = read_vertex(t, name, number, points);
     if (t[0] == "f") st = read_face(t, name, number, points.size(), indices);
     if (!st) return st;
   }
-  if (indices.empty()) return sim::Error{name + ": has no faces (f lines)"};
-  return sim::Status::ok();
+  if (indices.empty()) return keel::Error{name + ": has no faces (f lines)"};
+  return keel::Status::ok();
 }
 
-sim::Status read_obj_file(const std::string& path, const std::string& name, std::vector<sim::Vec3>& points,
+keel::Status read_obj_file(const std::string& path, const std::string& name, std::vector<sim::Vec3>& points,
                           std::vector<uint32_t>& indices) {
   std::error_code ec;
-  if (!std::filesystem::is_regular_file(path, ec)) return sim::Error{name + ": cannot read: not a regular file"};
+  if (!std::filesystem::is_regular_file(path, ec)) return keel::Error{name + ": cannot read: not a regular file"};
   const uintmax_t size = std::filesystem::file_size(path, ec);
-  if (ec) return sim::Error{name + ": cannot read: " + ec.message()};
+  if (ec) return keel::Error{name + ": cannot read: " + ec.message()};
   if (size > kMaxObjFileBytes) {
-    return sim::Error{name + ": is " + std::to_string(size) + " bytes, at most " + std::to_string(kMaxObjFileBytes) +
+    return keel::Error{name + ": is " + std::to_string(size) + " bytes, at most " + std::to_string(kMaxObjFileBytes) +
                       " allowed"};
   }
   std::ifstream file(path, std::ios::binary);
   std::string text(static_cast<size_t>(size), '\0');
-  if (!file || !file.read(text.data(), static_cast<std::streamsize>(size))) return sim::Error{name + ": cannot read"};
+  if (!file || !file.read(text.data(), static_cast<std::streamsize>(size))) return keel::Error{name + ": cannot read"};
   return read_obj_text(text, name, points, indices);
 }
 

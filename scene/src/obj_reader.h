@@ -2,7 +2,7 @@
 #pragma once
 
 #include <keel/sim/defs.h>
-#include <keel/sim/expected.h>
+#include <keel/base/expected.h>
 
 #include <string>
 #include <vector>
@@ -16,9 +16,9 @@ inline constexpr uint64_t kMaxObjFileBytes = 256ull << 20;
 /// negative = counted back from the last vertex so far); polygons become triangle fans
 /// (a b c, a c d, ...). Every other line (vt, vn, o, g, s, usemtl, comments) is ignored.
 /// Errors name the file and line: "level.obj:12: face index 40 is out of range (38 vertices)".
-sim::Status read_obj_text(const std::string& text, const std::string& name, std::vector<sim::Vec3>& points,
+keel::Status read_obj_text(const std::string& text, const std::string& name, std::vector<sim::Vec3>& points,
                           std::vector<uint32_t>& indices);
-sim::Status read_obj_file(const std::string& path, const std::string& name, std::vector<sim::Vec3>& points,
+keel::Status read_obj_file(const std::string& path, const std::string& name, std::vector<sim::Vec3>& points,
                           std::vector<uint32_t>& indices);
 
 }  // namespace keel::scene::detail

@@ -36,14 +36,14 @@ bool has_scene_identifier(const uint8_t* data, size_t size) {
          flatbuffers::BufferHasIdentifier(data, fb::SceneIdentifier());
 }
 
-sim::Expected<sim::SceneDef> parse_verified_binary(const uint8_t* data, size_t size,
+keel::Expected<sim::SceneDef> parse_verified_binary(const uint8_t* data, size_t size,
                                                    const std::string& source,
                                                    const std::string* base_dir) {
   flatbuffers::Verifier::Options options;
   options.max_tables = static_cast<flatbuffers::uoffset_t>(kMaxVerifiedTables);
   flatbuffers::Verifier verifier(data, size, options);
   if (!fb::VerifySceneBuffer(verifier)) {
-    return sim::Error{source +
+    return keel::Error{source +
                       ": not a valid binary scene (FlatBuffers verification failed: the data "
                       "is truncated or corrupt, or holds more than " +
                       std::to_string(kMaxVerifiedTables) + " tables)"};
@@ -53,15 +53,15 @@ sim::Expected<sim::SceneDef> parse_verified_binary(const uint8_t* data, size_t s
 
 }  // namespace detail
 
-sim::Expected<sim::SceneDef> parse_scene_binary(std::span<const uint8_t> bytes,
+keel::Expected<sim::SceneDef> parse_scene_binary(std::span<const uint8_t> bytes,
                                                 const std::string& source_name) {
   // The size check comes first: the Verifier asserts on buffers of 2 GiB and more.
   if (bytes.size() > SceneLimits::kMaxFileBytes) {
-    return sim::Error{source_name + ": is " + std::to_string(bytes.size()) + " bytes, at most " +
+    return keel::Error{source_name + ": is " + std::to_string(bytes.size()) + " bytes, at most " +
                       std::to_string(SceneLimits::kMaxFileBytes) + " allowed"};
   }
   if (!detail::has_scene_identifier(bytes.data(), bytes.size())) {
-    return sim::Error{source_name + ": not a binary scene (no \"KSCN\" file identifier)"};
+    return keel::Error{source_name + ": not a binary scene (no \"KSCN\" file identifier)"};
   }
   try {
     // FlatBuffers reads scalars in place, so the buffer must be aligned as it was
@@ -72,7 +72,7 @@ sim::Expected<sim::SceneDef> parse_scene_binary(std::span<const uint8_t> bytes,
     }
     return detail::parse_verified_binary(bytes.data(), bytes.size(), source_name);
   } catch (const std::bad_alloc&) {
-    return sim::Error{source_name + ": out of memory while reading"};
+    return keel::Error{source_name + ": out of memory while reading"};
   }
 }
 

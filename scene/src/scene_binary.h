@@ -5,7 +5,7 @@
 #pragma once
 
 #include <keel/sim/defs.h>
-#include <keel/sim/expected.h>
+#include <keel/base/expected.h>
 
 #include <cstddef>
 #include <cstdint>
@@ -18,7 +18,7 @@ bool has_scene_identifier(const uint8_t* data, size_t size);
 
 /// Verifies (FlatBuffers Verifier, bounded table count) and converts. `data` must be
 /// 8-byte aligned; `base_dir` as for read_scene.
-sim::Expected<sim::SceneDef> parse_verified_binary(const uint8_t* data, size_t size, const std::string& source,
+keel::Expected<sim::SceneDef> parse_verified_binary(const uint8_t* data, size_t size, const std::string& source,
                                                    const std::string* base_dir = nullptr);
 
 }  // namespace keel::scene::detail

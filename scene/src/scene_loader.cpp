@@ -62,7 +62,7 @@ std::string parser_message(const std::string& error) {
 }
 
 /// Builds "file:LINE:COL: body 12: colliders[0].sahpe: unknown field: sahpe".
-sim::Error json_error(const SceneJsonParser& parser, const std::string& text,
+keel::Error json_error(const SceneJsonParser& parser, const std::string& text,
                       const std::string& source) {
   const detail::JsonLocation where = detail::locate(text, parser.offset_in(text.c_str()));
   std::string message =
@@ -73,15 +73,15 @@ sim::Error json_error(const SceneJsonParser& parser, const std::string& text,
     message += "bodies[" + std::to_string(*where.body) + "]: ";
   }
   if (!where.path.empty()) message += where.path + ": ";
-  return sim::Error{message + parser_message(parser.error_)};
+  return keel::Error{message + parser_message(parser.error_)};
 }
 
-sim::Expected<sim::SceneDef> parse_json_text(const std::string& text, size_t bom,
+keel::Expected<sim::SceneDef> parse_json_text(const std::string& text, size_t bom,
                                              const std::string& source, const std::string* base_dir) {
   SceneJsonParser parser(json_options());
   const std::string schema(scene_schema_text());
   if (!parser.Parse(schema.c_str(), nullptr, "scene.fbs")) {
-    return sim::Error{
+    return keel::Error{
         source + ": internal error: the built-in scene schema does not parse: " + parser.error_};
   }
   if (!parser.ParseJson(text.c_str() + bom)) return json_error(parser, text, source);
@@ -90,38 +90,38 @@ sim::Expected<sim::SceneDef> parse_json_text(const std::string& text, size_t bom
 }
 
 /// Checks that only need the text, then parses. `text` is NUL-terminated by std::string.
-sim::Expected<sim::SceneDef> parse_json_checked(const std::string& text,
+keel::Expected<sim::SceneDef> parse_json_checked(const std::string& text,
                                                 const std::string& source,
                                                 const std::string* base_dir = nullptr) {
   if (text.size() > SceneLimits::kMaxFileBytes) {
-    return sim::Error{source + ": is " + std::to_string(text.size()) + " bytes, at most " +
+    return keel::Error{source + ": is " + std::to_string(text.size()) + " bytes, at most " +
                       std::to_string(SceneLimits::kMaxFileBytes) + " allowed"};
   }
   // The parser reads a C string: text after a NUL would be silently dropped.
   if (const size_t nul = text.find('\0'); nul != std::string::npos) {
-    return sim::Error{source + ": contains a NUL byte at offset " + std::to_string(nul) +
+    return keel::Error{source + ": contains a NUL byte at offset " + std::to_string(nul) +
                       " (a scene is JSON text or a \"KSCN\" binary)"};
   }
   // A UTF-8 byte order mark is allowed (RFC 8259 lets parsers ignore it); it is not data.
   const size_t bom = text.rfind("\xEF\xBB\xBF", 0) == 0 ? 3 : 0;
   if (auto too_long = detail::find_long_array(text, kMaxJsonArrayElements)) {
-    return sim::Error{source + ":" + std::to_string(too_long->line) +
+    return keel::Error{source + ":" + std::to_string(too_long->line) +
                       ": an array here has more than " + std::to_string(kMaxJsonArrayElements) +
                       " elements, the most any array in a scene may have"};
   }
   try {
     return parse_json_text(text, bom, source, base_dir);
   } catch (const std::bad_alloc&) {
-    return sim::Error{source + ": out of memory while parsing"};
+    return keel::Error{source + ": out of memory while parsing"};
   }
 }
 
 }  // namespace
 
-sim::Expected<sim::SceneDef> parse_scene_json(std::string_view json,
+keel::Expected<sim::SceneDef> parse_scene_json(std::string_view json,
                                               const std::string& source_name) {
   if (json.size() > SceneLimits::kMaxFileBytes) {
-    return sim::Error{source_name + ": is " + std::to_string(json.size()) + " bytes, at most " +
+    return keel::Error{source_name + ": is " + std::to_string(json.size()) + " bytes, at most " +
                       std::to_string(SceneLimits::kMaxFileBytes) + " allowed"};
   }
   return parse_json_checked(std::string(json), source_name);
@@ -129,22 +129,22 @@ sim::Expected<sim::SceneDef> parse_scene_json(std::string_view json,
 
 namespace {
 
-sim::Expected<sim::SceneDef> load_file(const std::string& path) {
+keel::Expected<sim::SceneDef> load_file(const std::string& path) {
   std::error_code ec;
   if (!std::filesystem::is_regular_file(path, ec)) {
-    return sim::Error{path +
+    return keel::Error{path +
                       ": cannot read: " + (ec ? ec.message() : std::string("not a regular file"))};
   }
   const uintmax_t size = std::filesystem::file_size(path, ec);
-  if (ec) return sim::Error{path + ": cannot read: " + ec.message()};
+  if (ec) return keel::Error{path + ": cannot read: " + ec.message()};
   if (size > SceneLimits::kMaxFileBytes) {
-    return sim::Error{path + ": is " + std::to_string(size) + " bytes, at most " +
+    return keel::Error{path + ": is " + std::to_string(size) + " bytes, at most " +
                       std::to_string(SceneLimits::kMaxFileBytes) + " allowed"};
   }
   std::ifstream file(path, std::ios::binary);
   std::string bytes(static_cast<size_t>(size), '\0');
   if (!file || !file.read(bytes.data(), static_cast<std::streamsize>(size))) {
-    return sim::Error{path + ": cannot read: " + std::strerror(errno)};
+    return keel::Error{path + ": cannot read: " + std::strerror(errno)};
   }
   const auto* data = reinterpret_cast<const uint8_t*>(bytes.data());
   // Mesh colliders' mesh_file names are relative to the scene file's folder.
@@ -161,11 +161,11 @@ sim::Expected<sim::SceneDef> load_file(const std::string& path) {
 
 }  // namespace
 
-sim::Expected<sim::SceneDef> load_scene_file(const std::string& path) {
+keel::Expected<sim::SceneDef> load_scene_file(const std::string& path) {
   try {
     return load_file(path);
   } catch (const std::bad_alloc&) {
-    return sim::Error{path + ": out of memory while reading"};
+    return keel::Error{path + ": out of memory while reading"};
   }
 }
 

@@ -75,11 +75,11 @@ class Reader {
  public:
   Reader(const std::string& source, const std::string* base_dir) : source_(source), base_dir_(base_dir) {}
 
-  sim::Expected<sim::SceneDef> read(const fb::Scene& in) {
+  keel::Expected<sim::SceneDef> read(const fb::Scene& in) {
     sim::SceneDef out;
     if (!read_header(in, out) || !read_bodies(in, out) || !read_spawn_points(in, out) ||
         !read_assemblies(in, out) || !read_joints(in, out) || !read_characters(in, out)) {
-      return sim::Error{error_};
+      return keel::Error{error_};
     }
     return out;
   }
@@ -183,7 +183,7 @@ class Reader {
     if (!read_solver(in.solver(), out.settings)) return false;
     // The sim's ranges (gravity, solver constants), so a scene that loads is one
     // World::from_scene accepts. Its message names the field ("settings: gravity.y ...").
-    const sim::Status status = sim::validate_settings(out.settings);
+    const keel::Status status = sim::validate_settings(out.settings);
     if (status) return true;
     error_ = source_ + ": " + status.error().message;
     return false;
@@ -425,7 +425,7 @@ class Reader {
       if (part == "..") return fail(field, "'" + name + "' may not leave the scene's folder (no '..')");
     }
     const std::filesystem::path full = std::filesystem::path(*base_dir_) / rel;
-    if (sim::Status st = read_obj_file(full.string(), full.string(), out.points, out.indices); !st) {
+    if (keel::Status st = read_obj_file(full.string(), full.string(), out.points, out.indices); !st) {
       return fail(field, st.error().message);
     }
     return true;
@@ -497,7 +497,7 @@ class Reader {
 
   /// The sim's own rules, so a scene that loads is a scene the world accepts.
   bool check_with_sim(const sim::BodyDef& body) {
-    const sim::Status status = sim::validate_body(body);
+    const keel::Status status = sim::validate_body(body);
     if (status) return true;
     error_ = source_ + ": " + status.error().message;
     return false;
@@ -596,7 +596,7 @@ class Reader {
         if (!read_vec3(Field(step_at, ".move"), st->move(), sim::Vec3(0.0f), s.script[k].move)) return false;
       }
     }
-    const sim::Status status = sim::validate_character_settings(s);
+    const keel::Status status = sim::validate_character_settings(s);
     if (status) return true;
     error_ = source_ + ": " + at + ": " + status.error().message;
     return false;
@@ -606,7 +606,7 @@ class Reader {
 
   /// A sim-side error for an entry of a list. The sim's messages start with the field
   /// they are about, so this reads "FILE: joints[3].limit: lower must be <= upper ...".
-  bool fail_at(const std::string& at, const sim::Status& status) {
+  bool fail_at(const std::string& at, const keel::Status& status) {
     error_ = source_ + ": " + at + "." + status.error().message;
     return false;
   }
@@ -685,7 +685,7 @@ class Reader {
         !check_non_negative(Field(at, ".break_force"), out.break_force)) {
       return false;
     }
-    const sim::Status status = sim::validate_joint(out);
+    const keel::Status status = sim::validate_joint(out);
     return status ? true : fail_at(at, status);
   }
 
@@ -744,7 +744,7 @@ class Reader {
       return false;
     }
     if (d.first_id == 0) return fail(Field(at, ".first_id"), "is required (>= 1)");
-    const sim::Status status = sim::validate_ragdoll(d);
+    const keel::Status status = sim::validate_ragdoll(d);
     return status ? true : fail_at(at, status);
   }
 
@@ -767,7 +767,7 @@ class Reader {
     d.brake_torque = in.brake_torque();
     d.max_wheel_speed = in.max_wheel_speed();
     if (d.first_id == 0) return fail(Field(at, ".first_id"), "is required (>= 1)");
-    const sim::Status status = sim::validate_vehicle(d);
+    const keel::Status status = sim::validate_vehicle(d);
     return status ? true : fail_at(at, status);
   }
 
@@ -810,7 +810,7 @@ class Reader {
 
 }  // namespace
 
-sim::Expected<sim::SceneDef> read_scene(const fb::Scene& scene, const std::string& source,
+keel::Expected<sim::SceneDef> read_scene(const fb::Scene& scene, const std::string& source,
                                         const std::string* base_dir) {
   return Reader(source, base_dir).read(scene);
 }

@@ -4,7 +4,7 @@
 
 #include <keel/scene/scene_generated.h>
 #include <keel/sim/defs.h>
-#include <keel/sim/expected.h>
+#include <keel/base/expected.h>
 
 #include <string>
 
@@ -13,7 +13,7 @@ namespace keel::scene::detail {
 /// Converts and validates. `source` starts every error message.
 /// `base_dir`: the folder of the scene file, where Mesh colliders' mesh_file names are
 /// looked up; null for a scene from memory or the network (mesh_file is then an error).
-sim::Expected<sim::SceneDef> read_scene(const fb::Scene& scene, const std::string& source,
+keel::Expected<sim::SceneDef> read_scene(const fb::Scene& scene, const std::string& source,
                                         const std::string* base_dir = nullptr);
 
 /// Shortest text that reads back as the same float ("-1", "0.1", "nan", "inf").

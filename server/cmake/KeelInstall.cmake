@@ -13,10 +13,11 @@ set(KEEL_INSTALL_CMAKEDIR ${CMAKE_INSTALL_LIBDIR}/cmake/Keel)
 
 # The other modules only declare their build-tree include folders; installed consumers
 # find the same headers under <prefix>/include.
-foreach(target keel_sim keel_game keel_sandbox keel_scene keel_protocol keel_recording keel_replay keel_client)
+foreach(target keel_base keel_sim keel_game keel_sandbox keel_scene keel_protocol keel_recording keel_replay keel_client)
   target_include_directories(${target} INTERFACE $<INSTALL_INTERFACE:${CMAKE_INSTALL_INCLUDEDIR}>)
 endforeach()
 target_include_directories(keel_xxhash INTERFACE $<INSTALL_INTERFACE:${CMAKE_INSTALL_INCLUDEDIR}>)
+set_target_properties(keel_base PROPERTIES EXPORT_NAME base)
 set_target_properties(keel_sim PROPERTIES EXPORT_NAME sim)
 set_target_properties(keel_game PROPERTIES EXPORT_NAME game)
 set_target_properties(keel_sandbox PROPERTIES EXPORT_NAME sandbox)
@@ -27,7 +28,7 @@ set_target_properties(keel_replay PROPERTIES EXPORT_NAME replay)
 set_target_properties(keel_client PROPERTIES EXPORT_NAME client)
 set_target_properties(keel_xxhash PROPERTIES EXPORT_NAME xxhash)
 
-install(TARGETS keel_sim keel_game keel_sandbox keel_scene keel_protocol keel_recording keel_replay keel_client keel_server keel_xxhash
+install(TARGETS keel_base keel_sim keel_game keel_sandbox keel_scene keel_protocol keel_recording keel_replay keel_client keel_server keel_xxhash
         EXPORT KeelTargets
         ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
         LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR})
@@ -42,7 +43,7 @@ endif()
 if(TARGET keel-token)
   install(TARGETS keel-token RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
 endif()
-foreach(module sim game games/sandbox scene protocol replay/format replay/tool client-sdk server)
+foreach(module base sim game games/sandbox scene protocol replay/format replay/tool client-sdk server)
   install(DIRECTORY ${PROJECT_SOURCE_DIR}/${module}/include/keel DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
 endforeach()
 foreach(module scene protocol)

@@ -106,7 +106,7 @@ struct Server::Impl {
   std::string agones_address;  // Agones thread: the GameServer address tokens may name
   std::mutex allocated_settings_mutex;
   std::optional<MatchSettings> allocated_settings;  // Agones thread -> tick thread
-  sim::Status start_agones();
+  keel::Status start_agones();
   void on_agones_report(const AgonesGameServer& gs);
   void on_agones_allocated(const AgonesGameServer& gs);
   std::optional<MatchSettings> settings_from_allocation(const AgonesGameServer& gs);
@@ -126,11 +126,11 @@ struct Server::Impl {
   }
   HostServices services() { return HostServices{options, log, metrics, *sender, router, rules, game_origin}; }
 
-  sim::Status bind_sockets();
+  keel::Status bind_sockets();
   void receive_next(uint32_t socket);
   void on_datagram(uint32_t socket, const Udp::endpoint& from, std::span<const uint8_t> bytes);
   void on_handshake(uint32_t socket, const Udp::endpoint& from, std::span<const uint8_t> bytes);
-  sim::Status start_http();
+  keel::Status start_http();
   HttpResponse http_handler(const std::string& path);
 
   void tick_loop();
@@ -154,7 +154,7 @@ struct Server::Impl {
 
 // --- sockets -------------------------------------------------------------------------------
 
-sim::Status Server::Impl::bind_sockets() {
+keel::Status Server::Impl::bind_sockets() {
   std::vector<int> fds;
   for (size_t i = 0; i < options.bind.size(); ++i) {
     Udp::endpoint at = *parse_endpoint(options.bind[i]);
@@ -164,7 +164,7 @@ sim::Status Server::Impl::bind_sockets() {
     // One socket per family: [::] must not also claim IPv4, or 0.0.0.0 beside it fails.
     if (!ec && at.address().is_v6()) s.set_option(asio::ip::v6_only(true), ec);
     if (!ec) s.bind(at, ec);
-    if (ec) return sim::Error{"--bind " + options.bind[i] + ": " + ec.message()};
+    if (ec) return keel::Error{"--bind " + options.bind[i] + ": " + ec.message()};
     s.set_option(asio::socket_base::receive_buffer_size(4 << 20), ec);  // best effort
     s.set_option(asio::socket_base::send_buffer_size(4 << 20), ec);
     Udp::endpoint bound = s.local_endpoint();
@@ -306,7 +306,7 @@ void Server::Impl::on_handshake(uint32_t socket, const Udp::endpoint& from, std:
 // scrapers can never stop a new match from opening its recording.
 uint64_t reserved_descriptors(const ServerOptions& o) { return 2ull * o.max_matches + 16; }
 
-sim::Status Server::Impl::start_http() {
+keel::Status Server::Impl::start_http() {
   if (options.metrics_bind.empty()) return {};
   Udp::endpoint at = *parse_endpoint(options.metrics_bind);
   HttpLimits limits;
@@ -325,7 +325,7 @@ sim::Status Server::Impl::start_http() {
   http = std::make_unique<HttpServer>(io, [this](const std::string& path) { return http_handler(path); }, log,
                                       limits);
   std::string err = http->start(asio::ip::tcp::endpoint(at.address(), at.port()));
-  if (!err.empty()) return sim::Error{"--metrics " + options.metrics_bind + ": " + err};
+  if (!err.empty()) return keel::Error{"--metrics " + options.metrics_bind + ": " + err};
   auto e = http->local_endpoint();
   metrics_address = format_endpoint(Udp::endpoint(e.address(), e.port()));
   return {};
@@ -351,9 +351,9 @@ bool Server::Impl::healthy() const {
 
 // --- Agones --------------------------------------------------------------------------------
 
-sim::Status Server::Impl::start_agones() {
+keel::Status Server::Impl::start_agones() {
   auto env = AgonesOptions::from_environment();
-  if (!env) return sim::Error{env.error().message};
+  if (!env) return keel::Error{env.error().message};
   if (!options.agones && !env->has_value()) return {};
   AgonesOptions agones_options = env->has_value() ? **env : AgonesOptions{};
   agones = std::make_unique<AgonesClient>(
@@ -707,22 +707,22 @@ Server::~Server() {
   }
 }
 
-sim::Expected<std::unique_ptr<Server>> Server::create(const ServerOptions& options, RulesFactory rules) {
-  sim::Status st = validate(options);
+keel::Expected<std::unique_ptr<Server>> Server::create(const ServerOptions& options, RulesFactory rules) {
+  keel::Status st = validate(options);
   if (!st) return st.error();
   LogLevel level = LogLevel::Info;
   parse_log_level(options.log_level, level);
   std::FILE* log_file = nullptr;
   if (!options.log_file.empty()) {
     log_file = std::fopen(options.log_file.c_str(), "a");
-    if (!log_file) return sim::Error{"--log-file " + options.log_file + ": " + std::strerror(errno)};
+    if (!log_file) return keel::Error{"--log-file " + options.log_file + ": " + std::strerror(errno)};
   }
   auto impl = std::make_unique<Impl>(options, level, log_file);
   impl->rules = std::move(rules);
   if (!options.game_module.empty()) {
     // --game: the module's game replaces the program's own (sandbox or a custom server's).
     game::RulesRegistry modules;
-    if (sim::Status loaded = modules.add_module(options.game_module); !loaded) return sim::Error{"--game: " + loaded.error().message};
+    if (keel::Status loaded = modules.add_module(options.game_module); !loaded) return keel::Error{"--game: " + loaded.error().message};
     auto factory = modules.factory(modules.module_game());
     if (!factory) return factory.error();
     impl->rules = *factory;
@@ -744,7 +744,7 @@ sim::Expected<std::unique_ptr<Server>> Server::create(const ServerOptions& optio
     impl->development = true;
   } else {
     auto key = kp::load_token_key(options.token_key_path);
-    if (!key) return sim::Error{"--token-key: " + key.error().message};
+    if (!key) return keel::Error{"--token-key: " + key.error().message};
     impl->token_key = *key;
   }
   // In place on a terminal, unless JSON log lines share it (they would be torn up).
@@ -753,9 +753,9 @@ sim::Expected<std::unique_ptr<Server>> Server::create(const ServerOptions& optio
   return std::unique_ptr<Server>(new Server(std::move(impl)));
 }
 
-sim::Status Server::start() {
+keel::Status Server::start() {
   Impl& m = *impl_;
-  sim::Status st = m.bind_sockets();
+  keel::Status st = m.bind_sockets();
   if (!st) return st;
   st = m.start_http();
   if (!st) return st;
@@ -815,7 +815,7 @@ int Server::run() {
     impl_->log.info("signal", {{"signal", sig == SIGINT ? "SIGINT" : "SIGTERM"}, {"action", "stopping"}});
     request_stop();
   });
-  sim::Status st = start();
+  keel::Status st = start();
   if (!st) {
     std::fprintf(stderr, "keel-server: %s\n", st.error().message.c_str());
     return 1;

@@ -13,7 +13,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-std::string error_of(const sim::Expected<sim::SceneDef>& r) { return r ? std::string() : r.error().message; }
+std::string error_of(const keel::Expected<sim::SceneDef>& r) { return r ? std::string() : r.error().message; }
 
 // A scratch folder per test, removed afterwards.
 struct Folder {

@@ -93,7 +93,7 @@ TEST_P(SceneState, EveryCorruptionIsRefusedOrSavesBackToTheSameBytes) {
   const uint64_t good_hash = target.hash();
   int refused = 0, accepted = 0;
   for (const Corruption& c : corruptions(good, seed_of(GetParam()))) {
-    sim::Status st = target.restore_state(c.bytes);
+    keel::Status st = target.restore_state(c.bytes);
     if (!st) {
       ++refused;
       ASSERT_FALSE(st.error().message.empty()) << c.what;

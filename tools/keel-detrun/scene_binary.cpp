@@ -24,21 +24,21 @@ bool has_scene_identifier(const std::vector<uint8_t>& bytes) {
 
 }  // namespace
 
-sim::Expected<sim::SceneDef> load_binary_scene(const std::string& path) {
+keel::Expected<sim::SceneDef> load_binary_scene(const std::string& path) {
   std::ifstream in(path, std::ios::binary | std::ios::ate);
-  if (!in) return sim::Error{path + ": cannot open"};
+  if (!in) return keel::Error{path + ": cannot open"};
   const std::streamoff size = in.tellg();
   if (size < 0 || uint64_t(size) > scene::SceneLimits::kMaxFileBytes) {
-    return sim::Error{path + ": is not a readable file of at most " +
+    return keel::Error{path + ": is not a readable file of at most " +
                       std::to_string(scene::SceneLimits::kMaxFileBytes) + " bytes"};
   }
   // A heap buffer is aligned for any scalar, as FlatBuffers' in-place reads need.
   std::vector<uint8_t> bytes(size_t(size), 0);
   in.seekg(0);
   in.read(reinterpret_cast<char*>(bytes.data()), size);
-  if (!in) return sim::Error{path + ": read error"};
+  if (!in) return keel::Error{path + ": read error"};
   if (!has_scene_identifier(bytes)) {
-    return sim::Error{path + ": not a binary scene (no \"KSCN\" identifier); convert a JSON scene with "
+    return keel::Error{path + ": not a binary scene (no \"KSCN\" identifier); convert a JSON scene with "
                              "`flatc -b scene/schemas/scene.fbs SCENE.json`"};
   }
   return scene::parse_scene_binary(std::span<const uint8_t>(bytes), path);

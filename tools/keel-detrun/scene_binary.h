@@ -3,7 +3,7 @@
 #pragma once
 
 #include <keel/sim/defs.h>
-#include <keel/sim/expected.h>
+#include <keel/base/expected.h>
 
 #include <string>
 
@@ -11,6 +11,6 @@ namespace keel::det {
 
 /// Reads, verifies (FlatBuffers Verifier) and validates a binary scene with the same rules
 /// as keel::scene. Errors start with `path`.
-sim::Expected<sim::SceneDef> load_binary_scene(const std::string& path);
+keel::Expected<sim::SceneDef> load_binary_scene(const std::string& path);
 
 }  // namespace keel::det

@@ -42,7 +42,7 @@ int DeterminismCommand::run() {
     // The module must also obey the determinism rules: the check below steps it at the
     // given threads and restores it mid-run, like any scene.
     game::RulesRegistry modules;
-    if (sim::Status st = modules.add_module(game_module_); !st) {
+    if (keel::Status st = modules.add_module(game_module_); !st) {
       std::cerr << "keel-sim determinism: --game: " << st.error().message << "\n";
       return 2;
     }

@@ -156,7 +156,7 @@ struct Recorder {
     game::RulesRegistry games = games::builtin_games();
     std::string name = "sandbox";
     if (!o.game_module.empty()) {
-      if (sim::Status st = games.add_module(o.game_module); !st) {
+      if (keel::Status st = games.add_module(o.game_module); !st) {
         std::cerr << "keel-sim: --game: " << st.error().message << "\n";
         return false;
       }
@@ -187,12 +187,12 @@ struct Recorder {
   game::GameOrigin origin;
 
   bool step() {
-    sim::Status st = writer->step_and_record(*match, bot_inputs(match->input_layout(), match->tick(), bots));
+    keel::Status st = writer->step_and_record(*match, bot_inputs(match->input_layout(), match->tick(), bots));
     if (!st) std::cerr << st.error().message << "\n";
     return bool(st);
   }
   bool finish() {
-    sim::Status st = writer->finish();
+    keel::Status st = writer->finish();
     if (!st) std::cerr << st.error().message << "\n";
     return bool(st);
   }

@@ -21,12 +21,12 @@ bool zstd_compress(std::span<const uint8_t> in, std::vector<uint8_t>& out) {
   return true;
 }
 
-sim::Expected<std::vector<uint8_t>> zstd_decompress(std::span<const uint8_t> in, uint64_t raw_size) {
+keel::Expected<std::vector<uint8_t>> zstd_decompress(std::span<const uint8_t> in, uint64_t raw_size) {
   // Streamed, growing the output only as bytes really come out: a hostile frame that
   // declares gigabytes gets no allocation until it produces them, and none past raw_size
   // (which the caller has capped).
   ZSTD_DStream* ds = ZSTD_createDStream();
-  if (ds == nullptr) return sim::Error{"zstd: out of memory"};
+  if (ds == nullptr) return keel::Error{"zstd: out of memory"};
   std::vector<uint8_t> out;
   ZSTD_inBuffer src{in.data(), in.size(), 0};
   std::string error;
@@ -43,10 +43,10 @@ sim::Expected<std::vector<uint8_t>> zstd_decompress(std::span<const uint8_t> in,
     else if (ret != 0 && src.pos == src.size && dst.pos < step) error = "zstd frame is cut short";
   }
   ZSTD_freeDStream(ds);
-  if (!error.empty()) return sim::Error{error};
-  if (src.pos != src.size) return sim::Error{"bytes follow the zstd frame"};
+  if (!error.empty()) return keel::Error{error};
+  if (src.pos != src.size) return keel::Error{"bytes follow the zstd frame"};
   if (out.size() != raw_size) {
-    return sim::Error{"zstd frame expands to " + std::to_string(out.size()) + " bytes, not " + std::to_string(raw_size)};
+    return keel::Error{"zstd frame expands to " + std::to_string(out.size()) + " bytes, not " + std::to_string(raw_size)};
   }
   return out;
 }

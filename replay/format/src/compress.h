@@ -2,7 +2,7 @@
 // and canonical state compresses well (zeros, repeated floats, sorted ids).
 #pragma once
 
-#include <keel/sim/expected.h>
+#include <keel/base/expected.h>
 
 #include <cstdint>
 #include <span>
@@ -13,6 +13,6 @@ namespace keel::replay::detail {
 /// Compresses `in` at a fast level; returns false (and leaves `out` alone) on failure.
 bool zstd_compress(std::span<const uint8_t> in, std::vector<uint8_t>& out);
 /// Decompresses a frame that must expand to exactly `raw_size` bytes.
-sim::Expected<std::vector<uint8_t>> zstd_decompress(std::span<const uint8_t> in, uint64_t raw_size);
+keel::Expected<std::vector<uint8_t>> zstd_decompress(std::span<const uint8_t> in, uint64_t raw_size);
 
 }  // namespace keel::replay::detail

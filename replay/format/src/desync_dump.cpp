@@ -4,7 +4,7 @@
 #include <keel/replay/format.h>
 #include <keel/replay/writer.h>
 
-#include <keel/sim/byte_io.h>
+#include <keel/base/byte_io.h>
 
 #include <xxhash.h>
 
@@ -17,8 +17,8 @@
 
 namespace keel::replay {
 
-using sim::ByteReader;
-using sim::ByteWriter;
+using keel::ByteReader;
+using keel::ByteWriter;
 
 DesyncDump make_desync_dump(const game::Match& match, uint64_t expected_hash, std::string note) {
   DesyncDump d;
@@ -55,16 +55,16 @@ bool looks_like_desync_dump(std::span<const uint8_t> bytes) {
   return bytes.size() >= kDesyncDumpMagic.size() && std::equal(kDesyncDumpMagic.begin(), kDesyncDumpMagic.end(), bytes.begin());
 }
 
-sim::Expected<DesyncDump> decode_desync_dump(std::span<const uint8_t> bytes) {
-  if (!looks_like_desync_dump(bytes)) return sim::Error{"not a Keel desync dump (bad magic)"};
-  if (bytes.size() < kDesyncDumpMagic.size() + 8) return sim::Error{"desync dump is cut short"};
+keel::Expected<DesyncDump> decode_desync_dump(std::span<const uint8_t> bytes) {
+  if (!looks_like_desync_dump(bytes)) return keel::Error{"not a Keel desync dump (bad magic)"};
+  if (bytes.size() < kDesyncDumpMagic.size() + 8) return keel::Error{"desync dump is cut short"};
   const size_t body = bytes.size() - 8;
   ByteReader check(bytes.subspan(body));
-  if (XXH3_64bits(bytes.data(), body) != check.u64()) return sim::Error{"desync dump checksum mismatch (damaged file)"};
+  if (XXH3_64bits(bytes.data(), body) != check.u64()) return keel::Error{"desync dump checksum mismatch (damaged file)"};
   ByteReader r(bytes.subspan(kDesyncDumpMagic.size(), body - kDesyncDumpMagic.size()));
   uint32_t version = r.u32();
   if (r.ok() && version != kDesyncDumpVersion) {
-    return sim::Error{"desync dump version " + std::to_string(version) + " is not the one this build reads (" +
+    return keel::Error{"desync dump version " + std::to_string(version) + " is not the one this build reads (" +
                       std::to_string(kDesyncDumpVersion) + ")"};
   }
   DesyncDump d;
@@ -76,28 +76,28 @@ sim::Expected<DesyncDump> decode_desync_dump(std::span<const uint8_t> bytes) {
   uint64_t n = r.u64();
   if (r.ok() && n != r.left()) r.fail("state length " + std::to_string(n) + " is not the " + std::to_string(r.left()) + " bytes left");
   auto state = r.bytes(r.ok() ? size_t(n) : 0);
-  if (!r.ok()) return sim::Error{"desync dump: " + r.error()};
+  if (!r.ok()) return keel::Error{"desync dump: " + r.error()};
   d.state.assign(state.begin(), state.end());
-  if (XXH3_64bits(d.state.data(), d.state.size()) != d.hash) return sim::Error{"desync dump: the state does not hash to its recorded hash"};
+  if (XXH3_64bits(d.state.data(), d.state.size()) != d.hash) return keel::Error{"desync dump: the state does not hash to its recorded hash"};
   return d;
 }
 
-sim::Status write_desync_dump(const std::string& path, const game::Match& match, uint64_t expected_hash, std::string note) {
+keel::Status write_desync_dump(const std::string& path, const game::Match& match, uint64_t expected_hash, std::string note) {
   std::vector<uint8_t> bytes = encode_desync_dump(make_desync_dump(match, expected_hash, std::move(note)));
   std::FILE* f = std::fopen(path.c_str(), "wb");
-  if (f == nullptr) return sim::Error{path + ": cannot create: " + std::strerror(errno)};
+  if (f == nullptr) return keel::Error{path + ": cannot create: " + std::strerror(errno)};
   bool ok = std::fwrite(bytes.data(), 1, bytes.size(), f) == bytes.size();
   ok = std::fclose(f) == 0 && ok;
-  if (!ok) return sim::Error{path + ": write failed"};
-  return sim::Status::ok();
+  if (!ok) return keel::Error{path + ": write failed"};
+  return keel::Status::ok();
 }
 
-sim::Expected<DesyncDump> read_desync_dump(const std::string& path) {
+keel::Expected<DesyncDump> read_desync_dump(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
-  if (!in) return sim::Error{path + ": cannot open"};
+  if (!in) return keel::Error{path + ": cannot open"};
   std::vector<uint8_t> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   auto d = decode_desync_dump(bytes);
-  if (!d) return sim::Error{path + ": " + d.error().message};
+  if (!d) return keel::Error{path + ": " + d.error().message};
   return d;
 }
 

@@ -1,7 +1,7 @@
 // Encoders and decoders of the recording's chunk payloads (docs/recording-format.md).
 #include <keel/replay/format.h>
 
-#include <keel/sim/byte_io.h>
+#include <keel/base/byte_io.h>
 #include "compress.h"
 
 #include <xxhash.h>
@@ -12,8 +12,8 @@
 
 namespace keel::replay {
 
-using sim::ByteReader;
-using sim::ByteWriter;
+using keel::ByteReader;
+using keel::ByteWriter;
 
 namespace {
 
@@ -23,8 +23,8 @@ constexpr size_t kGameEventBytes = 5;   // u32 type, u8 component count (then th
 constexpr size_t kCheckpointRefBytes = 16;
 constexpr size_t kLostRangeBytes = 17;  // u64 first, u64 last, u8 up_to
 
-sim::Error field_error(const char* chunk, const ByteReader& r) {
-  return sim::Error{std::string(chunk) + " chunk: " + r.error()};
+keel::Error field_error(const char* chunk, const ByteReader& r) {
+  return keel::Error{std::string(chunk) + " chunk: " + r.error()};
 }
 
 }  // namespace
@@ -106,7 +106,7 @@ void encode_header(const Header& h, std::vector<uint8_t>& out) {
   w.u64(h.game_seed);
 }
 
-sim::Expected<Header> decode_header(std::span<const uint8_t> payload) {
+keel::Expected<Header> decode_header(std::span<const uint8_t> payload) {
   ByteReader r(payload);
   Header h;
   h.keel_version = r.str(kMaxStringBytes, "keel_version");
@@ -187,7 +187,7 @@ void encode_tick(const TickRecord& t, std::vector<uint8_t>& out) {
   }
 }
 
-sim::Expected<TickRecord> decode_tick(std::span<const uint8_t> payload) {
+keel::Expected<TickRecord> decode_tick(std::span<const uint8_t> payload) {
   ByteReader r(payload);
   TickRecord t;
   t.tick = r.u64();
@@ -216,26 +216,26 @@ sim::Expected<TickRecord> decode_tick(std::span<const uint8_t> payload) {
   return t;
 }
 
-sim::Status check_tick_against(const TickRecord& t, const game::GameSpec& spec) {
+keel::Status check_tick_against(const TickRecord& t, const game::GameSpec& spec) {
   for (const game::PlayerInput& in : t.inputs.inputs) {
     if (!spec.input.valid(in.frame)) {
-      return sim::Error{"tick " + std::to_string(t.tick) + ": player " + std::to_string(in.player) +
+      return keel::Error{"tick " + std::to_string(t.tick) + ": player " + std::to_string(in.player) +
                         "'s input is out of range for game \"" + spec.name + "\""};
     }
   }
   for (const game::GameEvent& e : t.events) {
     if (e.type >= spec.events.size() || !spec.events[e.type].payload.valid(e.payload)) {
-      return sim::Error{"tick " + std::to_string(t.tick) + ": a game event of type " + std::to_string(e.type) +
+      return keel::Error{"tick " + std::to_string(t.tick) + ": a game event of type " + std::to_string(e.type) +
                         " is not one game \"" + spec.name + "\" declares"};
     }
   }
-  return sim::Status::ok();
+  return keel::Status::ok();
 }
 
-sim::Expected<game::GameSpec> header_spec(const Header& h) {
+keel::Expected<game::GameSpec> header_spec(const Header& h) {
   auto spec = game::read_spec(h.game_spec);
-  if (!spec) return sim::Error{"header: " + spec.error().message};
-  if (spec->name != h.game) return sim::Error{"header: the game spec is named \"" + spec->name + "\", the header \"" + h.game + "\""};
+  if (!spec) return keel::Error{"header: " + spec.error().message};
+  if (spec->name != h.game) return keel::Error{"header: the game spec is named \"" + spec->name + "\", the header \"" + h.game + "\""};
   return spec;
 }
 
@@ -250,7 +250,7 @@ void encode_checkpoint(const Checkpoint& c, Compression compression, std::vector
   w.bytes(compression == Compression::None ? std::span<const uint8_t>(c.state) : std::span<const uint8_t>(packed));
 }
 
-sim::Expected<std::pair<uint64_t, uint64_t>> peek_checkpoint(std::span<const uint8_t> payload) {
+keel::Expected<std::pair<uint64_t, uint64_t>> peek_checkpoint(std::span<const uint8_t> payload) {
   ByteReader r(payload);
   uint64_t tick = r.u64();
   uint64_t hash = r.u64();
@@ -258,7 +258,7 @@ sim::Expected<std::pair<uint64_t, uint64_t>> peek_checkpoint(std::span<const uin
   return std::pair{tick, hash};
 }
 
-sim::Expected<Checkpoint> decode_checkpoint(std::span<const uint8_t> payload, uint64_t max_state_bytes) {
+keel::Expected<Checkpoint> decode_checkpoint(std::span<const uint8_t> payload, uint64_t max_state_bytes) {
   ByteReader r(payload);
   Checkpoint c;
   c.tick = r.u64();
@@ -279,12 +279,12 @@ sim::Expected<Checkpoint> decode_checkpoint(std::span<const uint8_t> payload, ui
     c.state.assign(stored.begin(), stored.end());
   } else {
     auto raw = detail::zstd_decompress(stored, raw_size);
-    if (!raw) return sim::Error{"checkpoint chunk: " + raw.error().message};
+    if (!raw) return keel::Error{"checkpoint chunk: " + raw.error().message};
     c.state = std::move(*raw);
   }
   uint64_t actual = XXH3_64bits(c.state.data(), c.state.size());
   if (actual != c.hash) {
-    return sim::Error{"checkpoint chunk: state hashes to " + hex_hash(actual) + ", not the recorded " + hex_hash(c.hash)};
+    return keel::Error{"checkpoint chunk: state hashes to " + hex_hash(actual) + ", not the recorded " + hex_hash(c.hash)};
   }
   return c;
 }
@@ -306,7 +306,7 @@ void encode_footer(const Footer& f, std::vector<uint8_t>& out) {
   }
 }
 
-sim::Expected<Footer> decode_footer(std::span<const uint8_t> payload) {
+keel::Expected<Footer> decode_footer(std::span<const uint8_t> payload) {
   ByteReader r(payload);
   Footer f;
   f.first_tick = r.u64();
@@ -401,7 +401,7 @@ void encode_sync(uint64_t tick, std::vector<uint8_t>& out) {
   w.u64(tick);
 }
 
-sim::Expected<uint64_t> decode_sync(std::span<const uint8_t> payload) {
+keel::Expected<uint64_t> decode_sync(std::span<const uint8_t> payload) {
   ByteReader r(payload);
   uint64_t tick = r.u64();
   if (!r.ok()) return field_error("sync", r);

@@ -2,7 +2,7 @@
 #include <keel/replay/reader.h>
 
 #include <keel/scene/scene.h>
-#include <keel/sim/byte_io.h>
+#include <keel/base/byte_io.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -62,17 +62,17 @@ std::string at(uint64_t offset) { return "at byte " + std::to_string(offset); }
 
 }  // namespace
 
-sim::Expected<std::unique_ptr<ByteSource>> open_file_source(const std::string& path) {
+keel::Expected<std::unique_ptr<ByteSource>> open_file_source(const std::string& path) {
   std::FILE* f = std::fopen(path.c_str(), "rb");
-  if (f == nullptr) return sim::Error{path + ": cannot open: " + std::strerror(errno)};
+  if (f == nullptr) return keel::Error{path + ": cannot open: " + std::strerror(errno)};
   if (fseeko(f, 0, SEEK_END) != 0) {
     std::fclose(f);
-    return sim::Error{path + ": cannot seek (not a regular file?)"};
+    return keel::Error{path + ": cannot seek (not a regular file?)"};
   }
   off_t size = ftello(f);
   if (size < 0) {
     std::fclose(f);
-    return sim::Error{path + ": cannot tell its size"};
+    return keel::Error{path + ": cannot tell its size"};
   }
   return std::unique_ptr<ByteSource>(std::make_unique<FileSource>(f, uint64_t(size)));
 }
@@ -386,29 +386,29 @@ uint64_t RecordingIndex::ticks_held() const {
   return n;
 }
 
-sim::Expected<Recording> Recording::open(const std::string& path) {
+keel::Expected<Recording> Recording::open(const std::string& path) {
   auto src = open_file_source(path);
   if (!src) return src.error();
   return from_source(std::move(*src), path);
 }
 
-sim::Expected<Recording> Recording::from_bytes(std::vector<uint8_t> bytes, const std::string& name) {
+keel::Expected<Recording> Recording::from_bytes(std::vector<uint8_t> bytes, const std::string& name) {
   return from_source(memory_source(std::move(bytes)), name);
 }
 
 ChunkLimits Recording::limits() const { return ChunkLimits{max_checkpoint_payload(max_state_bytes_)}; }
 
-sim::Expected<Recording> Recording::from_source(std::unique_ptr<ByteSource> src, const std::string& name) {
+keel::Expected<Recording> Recording::from_source(std::unique_ptr<ByteSource> src, const std::string& name) {
   Recording rec;
   rec.name_ = name;
   rec.src_ = std::move(src);
   std::vector<uint8_t> pre;
-  if (!rec.src_->read(0, std::min<uint64_t>(kPreambleBytes, rec.src_->size()), pre)) return sim::Error{name + ": cannot read"};
+  if (!rec.src_->read(0, std::min<uint64_t>(kPreambleBytes, rec.src_->size()), pre)) return keel::Error{name + ": cannot read"};
   Preamble preamble = decode_preamble(pre);
-  if (sim::Status st = rec.read_header(preamble); !st) return sim::Error{name + ": " + st.error().message};
+  if (keel::Status st = rec.read_header(preamble); !st) return keel::Error{name + ": " + st.error().message};
   rec.header_.format_version = kFormatVersion;
   auto spec = header_spec(rec.header_);
-  if (!spec) return sim::Error{name + ": " + spec.error().message};
+  if (!spec) return keel::Error{name + ": " + spec.error().message};
   rec.spec_ = std::move(*spec);
   if (auto scene = scene::parse_scene_binary(rec.header_.scene, name + " (embedded scene)")) {
     rec.max_state_bytes_ = max_checkpoint_state_bytes(*scene, rec.spec_);
@@ -420,7 +420,7 @@ sim::Expected<Recording> Recording::from_source(std::unique_ptr<ByteSource> src,
 // The header is read from the first chunk, or, when that is damaged, from its copy (the
 // next chunk that verifies). A preamble that is not sound is forgiven when a sound
 // header follows it: only this version's frames pass their checks.
-sim::Status Recording::read_header(const Preamble& preamble) {
+keel::Status Recording::read_header(const Preamble& preamble) {
   using S = Preamble::Status;
   // A sound preamble of another version is believed; anything else is forgiven when a
   // sound header of this version follows (a damaged byte, as its check shows).
@@ -429,7 +429,7 @@ sim::Status Recording::read_header(const Preamble& preamble) {
   const bool checked_older = preamble.status == S::Older && preamble.version >= 2;
   if (preamble.status == S::Newer || checked_older ||
       (preamble.status == S::NotARecording && src_->size() < kPreambleBytes)) {
-    return sim::Error{preamble.why};
+    return keel::Error{preamble.why};
   }
   Chunk chunk;
   std::string why;
@@ -448,11 +448,11 @@ sim::Status Recording::read_header(const Preamble& preamble) {
     }
   }
   if (!sound) {
-    if (preamble.status == S::Damaged) return sim::Error{"the preamble (bytes 0..15) is damaged: " + preamble.why + ", and no header verifies"};
-    if (preamble.status != S::Ok) return sim::Error{preamble.why};
-    if (st == ChunkStatus::End) return sim::Error{"the file holds no header (cut short right after the preamble)"};
-    if (st == ChunkStatus::Ok) return sim::Error{"the first chunk is not a header"};
-    return sim::Error{"header chunk: " + why + ", and no copy of it verifies"};
+    if (preamble.status == S::Damaged) return keel::Error{"the preamble (bytes 0..15) is damaged: " + preamble.why + ", and no header verifies"};
+    if (preamble.status != S::Ok) return keel::Error{preamble.why};
+    if (st == ChunkStatus::End) return keel::Error{"the file holds no header (cut short right after the preamble)"};
+    if (st == ChunkStatus::Ok) return keel::Error{"the first chunk is not a header"};
+    return keel::Error{"header chunk: " + why + ", and no copy of it verifies"};
   }
   if (preamble.status != S::Ok) {
     std::string what = preamble.status == S::Damaged ? preamble.why : "it reads \"" + preamble.why + "\"";
@@ -464,7 +464,7 @@ sim::Status Recording::read_header(const Preamble& preamble) {
   if (!header) return header.error();
   header_ = std::move(*header);
   body_offset_ = chunk.end;
-  return sim::Status::ok();
+  return keel::Status::ok();
 }
 
 // The tail names the footer's offset; any doubt (bad magic, bad chunk, offsets outside
@@ -572,14 +572,14 @@ std::vector<CheckpointRef> Recording::checkpoints() const {
   return index().checkpoints;
 }
 
-sim::Expected<Checkpoint> Recording::read_checkpoint(const CheckpointRef& ref) const {
+keel::Expected<Checkpoint> Recording::read_checkpoint(const CheckpointRef& ref) const {
   Chunk chunk;
   std::string why;
-  if (read_chunk(*src_, ref.offset, chunk, why, limits()) != ChunkStatus::Ok) return sim::Error{why};
-  if (chunk.type != uint32_t(ChunkType::Checkpoint)) return sim::Error{"no checkpoint chunk " + at(ref.offset)};
+  if (read_chunk(*src_, ref.offset, chunk, why, limits()) != ChunkStatus::Ok) return keel::Error{why};
+  if (chunk.type != uint32_t(ChunkType::Checkpoint)) return keel::Error{"no checkpoint chunk " + at(ref.offset)};
   auto c = decode_checkpoint(chunk.payload, max_state_bytes_);
-  if (!c) return sim::Error{c.error().message + " " + at(ref.offset)};
-  if (c->tick != ref.tick) return sim::Error{"the checkpoint " + at(ref.offset) + " is for tick " + std::to_string(c->tick)};
+  if (!c) return keel::Error{c.error().message + " " + at(ref.offset)};
+  if (c->tick != ref.tick) return keel::Error{"the checkpoint " + at(ref.offset) + " is for tick " + std::to_string(c->tick)};
   return c;
 }
 

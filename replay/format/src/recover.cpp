@@ -31,12 +31,12 @@ struct Appender {
 
 }  // namespace
 
-sim::Expected<RecoverResult> recover_recording(const std::string& in, const std::string& out) {
+keel::Expected<RecoverResult> recover_recording(const std::string& in, const std::string& out) {
   auto rec = Recording::open(in);
   if (!rec) return rec.error();
   const RecordingIndex& idx = rec->index();  // the lost tail and the gaps need the whole pass
   std::FILE* f = std::fopen(out.c_str(), "wb");
-  if (f == nullptr) return sim::Error{out + ": cannot create: " + std::strerror(errno)};
+  if (f == nullptr) return keel::Error{out + ": cannot create: " + std::strerror(errno)};
   Appender app{f};
   app.write(encode_preamble());
   std::vector<uint8_t> header;
@@ -79,7 +79,7 @@ sim::Expected<RecoverResult> recover_recording(const std::string& in, const std:
   app.chunk(uint32_t(ChunkType::Footer), payload);
   app.write(encode_tail(footer_offset));
   bool closed = std::fclose(f) == 0;
-  if (!app.ok || !closed) return sim::Error{out + ": write failed"};
+  if (!app.ok || !closed) return keel::Error{out + ": write failed"};
 
   result.first_tick = footer.first_tick;
   result.last_tick = cursor.last_tick().value_or(footer.first_tick);

@@ -40,7 +40,7 @@ struct RecordingWriter::Impl {
     if (file != nullptr) std::fclose(file);
   }
 
-  sim::Status failed() const { return sim::Error{path + ": " + error}; }
+  keel::Status failed() const { return keel::Error{path + ": " + error}; }
 
   bool write_bytes(const std::vector<uint8_t>& bytes) {
     if (!error.empty()) return false;
@@ -122,13 +122,13 @@ RecordingWriter::~RecordingWriter() {
   if (impl_) finish();
 }
 
-sim::Expected<RecordingWriter> RecordingWriter::create(const std::string& path, const game::Match& match,
+keel::Expected<RecordingWriter> RecordingWriter::create(const std::string& path, const game::Match& match,
                                                        const WriterOptions& options) {
   auto impl = std::make_unique<Impl>();
   impl->path = path;
   impl->options = options;
   impl->file = std::fopen(path.c_str(), "wb");
-  if (impl->file == nullptr) return sim::Error{path + ": cannot create: " + std::strerror(errno)};
+  if (impl->file == nullptr) return keel::Error{path + ": cannot create: " + std::strerror(errno)};
   const uint32_t rate = match.world().settings().tick_rate;
   impl->flush_every = options.flush_every_ticks != 0 ? options.flush_every_ticks : (rate != 0 ? rate : 60);
 
@@ -153,37 +153,37 @@ sim::Expected<RecordingWriter> RecordingWriter::create(const std::string& path, 
   bool ok = impl->write_bytes(encode_preamble()) && impl->write_chunk(ChunkType::Header) &&
             impl->write_chunk(ChunkType::HeaderCopy) && impl->write_tick({}, match, {}) &&
             (match.tick() == 0 || impl->write_checkpoint(match)) && impl->flush_now();
-  if (!ok) return sim::Error{path + ": " + impl->error};
+  if (!ok) return keel::Error{path + ": " + impl->error};
   return RecordingWriter(std::move(impl));
 }
 
-sim::Status RecordingWriter::record(const game::TickInputs& applied, const game::Match& after) {
+keel::Status RecordingWriter::record(const game::TickInputs& applied, const game::Match& after) {
   Impl& w = *impl_;
   if (!w.error.empty()) return w.failed();
-  if (w.file == nullptr) return sim::Error{w.path + ": the recording is already finished"};
+  if (w.file == nullptr) return keel::Error{w.path + ": the recording is already finished"};
   if (after.tick() != w.last_tick + 1) {
-    return sim::Error{w.path + ": recorded tick " + std::to_string(w.last_tick) + ", then a match at tick " +
+    return keel::Error{w.path + ": recorded tick " + std::to_string(w.last_tick) + ", then a match at tick " +
                       std::to_string(after.tick()) + " (record once after every step)"};
   }
   if (!w.write_tick(applied, after, after.events())) return w.failed();
   if (w.due_checkpoint(after.tick()) && !w.write_checkpoint(after)) return w.failed();
   if (++w.ticks_since_flush >= w.flush_every && !w.flush_now()) return w.failed();
-  return sim::Status::ok();
+  return keel::Status::ok();
 }
 
-sim::Status RecordingWriter::step_and_record(game::Match& match, const game::TickInputs& inputs) {
+keel::Status RecordingWriter::step_and_record(game::Match& match, const game::TickInputs& inputs) {
   match.step(inputs);
   return record(inputs, match);
 }
 
-sim::Status RecordingWriter::flush() {
-  if (impl_->file == nullptr) return sim::Status::ok();
-  return impl_->flush_now() ? sim::Status::ok() : impl_->failed();
+keel::Status RecordingWriter::flush() {
+  if (impl_->file == nullptr) return keel::Status::ok();
+  return impl_->flush_now() ? keel::Status::ok() : impl_->failed();
 }
 
-sim::Status RecordingWriter::finish() {
+keel::Status RecordingWriter::finish() {
   Impl& w = *impl_;
-  if (w.file == nullptr) return w.error.empty() ? sim::Status::ok() : w.failed();
+  if (w.file == nullptr) return w.error.empty() ? keel::Status::ok() : w.failed();
   w.payload.clear();
   encode_footer(Footer{w.first_tick, w.last_tick, w.checkpoints, {}}, w.payload);
   uint64_t footer_offset = w.offset;
@@ -193,7 +193,7 @@ sim::Status RecordingWriter::finish() {
     ok = false;
   }
   w.file = nullptr;
-  return ok ? sim::Status::ok() : w.failed();
+  return ok ? keel::Status::ok() : w.failed();
 }
 
 uint64_t RecordingWriter::first_tick() const { return impl_->first_tick; }

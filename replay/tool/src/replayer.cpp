@@ -13,45 +13,45 @@ const game::RulesRegistry& builtin_rules() {
   return registry;
 }
 
-sim::Expected<std::unique_ptr<game::Rules>> make_rules(const std::string& name, const game::RulesRegistry* rules) {
+keel::Expected<std::unique_ptr<game::Rules>> make_rules(const std::string& name, const game::RulesRegistry* rules) {
   auto made = (rules != nullptr ? *rules : builtin_rules()).make(name);
-  if (!made) return sim::Error{"the recording's " + made.error().message};
+  if (!made) return keel::Error{"the recording's " + made.error().message};
   return std::move(*made);
 }
 
-sim::Status check_game_origin(const Header& header, const game::RulesRegistry& registry) {
+keel::Status check_game_origin(const Header& header, const game::RulesRegistry& registry) {
   const game::GameOrigin origin = registry.origin(header.game);
   // An unknown name is make_rules' refusal to make (it lists what the program knows).
   if (header.game_build_id.empty() || !registry.knows(header.game) || origin.build_id == header.game_build_id) {
-    return sim::Status::ok();
+    return keel::Status::ok();
   }
   // The same name from another build may compute other bits: refuse rather than report a
   // desync that is only a different module.
-  return sim::Error{"the recording ran game \"" + header.game + "\" from module " + header.game_module + " build " +
+  return keel::Error{"the recording ran game \"" + header.game + "\" from module " + header.game_module + " build " +
                     header.game_build_id + "; this program's \"" + header.game + "\" is " +
                     (origin.build_id.empty() ? std::string("linked in, not that module")
                                              : "module " + origin.module_path + " build " + origin.build_id) +
                     " (load the module the recording names)"};
 }
 
-sim::Expected<game::Match> make_match(const Header& header, const std::string& source_name,
+keel::Expected<game::Match> make_match(const Header& header, const std::string& source_name,
                                      const game::RulesRegistry* registry) {
   const game::RulesRegistry& games = registry != nullptr ? *registry : builtin_rules();
-  if (sim::Status st = check_game_origin(header, games); !st) return sim::Error{source_name + ": " + st.error().message};
+  if (keel::Status st = check_game_origin(header, games); !st) return keel::Error{source_name + ": " + st.error().message};
   auto rules = make_rules(header.game, registry);
-  if (!rules) return sim::Error{source_name + ": " + rules.error().message};
+  if (!rules) return keel::Error{source_name + ": " + rules.error().message};
   std::vector<uint8_t> spec;
   game::write_spec((*rules)->spec(), spec);
   if (!header.game_spec.empty() && spec != header.game_spec) {
     auto recorded = header_spec(header);
-    return sim::Error{source_name + ": the recording's game \"" + header.game + "\" declares another spec (version " +
+    return keel::Error{source_name + ": the recording's game \"" + header.game + "\" declares another spec (version " +
                       (recorded ? std::to_string(recorded->version) : std::string("?")) + ") than this program's (version " +
                       std::to_string((*rules)->spec().version) + "): its input, state or events differ"};
   }
   auto scene = scene::parse_scene_binary(header.scene, source_name + " (embedded scene)");
   if (!scene) return scene.error();
   auto match = game::Match::create(*scene, std::move(*rules), header.game_seed);
-  if (!match) return sim::Error{source_name + " (embedded scene): " + match.error().message};
+  if (!match) return keel::Error{source_name + " (embedded scene): " + match.error().message};
   return std::move(*match);
 }
 
@@ -73,7 +73,7 @@ std::optional<Checkpoint> restore_nearest(const Recording& rec, uint64_t tick, g
       warnings.push_back("checkpoint at tick " + tick_str(it->tick) + " is unusable: " + c.error().message);
       continue;
     }
-    sim::Status st = match.restore_state(c->state);
+    keel::Status st = match.restore_state(c->state);
     if (!st || match.tick() != c->tick || match.hash() != c->hash) {
       warnings.push_back("checkpoint at tick " + tick_str(it->tick) + " does not restore: " +
                          (st ? "its state is not at that tick" : st.error().message));
@@ -86,10 +86,10 @@ std::optional<Checkpoint> restore_nearest(const Recording& rec, uint64_t tick, g
 
 }  // namespace
 
-sim::Expected<Replay> Replay::start(const Recording& rec, uint64_t tick, const ReplayOptions& options) {
+keel::Expected<Replay> Replay::start(const Recording& rec, uint64_t tick, const ReplayOptions& options) {
   const Header& h = rec.header();
   if (tick < h.start_tick) {
-    return sim::Error{rec.name() + ": tick " + tick_str(tick) + " is before the recording starts (tick " + tick_str(h.start_tick) + ")"};
+    return keel::Error{rec.name() + ": tick " + tick_str(tick) + " is before the recording starts (tick " + tick_str(h.start_tick) + ")"};
   }
   auto built = make_match(h, rec.name(), options.rules);
   if (!built) return built.error();
@@ -107,10 +107,10 @@ sim::Expected<Replay> Replay::start(const Recording& rec, uint64_t tick, const R
     replay.emplace(Replay(std::move(match), rec.ticks_after(ref)));
     replay->recorded_hash_ = base->hash;
   } else {
-    if (h.start_tick != 0) return sim::Error{rec.name() + ": no usable checkpoint at or before tick " + tick_str(tick)};
+    if (h.start_tick != 0) return keel::Error{rec.name() + ": no usable checkpoint at or before tick " + tick_str(tick)};
     replay.emplace(Replay(std::move(match), rec.ticks_from_start()));
     auto first = replay->cursor_.next();
-    if (!first) return sim::Error{rec.name() + ": the recording holds no tick"};
+    if (!first) return keel::Error{rec.name() + ": the recording holds no tick"};
     replay->recorded_hash_ = first->hash;
   }
   replay->base_tick_ = replay->tick();
@@ -118,7 +118,7 @@ sim::Expected<Replay> Replay::start(const Recording& rec, uint64_t tick, const R
   while (replay->tick() < tick) {
     if (!replay->step()) {
       std::string why = replay->cursor_problems().empty() ? "" : " (" + replay->cursor_problems().back() + ")";
-      return sim::Error{rec.name() + ": the recording ends at tick " + tick_str(replay->tick()) + ", before tick " +
+      return keel::Error{rec.name() + ": the recording ends at tick " + tick_str(replay->tick()) + ", before tick " +
                         tick_str(tick) + why};
     }
   }

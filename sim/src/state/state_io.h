@@ -1,4 +1,4 @@
-// Byte-level writer and bounds-checked reader for canonical state: keel/sim/byte_io.h's
+// Byte-level writer and bounds-checked reader for canonical state: keel/base/byte_io.h's
 // ByteWriter and ByteReader with Keel's math types added.
 //
 // Every value is written little-endian field by field (floats by their bit pattern),
@@ -7,7 +7,7 @@
 // left can make it allocate.
 #pragma once
 
-#include <keel/sim/byte_io.h>
+#include <keel/base/byte_io.h>
 #include <keel/sim/math.h>
 
 #include <cstdint>
@@ -20,7 +20,7 @@ namespace keel::sim {
 
 struct WorldImpl;
 
-/// ByteWriter (keel/sim/byte_io.h) plus the math types, field by field.
+/// ByteWriter (keel/base/byte_io.h) plus the math types, field by field.
 class StateWriter : public ByteWriter {
  public:
   explicit StateWriter(std::vector<uint8_t>& out) : ByteWriter(out) {}
@@ -47,7 +47,7 @@ class StateWriter : public ByteWriter {
   }
 };
 
-/// ByteReader (keel/sim/byte_io.h) plus the math types; failures name the byte offset.
+/// ByteReader (keel/base/byte_io.h) plus the math types; failures name the byte offset.
 class StateReader : public ByteReader {
  public:
   explicit StateReader(std::span<const uint8_t> in) : ByteReader(in) {}

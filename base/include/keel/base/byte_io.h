@@ -14,7 +14,7 @@
 #include <string>
 #include <vector>
 
-namespace keel::sim {
+namespace keel {
 
 class ByteWriter {
  public:
@@ -123,4 +123,4 @@ class ByteReader {
   std::string error_;
 };
 
-}  // namespace keel::sim
+}  // namespace keel

@@ -6,7 +6,7 @@
 #include <string>
 #include <utility>
 
-namespace keel::sim {
+namespace keel {
 
 /// An error for bad input or a capacity limit, with a message that says what to change.
 struct Error {
@@ -51,4 +51,4 @@ class Status {
   Error error_;
 };
 
-}  // namespace keel::sim
+}  // namespace keel

@@ -50,19 +50,19 @@ bool load_side(Side& s, Io io) {
 // A match to restore a dump into: the other side's scene and game when it is a
 // recording (spawn points and rules then match), else an empty match of the game the
 // dump names.
-sim::Expected<game::Match> blank_match(const Side& dump, const Side& other, const game::RulesRegistry* rules) {
+keel::Expected<game::Match> blank_match(const Side& dump, const Side& other, const game::RulesRegistry* rules) {
   if (other.rec) return make_match(other.rec->header(), other.path, rules);
   auto made = make_rules(dump.dump->game, rules);
-  if (!made) return sim::Error{dump.path + ": " + made.error().message};
+  if (!made) return keel::Error{dump.path + ": " + made.error().message};
   return game::Match::create(sim::SceneDef{}, std::move(*made));
 }
 
 // The side's state at `tick`, and a line saying where it came from.
-sim::Expected<game::Match> state_at(const Side& s, const Side& other, uint64_t tick, uint32_t threads, Io io) {
+keel::Expected<game::Match> state_at(const Side& s, const Side& other, uint64_t tick, uint32_t threads, Io io) {
   if (s.dump) {
     auto m = blank_match(s, other, io.rules);
     if (!m) return m.error();
-    if (sim::Status st = m->restore_state(s.dump->state); !st) return sim::Error{s.path + ": " + st.error().message};
+    if (keel::Status st = m->restore_state(s.dump->state); !st) return keel::Error{s.path + ": " + st.error().message};
     io.out << s.label << ": " << s.path << ": desync dump at tick " << s.dump->tick << ", hash " << hex_hash(s.dump->hash)
            << (s.dump->note.empty() ? "" : " (" + s.dump->note + ")") << "\n";
     return m;

@@ -90,7 +90,7 @@ int run_cli(int argc, const char* const* argv, const game::RulesRegistry& builti
   }
   game::RulesRegistry rules = builtin;
   for (const std::string& m : modules) {
-    if (sim::Status st = rules.add_module(m); !st) {
+    if (keel::Status st = rules.add_module(m); !st) {
       std::cerr << "error: " << st.error().message << "\n";
       return kError;
     }

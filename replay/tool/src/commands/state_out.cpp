@@ -14,7 +14,7 @@ namespace keel::replay::cli {
 
 namespace {
 
-sim::Expected<Recording> open_or_report(const std::string& path, Io io) {
+keel::Expected<Recording> open_or_report(const std::string& path, Io io) {
   auto rec = Recording::open(path);
   if (!rec) io.err << "error: " << rec.error().message << "\n";
   return rec;

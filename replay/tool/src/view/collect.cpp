@@ -194,7 +194,7 @@ struct Other {
   std::optional<Replay> replay;  // the other recording, from first_tick on
 };
 
-sim::Status open_other(const std::string& path, const Recording& a, Data& d, Other& o,
+keel::Status open_other(const std::string& path, const Recording& a, Data& d, Other& o,
                        const game::RulesRegistry* rules) {
   Against g;
   g.path = path;
@@ -204,14 +204,14 @@ sim::Status open_other(const std::string& path, const Recording& a, Data& d, Oth
     g.kind = "desync dump";
     g.note = dump->note;
     auto held = cli::detail::recorded_hash_at(a, dump->tick);
-    if (!held) return sim::Error{path + ": desync dump at tick " + std::to_string(dump->tick) + ", which " + d.source + " does not hold"};
+    if (!held) return keel::Error{path + ": desync dump at tick " + std::to_string(dump->tick) + ", which " + d.source + " does not hold"};
     if (*held != dump->hash) {
       g.first_tick = dump->tick;
       g.hash_a = *held;
       g.hash_b = dump->hash;
       auto m = make_match(a.header(), d.source, rules);
       if (!m) return m.error();
-      if (sim::Status st = m->restore_state(dump->state); !st) return sim::Error{path + ": " + st.error().message};
+      if (keel::Status st = m->restore_state(dump->state); !st) return keel::Error{path + ": " + st.error().message};
       o.dump_match.emplace(std::move(*m));
     }
   } else {
@@ -233,7 +233,7 @@ sim::Status open_other(const std::string& path, const Recording& a, Data& d, Oth
 
 // At the first differing tick: the other side's state, reached as keel-replay diff
 // reaches it, and the bodies diff would name.
-sim::Status start_other(const game::Match& a, Data& d, Other& o, const ReplayOptions& ro) {
+keel::Status start_other(const game::Match& a, Data& d, Other& o, const ReplayOptions& ro) {
   Against& g = *d.against;
   if (o.rec) {
     auto r = Replay::start(*o.rec, *g.first_tick, ro);
@@ -249,12 +249,12 @@ sim::Status start_other(const game::Match& a, Data& d, Other& o, const ReplayOpt
 
 }  // namespace
 
-sim::Expected<Data> collect(const std::string& path, const std::string& against, const CollectOptions& options) {
+keel::Expected<Data> collect(const std::string& path, const std::string& against, const CollectOptions& options) {
   auto rec = Recording::open(path);
   if (!rec) return rec.error();
   const RecordingIndex& idx = rec->index();
   if (idx.last_tick - idx.first_tick >= std::numeric_limits<uint32_t>::max()) {
-    return sim::Error{path + ": " + std::to_string(idx.last_tick - idx.first_tick) + " ticks is more than one page can show"};
+    return keel::Error{path + ": " + std::to_string(idx.last_tick - idx.first_tick) + " ticks is more than one page can show"};
   }
   Data d;
   d.source = path;
@@ -264,7 +264,7 @@ sim::Expected<Data> collect(const std::string& path, const std::string& against,
   for (const std::string& p : idx.problems) d.warnings.push_back(p);
   Other other;
   if (!against.empty()) {
-    if (sim::Status st = open_other(against, *rec, d, other, options.rules); !st) return st.error();
+    if (keel::Status st = open_other(against, *rec, d, other, options.rules); !st) return st.error();
   }
   const ReplayOptions ro{options.threads, options.rules};
   auto replay = Replay::start(*rec, d.first_tick, ro);
@@ -283,7 +283,7 @@ sim::Expected<Data> collect(const std::string& path, const std::string& against,
     }
     if (d.against && d.against->first_tick && m.tick() >= *d.against->first_tick) {
       if (m.tick() == *d.against->first_tick) {
-        if (sim::Status st = start_other(m, d, other, ro); !st) return st.error();
+        if (keel::Status st = start_other(m, d, other, ro); !st) return st.error();
       }
       const game::Match* b = other.replay ? &other.replay->match() : other.dump_match ? &*other.dump_match : nullptr;
       if (b != nullptr && b->tick() == m.tick()) d.against->poses.push_back(differing_poses(m, *b, table));

@@ -258,11 +258,11 @@ std::string data_block(const std::string& id, const std::string& type, const std
 
 // The template with each marker replaced. Markers are found in the template alone, before
 // anything is inserted, so inserted text can never be mistaken for one.
-sim::Expected<std::string> fill(std::string_view tpl, const std::vector<std::pair<std::string_view, std::string_view>>& parts) {
+keel::Expected<std::string> fill(std::string_view tpl, const std::vector<std::pair<std::string_view, std::string_view>>& parts) {
   std::vector<std::pair<size_t, size_t>> at;  // (template offset, part index)
   for (size_t i = 0; i < parts.size(); ++i) {
     size_t pos = tpl.find(parts[i].first);
-    if (pos == std::string_view::npos) return sim::Error{"the viewer page template lacks " + std::string(parts[i].first) + " (a build problem)"};
+    if (pos == std::string_view::npos) return keel::Error{"the viewer page template lacks " + std::string(parts[i].first) + " (a build problem)"};
     at.emplace_back(pos, i);
   }
   std::sort(at.begin(), at.end());
@@ -355,9 +355,9 @@ nlohmann::ordered_json meta_json(const Data& d, const Blobs& b) {
 
 }  // namespace
 
-sim::Expected<Page> render(const Data& d, const PageOptions& o) {
-  if (d.frames.empty()) return sim::Error{d.source + ": no ticks to show"};
-  if (d.bodies.size() > 65535) return sim::Error{d.source + ": more than 65,535 bodies; the page cannot show them"};
+keel::Expected<Page> render(const Data& d, const PageOptions& o) {
+  if (d.frames.empty()) return keel::Error{d.source + ": no ticks to show"};
+  if (d.bodies.size() > 65535) return keel::Error{d.source + ": more than 65,535 bodies; the page cannot show them"};
   const size_t fixed = assets::kPage.size() + assets::kScript.size() + assets::kThree.size() + 64 * 1024;
   Blobs b = choose(d, o, fixed);
   const std::string text = "text/plain";

@@ -9,7 +9,7 @@
 #pragma once
 
 #include <keel/sim/defs.h>
-#include <keel/sim/expected.h>
+#include <keel/base/expected.h>
 
 #include <algorithm>
 #include <cstddef>
@@ -49,16 +49,16 @@ bool is_supported_tick_rate(uint32_t tick_rate);
 
 /// Reads a scene file. A file whose bytes 4..7 are the identifier "KSCN" is read as
 /// FlatBuffers binary, anything else as JSON. Errors start with `path`.
-sim::Expected<sim::SceneDef> load_scene_file(const std::string& path);
+keel::Expected<sim::SceneDef> load_scene_file(const std::string& path);
 
 /// Parses and validates a JSON scene. `source_name` (usually the path) starts every error
 /// message; parse errors also carry the line and column.
-sim::Expected<sim::SceneDef> parse_scene_json(std::string_view json,
+keel::Expected<sim::SceneDef> parse_scene_json(std::string_view json,
                                               const std::string& source_name);
 
 /// Verifies (FlatBuffers Verifier, then the same checks as JSON) and converts a binary
 /// scene. The bytes may come straight off a network or out of a file.
-sim::Expected<sim::SceneDef> parse_scene_binary(std::span<const uint8_t> bytes,
+keel::Expected<sim::SceneDef> parse_scene_binary(std::span<const uint8_t> bytes,
                                                 const std::string& source_name);
 
 /// Encodes a scene as a FlatBuffers binary with identifier "KSCN" (what a server sends

@@ -8,7 +8,7 @@
 // u64 state length | state (Match::save_state) | u64 XXH3-64 of every byte before it. docs/recording-format.md has the table.
 #pragma once
 
-#include <keel/sim/expected.h>
+#include <keel/base/expected.h>
 #include <keel/game/match.h>
 
 #include <array>
@@ -39,13 +39,13 @@ DesyncDump make_desync_dump(const game::Match& match, uint64_t expected_hash = 0
 std::vector<uint8_t> encode_desync_dump(const DesyncDump& dump);
 /// Untrusted bytes: magic, version, lengths and checksum are all checked, and the state
 /// must hash to the recorded hash.
-sim::Expected<DesyncDump> decode_desync_dump(std::span<const uint8_t> bytes);
+keel::Expected<DesyncDump> decode_desync_dump(std::span<const uint8_t> bytes);
 /// True when `bytes` start with the desync dump magic.
 bool looks_like_desync_dump(std::span<const uint8_t> bytes);
 
 /// Writes make_desync_dump(match, expected_hash, note) to `path` (created or truncated).
-sim::Status write_desync_dump(const std::string& path, const game::Match& match, uint64_t expected_hash = 0,
+keel::Status write_desync_dump(const std::string& path, const game::Match& match, uint64_t expected_hash = 0,
                               std::string note = {});
-sim::Expected<DesyncDump> read_desync_dump(const std::string& path);
+keel::Expected<DesyncDump> read_desync_dump(const std::string& path);
 
 }  // namespace keel::replay

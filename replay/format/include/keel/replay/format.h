@@ -11,7 +11,7 @@
 // file cut short by a crash is a valid prefix plus at most one partial chunk.
 #pragma once
 
-#include <keel/sim/expected.h>
+#include <keel/base/expected.h>
 #include <keel/game/match.h>
 #include <keel/game/rules.h>
 
@@ -90,7 +90,7 @@ struct Header {
 };
 
 /// The game spec a header stores, checked (and named as the header names its game).
-sim::Expected<game::GameSpec> header_spec(const Header& h);
+keel::Expected<game::GameSpec> header_spec(const Header& h);
 
 /// One tick: what Match::step received, the game events it emitted, and the match hash
 /// after it. The first tick of a recording (tick start_tick) has no inputs; its hash is
@@ -104,7 +104,7 @@ struct TickRecord {
 
 /// Checks a decoded tick's input codes and events against the recording's game: a code
 /// out of its range, an event type the game does not declare.
-sim::Status check_tick_against(const TickRecord& t, const game::GameSpec& spec);
+keel::Status check_tick_against(const TickRecord& t, const game::GameSpec& spec);
 
 /// A full match state (Match::save_state bytes, uncompressed here) after tick `tick`.
 struct Checkpoint {
@@ -157,18 +157,18 @@ void encode_footer(const Footer& f, std::vector<uint8_t>& out);
 
 // Payload decoders: the payload is untrusted; errors say which field is wrong. Bytes
 // past the fields this version knows are ignored (room for compatible additions).
-sim::Expected<Header> decode_header(std::span<const uint8_t> payload);
-sim::Expected<TickRecord> decode_tick(std::span<const uint8_t> payload);
+keel::Expected<Header> decode_header(std::span<const uint8_t> payload);
+keel::Expected<TickRecord> decode_tick(std::span<const uint8_t> payload);
 /// Decompresses and checks the state against the checkpoint's own hash. A state that
 /// claims more than `max_state_bytes` is refused before anything is allocated.
-sim::Expected<Checkpoint> decode_checkpoint(std::span<const uint8_t> payload,
+keel::Expected<Checkpoint> decode_checkpoint(std::span<const uint8_t> payload,
                                             uint64_t max_state_bytes = kMaxCheckpointStateBytes);
 /// Reads only a checkpoint's tick and hash (no decompression).
-sim::Expected<std::pair<uint64_t, uint64_t>> peek_checkpoint(std::span<const uint8_t> payload);
-sim::Expected<Footer> decode_footer(std::span<const uint8_t> payload);
+keel::Expected<std::pair<uint64_t, uint64_t>> peek_checkpoint(std::span<const uint8_t> payload);
+keel::Expected<Footer> decode_footer(std::span<const uint8_t> payload);
 /// A sync chunk's payload: the last tick written before the flush it precedes.
 void encode_sync(uint64_t tick, std::vector<uint8_t>& out);
-sim::Expected<uint64_t> decode_sync(std::span<const uint8_t> payload);
+keel::Expected<uint64_t> decode_sync(std::span<const uint8_t> payload);
 
 /// The 16-byte preamble for `version`: magic, version, and a check over both.
 std::vector<uint8_t> encode_preamble(uint32_t version = kFormatVersion);

@@ -6,7 +6,7 @@
 #pragma once
 
 #include <keel/replay/format.h>
-#include <keel/sim/expected.h>
+#include <keel/base/expected.h>
 
 #include <cstdint>
 #include <functional>
@@ -26,7 +26,7 @@ class ByteSource {
   virtual bool read(uint64_t offset, size_t n, std::vector<uint8_t>& out) const = 0;
 };
 
-sim::Expected<std::unique_ptr<ByteSource>> open_file_source(const std::string& path);
+keel::Expected<std::unique_ptr<ByteSource>> open_file_source(const std::string& path);
 std::unique_ptr<ByteSource> memory_source(std::vector<uint8_t> bytes);
 
 /// One verified chunk.
@@ -189,8 +189,8 @@ class Recording {
  public:
   /// Opens a file: reads and checks the preamble and header, and the footer if the file
   /// was finished. `name` (the path) starts every error message.
-  static sim::Expected<Recording> open(const std::string& path);
-  static sim::Expected<Recording> from_bytes(std::vector<uint8_t> bytes, const std::string& name = "<memory>");
+  static keel::Expected<Recording> open(const std::string& path);
+  static keel::Expected<Recording> from_bytes(std::vector<uint8_t> bytes, const std::string& name = "<memory>");
 
   const std::string& name() const { return name_; }
   const Header& header() const { return header_; }
@@ -215,15 +215,15 @@ class Recording {
   /// Checkpoints for seeking: the footer's when the file is finished, else the index's.
   std::vector<CheckpointRef> checkpoints() const;
   /// Reads, verifies and decodes the checkpoint chunk at `ref.offset`.
-  sim::Expected<Checkpoint> read_checkpoint(const CheckpointRef& ref) const;
+  keel::Expected<Checkpoint> read_checkpoint(const CheckpointRef& ref) const;
   /// A cursor over the ticks from the start (the first record is tick start_tick).
   TickCursor ticks_from_start() const;
   /// A cursor over the ticks after a checkpoint.
   TickCursor ticks_after(const CheckpointRef& ref) const;
 
  private:
-  static sim::Expected<Recording> from_source(std::unique_ptr<ByteSource> src, const std::string& name);
-  sim::Status read_header(const Preamble& preamble);
+  static keel::Expected<Recording> from_source(std::unique_ptr<ByteSource> src, const std::string& name);
+  keel::Status read_header(const Preamble& preamble);
   void read_footer();
 
   std::string name_;

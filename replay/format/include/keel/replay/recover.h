@@ -2,7 +2,7 @@
 #pragma once
 
 #include <keel/replay/format.h>
-#include <keel/sim/expected.h>
+#include <keel/base/expected.h>
 
 #include <cstdint>
 #include <optional>
@@ -33,6 +33,6 @@ struct RecoverResult {
 /// writes a footer that lists what was lost, and the tail. Fails (writing nothing
 /// useful) when neither the header nor its copy can be read, since without them no
 /// tick can be replayed.
-sim::Expected<RecoverResult> recover_recording(const std::string& in, const std::string& out);
+keel::Expected<RecoverResult> recover_recording(const std::string& in, const std::string& out);
 
 }  // namespace keel::replay

@@ -8,7 +8,7 @@
 #pragma once
 
 #include <keel/replay/format.h>
-#include <keel/sim/expected.h>
+#include <keel/base/expected.h>
 #include <keel/game/match.h>
 
 #include <cstdint>
@@ -43,7 +43,7 @@ class RecordingWriter {
   /// Creates (or truncates) `path` and writes the header and the record of the match's
   /// current tick. A match past tick 0 also gets a checkpoint, since its state is no
   /// longer the scene's.
-  static sim::Expected<RecordingWriter> create(const std::string& path, const game::Match& match,
+  static keel::Expected<RecordingWriter> create(const std::string& path, const game::Match& match,
                                                const WriterOptions& options = {});
 
   RecordingWriter(RecordingWriter&&) noexcept;
@@ -54,13 +54,13 @@ class RecordingWriter {
   /// Records one tick: `applied` exactly as Match::step received it, and `after`, the
   /// match just after that step (with the game events that step emitted). Fails if `after` is not at the next tick, or on I/O error
   /// (the error is sticky: every later call fails the same way).
-  sim::Status record(const game::TickInputs& applied, const game::Match& after);
+  keel::Status record(const game::TickInputs& applied, const game::Match& after);
   /// match.step(inputs), then record(inputs, match): the one call a host needs per tick.
-  sim::Status step_and_record(game::Match& match, const game::TickInputs& inputs);
+  keel::Status step_and_record(game::Match& match, const game::TickInputs& inputs);
   /// Hands everything written so far to the operating system.
-  sim::Status flush();
+  keel::Status flush();
   /// Writes the footer (checkpoint index) and the tail, and closes the file.
-  sim::Status finish();
+  keel::Status finish();
 
   uint64_t first_tick() const;
   uint64_t last_tick() const;

@@ -4,7 +4,7 @@
 #pragma once
 
 #include <keel/replay/reader.h>
-#include <keel/sim/expected.h>
+#include <keel/base/expected.h>
 #include <keel/game/match.h>
 #include <keel/games/sandbox.h>
 #include <keel/game/registry.h>
@@ -24,14 +24,14 @@ const game::RulesRegistry& builtin_rules();
 /// The rules a recording names, looked up in `rules` (nullptr: the built-in rules), or
 /// an error for rules the registry does not know. A user's own rules reach the replay
 /// tool through a registry (docs/replay.md, "Recordings of your own rules").
-sim::Expected<std::unique_ptr<game::Rules>> make_rules(const std::string& name,
+keel::Expected<std::unique_ptr<game::Rules>> make_rules(const std::string& name,
                                                       const game::RulesRegistry* rules = nullptr);
 
 /// A match built from a header: its scene (FlatBuffers binary, verified) and its game
 /// (from `rules`; nullptr: the built-in games). Refused when the game's spec is not the
 /// one the header stores, or the header names a module build other than the one
 /// registered. The match is at tick 0 as the scene describes it.
-sim::Expected<game::Match> make_match(const Header& header, const std::string& source_name,
+keel::Expected<game::Match> make_match(const Header& header, const std::string& source_name,
                                      const game::RulesRegistry* rules = nullptr);
 
 struct ReplayOptions {
@@ -47,7 +47,7 @@ class Replay {
   /// The match at `tick`, reached from the nearest usable checkpoint at or before it (or
   /// the start), stepping the ticks between without comparing them. Fails if the
   /// recording does not reach `tick`.
-  static sim::Expected<Replay> start(const Recording& rec, uint64_t tick, const ReplayOptions& options = {});
+  static keel::Expected<Replay> start(const Recording& rec, uint64_t tick, const ReplayOptions& options = {});
 
   uint64_t tick() const { return match_.tick(); }
   const game::Match& match() const { return match_; }

@@ -5,7 +5,7 @@
 #pragma once
 
 #include <keel/replay/format.h>
-#include <keel/sim/expected.h>
+#include <keel/base/expected.h>
 #include <keel/game/match.h>
 #include <keel/game/registry.h>
 
@@ -132,7 +132,7 @@ struct CollectOptions {
 
 /// Re-runs `rec` from its first tick to its last usable one, and `against` (optional)
 /// from the first tick where the two differ, the way keel-replay diff reaches it.
-sim::Expected<Data> collect(const std::string& rec, const std::string& against, const CollectOptions& options);
+keel::Expected<Data> collect(const std::string& rec, const std::string& against, const CollectOptions& options);
 
 struct PageOptions {
   /// Draw every K-th tick (0: the smallest K whose page fits `max_bytes`). The first
@@ -149,7 +149,7 @@ struct Page {
 
 /// The page: template + three.js + viewer script + the data, base64 blobs in
 /// <script type="application/octet-stream"> elements and the rest as JSON.
-sim::Expected<Page> render(const Data& data, const PageOptions& options);
+keel::Expected<Page> render(const Data& data, const PageOptions& options);
 
 /// The quantum of a stored quaternion component: components are stored as round(c * 32767).
 inline constexpr float kQuatScale = 32767.0f;
