@@ -3,7 +3,7 @@
 //
 //   keel-bullet-bench SCENE.json [--ticks N] [--sleep on|off] [--substeps K] [--floor-y Y]
 //
-// The scene is read with keel::protocol::load_scene_file, exactly as keel-sim reads it, and
+// The scene is read with keel::scene::load_scene_file, exactly as keel-sim reads it, and
 // rebuilt as a Bullet world: btDbvtBroadphase, btSequentialImpulseConstraintSolver (10
 // iterations, Bullet's default), boxes, spheres, capsules and btConvexHullShapes (from the
 // vertices Keel's build_hull keeps, centred on the hull's centroid; Bullet's default 0.04 m
@@ -20,7 +20,7 @@
 // - Damping: Bullet's damping is a fraction per second (clamped to [0, 1]); the scene's 1/s
 //   coefficient is passed as is, which agrees to first order for small values.
 // - Trigger and disabled colliders are left out (Bullet has no per-child trigger).
-#include <keel/protocol/scene.h>
+#include <keel/scene/scene.h>
 #include <keel/sim/defs.h>
 #include <keel/sim/hull.h>
 
@@ -428,7 +428,7 @@ double thread_cpu_ms() {
 }
 
 int run(const Options& o) {
-  keel::sim::Expected<SceneDef> loaded = keel::protocol::load_scene_file(o.scene);
+  keel::Expected<SceneDef> loaded = keel::scene::load_scene_file(o.scene);
   if (!loaded) {
     std::fprintf(stderr, "%s\n", loaded.error().message.c_str());
     return 1;

@@ -208,7 +208,7 @@ fi
 # Binary scenes for keel-detrun: no JSON parser in those builds.
 rm -rf "$DET_DIR/scenes"
 mkdir -p "$DET_DIR/scenes"
-flatc -b -o "$DET_DIR/scenes" protocol/schemas/scene.fbs "${SCENES[@]}"
+flatc -b -o "$DET_DIR/scenes" scene/schemas/scene.fbs "${SCENES[@]}"
 
 O2=(-DCMAKE_BUILD_TYPE=Release "-DCMAKE_CXX_FLAGS_RELEASE=-O2 -DNDEBUG")
 if in_configs gcc-O2; then

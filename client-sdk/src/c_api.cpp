@@ -232,7 +232,7 @@ keel_result keel_client_create(const keel_client_config* config, keel_client** o
       // The module is never unloaded (its Rules may outlive every factory copy), so the
       // registry that loaded it need not live on.
       keel::game::RulesRegistry registry;
-      if (keel::sim::Status st = registry.add_module(config->game_module); !st) {
+      if (keel::Status st = registry.add_module(config->game_module); !st) {
         return create_failed(KEEL_ERROR_GAME, st.error().message);
       }
       cc.prediction.rules = *registry.factory(registry.module_game());

@@ -10,7 +10,7 @@
 #include <keel/protocol/handshake.h>
 #include <keel/protocol/input_codec.h>
 #include <keel/protocol/messages.h>
-#include <keel/protocol/scene.h>
+#include <keel/scene/scene.h>
 #include <keel/protocol/snapshot_stream.h>
 
 #include <algorithm>
@@ -467,7 +467,7 @@ void Client::Impl::on_control(std::span<const uint8_t> bytes, double now) {
 }
 
 void Client::Impl::on_accept(const protocol::fb::ConnectionAccept& m, double now) {
-  if (!protocol::is_supported_tick_rate(m.tick_rate())) {
+  if (!scene::is_supported_tick_rate(m.tick_rate())) {
     drops.add(DropReason::OutOfRange);
     close(CloseReason::BadSession);
     return;
@@ -601,7 +601,7 @@ void Client::Impl::pair_blocks(double now) {
 
 void Client::Impl::on_scene(std::span<const uint8_t> block, double /*now*/) {
   if (scene) return;  // sent again with a resync: the scene of a match never changes
-  auto parsed = protocol::parse_scene_binary(block, "server scene");
+  auto parsed = scene::parse_scene_binary(block, "server scene");
   if (!parsed) {
     close(CloseReason::BadSession);
     return;
@@ -972,7 +972,7 @@ bool Client::perturb_for_test() {
   return impl_->predictor != nullptr && impl_->predictor->perturb_for_test();
 }
 
-sim::Expected<protocol::ConnectToken> mint_token_for(const protocol::TokenKey& key, uint64_t client_id,
+keel::Expected<protocol::ConnectToken> mint_token_for(const protocol::TokenKey& key, uint64_t client_id,
                                                      uint64_t match_id, const std::string& server_address,
                                                      uint64_t ttl_seconds, uint32_t timeout_seconds) {
   protocol::MintParams p;

@@ -31,22 +31,22 @@ Predictor::Predictor(game::Match confirmed, game::Match predicted, uint32_t loca
       local_player_(local_player),
       config_(config) {}
 
-sim::Expected<std::unique_ptr<Predictor>> Predictor::create(const sim::SceneDef& scene,
+keel::Expected<std::unique_ptr<Predictor>> Predictor::create(const sim::SceneDef& scene,
                                                             std::span<const uint8_t> checkpoint,
                                                             uint64_t tick, uint32_t local_player,
                                                             const PredictionConfig& config) {
   auto confirmed = game::Match::create(scene, make_rules(config));
-  if (!confirmed) return sim::Error{"checkpoint: scene does not build: " + confirmed.error().message};
+  if (!confirmed) return keel::Error{"checkpoint: scene does not build: " + confirmed.error().message};
   auto predicted = game::Match::create(scene, make_rules(config));
-  if (!predicted) return sim::Error{"checkpoint: scene does not build: " + predicted.error().message};
-  sim::Status s = confirmed->restore_state(checkpoint);
-  if (!s) return sim::Error{"checkpoint: state refused: " + s.error().message};
+  if (!predicted) return keel::Error{"checkpoint: scene does not build: " + predicted.error().message};
+  keel::Status s = confirmed->restore_state(checkpoint);
+  if (!s) return keel::Error{"checkpoint: state refused: " + s.error().message};
   if (confirmed->tick() != tick) {
-    return sim::Error{"checkpoint: state is at tick " + std::to_string(confirmed->tick()) +
+    return keel::Error{"checkpoint: state is at tick " + std::to_string(confirmed->tick()) +
                       ", announced " + std::to_string(tick)};
   }
   s = predicted->restore_state(checkpoint);
-  if (!s) return sim::Error{"checkpoint: state refused: " + s.error().message};
+  if (!s) return keel::Error{"checkpoint: state refused: " + s.error().message};
   return std::unique_ptr<Predictor>(
       new Predictor(std::move(*confirmed), std::move(*predicted), local_player, config));
 }
@@ -154,7 +154,7 @@ void Predictor::step_confirmed(const protocol::InputFrameMessage& frame,
 
 void Predictor::rebase_predicted() {
   // Copies the confirmed state; restore of our own canonical bytes cannot fail.
-  sim::Status s = predicted_->restore_state(confirmed_->save_state());
+  keel::Status s = predicted_->restore_state(confirmed_->save_state());
   (void)s;
 }
 

@@ -5,7 +5,7 @@
 
 #include "names.h"
 
-#include <keel/sim/byte_io.h>
+#include <keel/base/byte_io.h>
 
 #include <algorithm>
 #include <bit>
@@ -557,7 +557,7 @@ uint32_t Layout::full_bits() const {
 }
 
 void write_layout(const Layout& layout, std::vector<uint8_t>& out) {
-  sim::ByteWriter w(out);
+  keel::ByteWriter w(out);
   w.u32(layout.size());
   for (const Field& f : layout.fields()) {
     w.str(f.name);
@@ -576,7 +576,7 @@ void write_layout(const Layout& layout, std::vector<uint8_t>& out) {
 
 Expected<Layout> read_layout(std::span<const uint8_t> bytes, size_t& offset) {
   if (offset > bytes.size()) return Error{"layout: offset past the end"};
-  sim::ByteReader r(bytes.subspan(offset));
+  keel::ByteReader r(bytes.subspan(offset));
   Layout layout;
   uint32_t n = r.count(12, kMaxFields, "layout field");
   for (uint32_t i = 0; i < n && r.ok(); ++i) {

@@ -2,7 +2,7 @@
 // only by Match::step.
 #include <keel/game/match.h>
 
-#include <keel/sim/byte_io.h>
+#include <keel/base/byte_io.h>
 
 #include <xxhash.h>
 
@@ -270,7 +270,7 @@ std::vector<uint8_t> Match::save_state() const {
 }
 
 void Match::write_own_state(std::vector<uint8_t>& out) const {
-  sim::ByteWriter w(out);
+  keel::ByteWriter w(out);
   for (char c : kMatchMagic) w.u8(uint8_t(c));
   w.u32(kMatchStateVersion);
   w.u64(spec_hash_);
@@ -295,7 +295,7 @@ void Match::write_own_state(std::vector<uint8_t>& out) const {
 }
 
 Status Match::restore_state(std::span<const uint8_t> bytes) {
-  sim::ByteReader r(bytes);
+  keel::ByteReader r(bytes);
   for (char c : kMatchMagic) {
     if (r.u8() != uint8_t(c)) return Error{"not a Keel match state"};
   }
@@ -320,7 +320,7 @@ Status Match::restore_state(std::span<const uint8_t> bytes) {
   size_t at = r.position();
   StateValues state;
   if (!read_state_values(spec_.state.global, bytes, at, state)) return Error{"match state: the game's state is damaged"};
-  r = sim::ByteReader(bytes.subspan(at));
+  r = keel::ByteReader(bytes.subspan(at));
   const uint32_t components = spec_.input.components();
   const size_t slot_bytes = 12 + 4 * size_t(components) + spec_.state.player.state_bytes();
   uint32_t n = r.count(slot_bytes, kMaxPlayersPerMatch, "player");
@@ -328,7 +328,7 @@ Status Match::restore_state(std::span<const uint8_t> bytes) {
   std::vector<PlayerSlot> players(n);
   for (uint32_t i = 0; i < n; ++i) {
     PlayerSlot& s = players[i];
-    r = sim::ByteReader(bytes.subspan(at));
+    r = keel::ByteReader(bytes.subspan(at));
     s.player = r.u32();
     if (i > 0 && s.player <= players[i - 1].player) r.fail("players are not sorted by id");
     s.character = r.u32();

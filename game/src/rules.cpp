@@ -3,7 +3,7 @@
 
 #include "names.h"
 
-#include <keel/sim/byte_io.h>
+#include <keel/base/byte_io.h>
 
 #include <xxhash.h>
 
@@ -45,7 +45,7 @@ uint32_t GameSpec::find_event(std::string_view event_name) const {
 }
 
 void write_spec(const GameSpec& spec, std::vector<uint8_t>& out) {
-  sim::ByteWriter w(out);
+  keel::ByteWriter w(out);
   for (char c : kSpecMagic) w.u8(uint8_t(c));
   w.u32(kSpecVersion);
   w.str(spec.name);
@@ -62,7 +62,7 @@ void write_spec(const GameSpec& spec, std::vector<uint8_t>& out) {
 }
 
 Expected<GameSpec> read_spec(std::span<const uint8_t> bytes) {
-  sim::ByteReader r(bytes);
+  keel::ByteReader r(bytes);
   for (char c : kSpecMagic) {
     if (r.u8() != uint8_t(c)) return Error{"not a Keel game spec"};
   }
@@ -82,8 +82,8 @@ Expected<GameSpec> read_spec(std::span<const uint8_t> bytes) {
   spec.state = std::move(*state);
   // Each event is a name (read here) then a layout (read_layout), so the reader restarts
   // at the absolute position after each piece.
-  auto reader_at = [&](size_t p) { return sim::ByteReader(bytes.subspan(std::min(p, bytes.size()))); };
-  sim::ByteReader e = reader_at(at);
+  auto reader_at = [&](size_t p) { return keel::ByteReader(bytes.subspan(std::min(p, bytes.size()))); };
+  keel::ByteReader e = reader_at(at);
   uint32_t n = e.count(8, kMaxEventTypes, "event type");
   at += e.position();
   for (uint32_t i = 0; i < n && e.ok(); ++i) {

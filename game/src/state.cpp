@@ -3,7 +3,7 @@
 
 #include "names.h"
 
-#include <keel/sim/byte_io.h>
+#include <keel/base/byte_io.h>
 
 #include <algorithm>
 #include <cmath>
@@ -98,7 +98,7 @@ void StateValues::set_f32(StateRef f, float x, uint32_t i) {
 }
 
 void write_state_values(const StateScope& scope, const StateValues& values, std::vector<uint8_t>& out) {
-  sim::ByteWriter w(out);
+  keel::ByteWriter w(out);
   const auto& raw = values.raw();
   size_t k = 0;
   for (const StateField& f : scope.fields()) {
@@ -116,7 +116,7 @@ void write_state_values(const StateScope& scope, const StateValues& values, std:
 bool read_state_values(const StateScope& scope, std::span<const uint8_t> bytes, size_t& offset,
                        StateValues& out) {
   if (offset > bytes.size()) return false;
-  sim::ByteReader r(bytes.subspan(offset));
+  keel::ByteReader r(bytes.subspan(offset));
   out = StateValues(scope);
   auto& raw = out.raw();
   size_t k = 0;
@@ -142,7 +142,7 @@ bool read_state_values(const StateScope& scope, std::span<const uint8_t> bytes, 
 
 namespace {
 
-void write_scope(const StateScope& s, sim::ByteWriter& w) {
+void write_scope(const StateScope& s, keel::ByteWriter& w) {
   w.u32(uint32_t(s.fields().size()));
   for (const StateField& f : s.fields()) {
     w.str(f.name);
@@ -151,7 +151,7 @@ void write_scope(const StateScope& s, sim::ByteWriter& w) {
   }
 }
 
-bool read_scope(sim::ByteReader& r, StateScope& s) {
+bool read_scope(keel::ByteReader& r, StateScope& s) {
   uint32_t n = r.count(9, kMaxStateFields, "state field");
   for (uint32_t i = 0; i < n && r.ok(); ++i) {
     std::string name = r.str(kMaxNameBytes, "state field name");
@@ -168,14 +168,14 @@ bool read_scope(sim::ByteReader& r, StateScope& s) {
 }  // namespace
 
 void write_state_layout(const StateLayout& layout, std::vector<uint8_t>& out) {
-  sim::ByteWriter w(out);
+  keel::ByteWriter w(out);
   write_scope(layout.global, w);
   write_scope(layout.player, w);
 }
 
 Expected<StateLayout> read_state_layout(std::span<const uint8_t> bytes, size_t& offset) {
   if (offset > bytes.size()) return Error{"state layout: offset past the end"};
-  sim::ByteReader r(bytes.subspan(offset));
+  keel::ByteReader r(bytes.subspan(offset));
   StateLayout layout;
   read_scope(r, layout.global);
   read_scope(r, layout.player);

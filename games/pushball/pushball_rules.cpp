@@ -206,7 +206,7 @@ game::GameSpec make_spec() {
 const char* self_check() {
   static std::string problem;
   const game::GameSpec spec = make_spec();
-  if (sim::Status st = spec.validate(); !st) {
+  if (keel::Status st = spec.validate(); !st) {
     problem = st.error().message;
     return problem.c_str();
   }

@@ -15,7 +15,7 @@
 #include "connection/held_bytes.h"
 #include "connection/packet_crypto.h"
 
-#include <keel/sim/byte_io.h>
+#include <keel/base/byte_io.h>
 
 #include <algorithm>
 
@@ -64,7 +64,7 @@ struct Connection::Impl {
     blocks_out.on_acked(p);
   }
   DropReason read_chunks(std::span<const uint8_t> payload, double now);
-  DropReason read_chunk(uint8_t kind, sim::ByteReader& r, double now);
+  DropReason read_chunk(uint8_t kind, keel::ByteReader& r, double now);
 };
 
 void Connection::Impl::seal(double now, const AckFields* held_ack) {
@@ -87,7 +87,7 @@ void Connection::Impl::fill_payload(double now) {
   blocks_out.write_fragments(payload, record, now, std::max(config.resend_interval, 1.5 * rtt + config.keepalive_interval));
 }
 
-DropReason Connection::Impl::read_chunk(uint8_t kind, sim::ByteReader& r, double now) {
+DropReason Connection::Impl::read_chunk(uint8_t kind, keel::ByteReader& r, double now) {
   if (kind == kReliable) {
     uint16_t id = r.u16();
     auto bytes = r.bytes(r.u16());
@@ -120,7 +120,7 @@ DropReason Connection::Impl::read_chunk(uint8_t kind, sim::ByteReader& r, double
 }
 
 DropReason Connection::Impl::read_chunks(std::span<const uint8_t> bytes, double now) {
-  sim::ByteReader r(bytes);
+  keel::ByteReader r(bytes);
   DropReason first = DropReason::None;
   while (r.left() > 0) {
     uint8_t kind = r.u8();

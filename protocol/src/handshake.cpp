@@ -1,6 +1,6 @@
 #include <keel/protocol/handshake.h>
 
-#include <keel/sim/byte_io.h>
+#include <keel/base/byte_io.h>
 
 #include <sodium.h>
 
@@ -20,7 +20,7 @@ std::vector<uint8_t> handshake_datagram(PacketType type, const std::vector<uint8
   PacketHeader h;
   h.type = type;
   write_header(h, std::span<uint8_t, kPacketHeaderBytes>(d.data(), kPacketHeaderBytes));
-  sim::ByteWriter w(d);
+  keel::ByteWriter w(d);
   w.u16(static_cast<uint16_t>(message.size()));
   w.bytes(message);
   if (d.size() < pad_to) d.resize(pad_to, 0);
@@ -36,7 +36,7 @@ std::array<uint8_t, crypto_aead_chacha20poly1305_IETF_NPUBBYTES> challenge_nonce
 std::vector<uint8_t> challenge_plaintext(const PrivateToken& t, uint64_t expire,
                                          const std::string& from) {
   std::vector<uint8_t> p;
-  sim::ByteWriter w(p);
+  keel::ByteWriter w(p);
   w.u64(t.client_id);
   w.u64(t.match_id);
   w.u32(t.timeout_seconds);
@@ -51,7 +51,7 @@ std::vector<uint8_t> challenge_plaintext(const PrivateToken& t, uint64_t expire,
 }
 
 template <size_t N>
-void read_into(sim::ByteReader& r, std::array<uint8_t, N>& out) {
+void read_into(keel::ByteReader& r, std::array<uint8_t, N>& out) {
   auto b = r.bytes(N);
   if (r.ok()) std::copy(b.begin(), b.end(), out.begin());
 }
@@ -65,7 +65,7 @@ DropReason read_handshake(std::span<const uint8_t> datagram, PacketType& type,
   if (r != DropReason::None) return r;
   if (h.type == PacketType::Connected) return DropReason::TypeNotAllowed;
   type = h.type;
-  sim::ByteReader br(datagram.subspan(kPacketHeaderBytes));
+  keel::ByteReader br(datagram.subspan(kPacketHeaderBytes));
   uint16_t len = br.u16();
   auto body = br.bytes(len);
   if (!br.ok()) return DropReason::MalformedPayload;
@@ -194,7 +194,7 @@ DropReason ServerHandshake::on_response(std::span<const uint8_t> datagram, const
     }
   }
   if (r == DropReason::None) {
-    sim::ByteReader br(plain);
+    keel::ByteReader br(plain);
     out = AcceptedClient{};
     out.client_id = br.u64();
     out.match_id = br.u64();

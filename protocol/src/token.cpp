@@ -1,7 +1,7 @@
 #include <keel/protocol/token.h>
 #include <keel/protocol/address.h>
 
-#include <keel/sim/byte_io.h>
+#include <keel/base/byte_io.h>
 
 #include <sodium.h>
 
@@ -23,7 +23,7 @@ void ensure_sodium() {
 // clear-text expiry beside it cannot be extended.
 std::array<uint8_t, 16> additional_data(uint64_t expire_time) {
   std::vector<uint8_t> ad;
-  sim::ByteWriter w(ad);
+  keel::ByteWriter w(ad);
   w.u32(kProtocolId);
   w.u32(kProtocolVersion);
   w.u64(expire_time);
@@ -44,7 +44,7 @@ bool valid_addresses(const std::vector<std::string>& addresses) {
   return true;
 }
 
-void write_addresses(sim::ByteWriter& w, const std::vector<std::string>& addresses) {
+void write_addresses(keel::ByteWriter& w, const std::vector<std::string>& addresses) {
   w.u8(static_cast<uint8_t>(addresses.size()));
   for (const auto& a : addresses) {
     w.u8(static_cast<uint8_t>(a.size()));
@@ -52,7 +52,7 @@ void write_addresses(sim::ByteWriter& w, const std::vector<std::string>& address
   }
 }
 
-bool read_addresses(sim::ByteReader& r, std::vector<std::string>& out) {
+bool read_addresses(keel::ByteReader& r, std::vector<std::string>& out) {
   uint8_t n = r.u8();
   if (n == 0 || n > kMaxTokenAddresses) return false;
   for (uint8_t i = 0; i < n && r.ok(); ++i) {
@@ -65,14 +65,14 @@ bool read_addresses(sim::ByteReader& r, std::vector<std::string>& out) {
 }
 
 template <size_t N>
-void read_array(sim::ByteReader& r, std::array<uint8_t, N>& out) {
+void read_array(keel::ByteReader& r, std::array<uint8_t, N>& out) {
   auto b = r.bytes(N);
   if (r.ok()) std::copy(b.begin(), b.end(), out.begin());
 }
 
 std::vector<uint8_t> private_plaintext(const PrivateToken& t) {
   std::vector<uint8_t> plain;
-  sim::ByteWriter w(plain);
+  keel::ByteWriter w(plain);
   w.u64(t.client_id);
   w.u64(t.match_id);
   w.u32(t.timeout_seconds);
@@ -102,20 +102,20 @@ TokenKey development_token_key() {
   return key;
 }
 
-sim::Status save_token_key(const std::string& path, const TokenKey& key) {
+keel::Status save_token_key(const std::string& path, const TokenKey& key) {
   std::array<char, 65> hex{};
   sodium_bin2hex(hex.data(), hex.size(), key.data(), key.size());
   std::ofstream f(path, std::ios::binary | std::ios::trunc);
-  if (!f) return sim::Error{path + ": cannot open for writing"};
+  if (!f) return keel::Error{path + ": cannot open for writing"};
   f << hex.data() << "\n";
   f.close();
-  if (!f) return sim::Error{path + ": write failed"};
+  if (!f) return keel::Error{path + ": write failed"};
   return {};
 }
 
-sim::Expected<TokenKey> load_token_key(const std::string& path) {
+keel::Expected<TokenKey> load_token_key(const std::string& path) {
   std::ifstream f(path, std::ios::binary);
-  if (!f) return sim::Error{path + ": cannot open key file"};
+  if (!f) return keel::Error{path + ": cannot open key file"};
   std::string text;
   std::getline(f, text);
   TokenKey key{};
@@ -124,17 +124,17 @@ sim::Expected<TokenKey> load_token_key(const std::string& path) {
   if (text.size() != 64 ||
       sodium_hex2bin(key.data(), key.size(), text.data(), text.size(), nullptr, &len, &end) != 0 ||
       len != key.size()) {
-    return sim::Error{path + ": not a key file (expected 64 hex digits; make one with "
+    return keel::Error{path + ": not a key file (expected 64 hex digits; make one with "
                              "`keel-token keygen " + path + "`)"};
   }
   return key;
 }
 
-sim::Expected<ConnectToken> mint_token(const TokenKey& key, const MintParams& p,
+keel::Expected<ConnectToken> mint_token(const TokenKey& key, const MintParams& p,
                                        uint64_t now_unix) {
   ensure_sodium();
   if (!valid_addresses(p.server_addresses)) {
-    return sim::Error{"a token needs 1 to 8 server addresses, each HOST:PORT or [IPV6]:PORT (port 1-65535) of at most 63 bytes"};
+    return keel::Error{"a token needs 1 to 8 server addresses, each HOST:PORT or [IPV6]:PORT (port 1-65535) of at most 63 bytes"};
   }
   PrivateToken priv;
   priv.client_id = p.client_id;
@@ -178,7 +178,7 @@ DropReason open_private_token(const TokenKey& key, std::span<const uint8_t> priv
     return DropReason::TokenInvalid;
   }
   // Authentic, so minted by a key holder; still parsed with the bounded reader.
-  sim::ByteReader r(plain);
+  keel::ByteReader r(plain);
   out = PrivateToken{};
   out.client_id = r.u64();
   out.match_id = r.u64();
@@ -193,7 +193,7 @@ DropReason open_private_token(const TokenKey& key, std::span<const uint8_t> priv
 
 std::vector<uint8_t> serialize_token(const ConnectToken& t) {
   std::vector<uint8_t> out;
-  sim::ByteWriter w(out);
+  keel::ByteWriter w(out);
   w.u32(kProtocolId);
   w.u32(t.protocol_version);
   w.u64(t.create_time);
@@ -208,13 +208,13 @@ std::vector<uint8_t> serialize_token(const ConnectToken& t) {
   return out;
 }
 
-sim::Expected<ConnectToken> parse_token(std::span<const uint8_t> bytes) {
-  sim::ByteReader r(bytes);
+keel::Expected<ConnectToken> parse_token(std::span<const uint8_t> bytes) {
+  keel::ByteReader r(bytes);
   ConnectToken t;
   uint32_t id = r.u32();
   t.protocol_version = r.u32();
   if (!r.ok() || id != kProtocolId || t.protocol_version != kProtocolVersion) {
-    return sim::Error{"connect token: not a Keel token of protocol version " +
+    return keel::Error{"connect token: not a Keel token of protocol version " +
                       std::to_string(kProtocolVersion)};
   }
   t.create_time = r.u64();
@@ -222,14 +222,14 @@ sim::Expected<ConnectToken> parse_token(std::span<const uint8_t> bytes) {
   read_array(r, t.nonce);
   t.timeout_seconds = r.u32();
   if (!read_addresses(r, t.server_addresses)) {
-    return sim::Error{"connect token: bad server address list"};
+    return keel::Error{"connect token: bad server address list"};
   }
   read_array(r, t.client_to_server_key);
   read_array(r, t.server_to_client_key);
   uint16_t n = r.u16();
   auto priv = r.bytes(n);
   if (!r.ok() || n != kPrivateTokenBytes || r.left() != 0) {
-    return sim::Error{"connect token: truncated or wrong size"};
+    return keel::Error{"connect token: truncated or wrong size"};
   }
   t.private_data.assign(priv.begin(), priv.end());
   return t;
@@ -245,16 +245,16 @@ std::string token_to_base64(const ConnectToken& token) {
   return out;
 }
 
-sim::Expected<ConnectToken> token_from_base64(const std::string& text) {
+keel::Expected<ConnectToken> token_from_base64(const std::string& text) {
   ensure_sodium();
-  if (text.size() > 4096) return sim::Error{"connect token: too long"};
+  if (text.size() > 4096) return keel::Error{"connect token: too long"};
   // Also keeps a null buffer (an empty vector's data()) away from libsodium's nonnull argument.
-  if (text.empty()) return sim::Error{"connect token: empty"};
+  if (text.empty()) return keel::Error{"connect token: empty"};
   std::vector<uint8_t> bytes(text.size());
   size_t len = 0;
   if (sodium_base642bin(bytes.data(), bytes.size(), text.data(), text.size(), " \n\r\t", &len,
                         nullptr, sodium_base64_VARIANT_URLSAFE_NO_PADDING) != 0) {
-    return sim::Error{"connect token: not base64 (URL-safe, no padding)"};
+    return keel::Error{"connect token: not base64 (URL-safe, no padding)"};
   }
   bytes.resize(len);
   return parse_token(bytes);

@@ -3,7 +3,8 @@
 #   find_package(Keel REQUIRED)
 #   target_link_libraries(my-server PRIVATE Keel::server)
 # builds a server with custom rules against an installed Keel; Keel::replay and
-# Keel::client give the same user a replay tool and predicting clients with those rules.
+# Keel::client give the same user a replay tool and predicting clients with those rules,
+# and Keel::recording reads and writes recordings without the replay tool.
 # Included from server/CMakeLists.txt because the server is what such users build.
 include(GNUInstallDirs)
 include(CMakePackageConfigHelpers)
@@ -12,19 +13,22 @@ set(KEEL_INSTALL_CMAKEDIR ${CMAKE_INSTALL_LIBDIR}/cmake/Keel)
 
 # The other modules only declare their build-tree include folders; installed consumers
 # find the same headers under <prefix>/include.
-foreach(target keel_sim keel_game keel_sandbox keel_protocol keel_replay keel_client)
+foreach(target keel_base keel_sim keel_game keel_sandbox keel_scene keel_protocol keel_recording keel_replay keel_client)
   target_include_directories(${target} INTERFACE $<INSTALL_INTERFACE:${CMAKE_INSTALL_INCLUDEDIR}>)
 endforeach()
 target_include_directories(keel_xxhash INTERFACE $<INSTALL_INTERFACE:${CMAKE_INSTALL_INCLUDEDIR}>)
+set_target_properties(keel_base PROPERTIES EXPORT_NAME base)
 set_target_properties(keel_sim PROPERTIES EXPORT_NAME sim)
 set_target_properties(keel_game PROPERTIES EXPORT_NAME game)
 set_target_properties(keel_sandbox PROPERTIES EXPORT_NAME sandbox)
+set_target_properties(keel_scene PROPERTIES EXPORT_NAME scene)
 set_target_properties(keel_protocol PROPERTIES EXPORT_NAME protocol)
+set_target_properties(keel_recording PROPERTIES EXPORT_NAME recording)
 set_target_properties(keel_replay PROPERTIES EXPORT_NAME replay)
 set_target_properties(keel_client PROPERTIES EXPORT_NAME client)
 set_target_properties(keel_xxhash PROPERTIES EXPORT_NAME xxhash)
 
-install(TARGETS keel_sim keel_game keel_sandbox keel_protocol keel_replay keel_client keel_server keel_xxhash
+install(TARGETS keel_base keel_sim keel_game keel_sandbox keel_scene keel_protocol keel_recording keel_replay keel_client keel_server keel_xxhash
         EXPORT KeelTargets
         ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
         LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR})
@@ -39,11 +43,13 @@ endif()
 if(TARGET keel-token)
   install(TARGETS keel-token RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
 endif()
-foreach(module sim game games/sandbox protocol replay client-sdk server)
+foreach(module base sim game games/sandbox scene protocol replay/format replay/tool client-sdk server)
   install(DIRECTORY ${PROJECT_SOURCE_DIR}/${module}/include/keel DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
 endforeach()
-install(DIRECTORY ${PROJECT_BINARY_DIR}/protocol/generated/keel DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}
-        FILES_MATCHING PATTERN "*.h")
+foreach(module scene protocol)
+  install(DIRECTORY ${PROJECT_BINARY_DIR}/${module}/generated/keel DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}
+          FILES_MATCHING PATTERN "*.h")
+endforeach()
 # The scenes keel-server runs and the operator's documents, where the systemd unit
 # (deploy/systemd/keel-server.service: <prefix>/share/keel/scenes/demo.json) and the image
 # look for them.

@@ -32,6 +32,7 @@ endfunction()
 
 run(${CMAKE_COMMAND} --install ${KEEL_BUILD_DIR} --prefix ${prefix})
 foreach(f lib/cmake/Keel/KeelConfig.cmake include/keel/server/server.h include/keel/protocol/messages_generated.h
+        include/keel/scene/scene.h include/keel/scene/scene_generated.h include/keel/base/expected.h
         share/keel/scenes/demo.json share/doc/keel/operations.md
         include/keel/client/client.h include/keel/game/registry.h include/keel/game/module.h
         include/keel/games/sandbox.h bin/keel-replay bin/keel-sim bin/keel-bot

@@ -30,18 +30,18 @@ std::string build_request(const std::string& host, uint16_t port, const std::str
 }
 
 /// Splits "HTTP/1.1 200 OK\r\n...\r\n\r\nbody" (Connection: close, so the body is the rest).
-sim::Expected<HttpReply> parse_response(const std::string& raw) {
+keel::Expected<HttpReply> parse_response(const std::string& raw) {
   size_t line_end = raw.find("\r\n");
   size_t head_end = raw.find("\r\n\r\n");
   if (raw.rfind("HTTP/1.", 0) != 0 || line_end == std::string::npos ||
       head_end == std::string::npos) {
-    return sim::Error{"malformed HTTP response"};
+    return keel::Error{"malformed HTTP response"};
   }
   size_t sp = raw.find(' ');
-  if (sp == std::string::npos || sp + 4 > line_end) return sim::Error{"malformed status line"};
+  if (sp == std::string::npos || sp + 4 > line_end) return keel::Error{"malformed status line"};
   int status = 0;
   for (size_t i = sp + 1; i < sp + 4; ++i) {
-    if (raw[i] < '0' || raw[i] > '9') return sim::Error{"malformed status code"};
+    if (raw[i] < '0' || raw[i] > '9') return keel::Error{"malformed status code"};
     status = status * 10 + (raw[i] - '0');
   }
   HttpReply out;
@@ -56,10 +56,10 @@ sim::Expected<HttpReply> parse_response(const std::string& raw) {
     const std::string& b = out.body;
     while (pos < b.size()) {
       size_t eol = b.find("\r\n", pos);
-      if (eol == std::string::npos) return sim::Error{"malformed chunk"};
+      if (eol == std::string::npos) return keel::Error{"malformed chunk"};
       size_t len = std::strtoul(b.substr(pos, eol - pos).c_str(), nullptr, 16);
       if (len == 0) break;
-      if (eol + 2 + len > b.size()) return sim::Error{"truncated chunk"};
+      if (eol + 2 + len > b.size()) return keel::Error{"truncated chunk"};
       decoded.append(b, eol + 2, len);
       pos = eol + 2 + len + 2;
     }
@@ -149,23 +149,23 @@ std::map<std::string, std::string> string_map(const nlohmann::json& j) {
 
 }  // namespace
 
-sim::Expected<std::optional<AgonesOptions>> AgonesOptions::from_environment() {
+keel::Expected<std::optional<AgonesOptions>> AgonesOptions::from_environment() {
   const char* port = std::getenv("AGONES_SDK_HTTP_PORT");
   if (port == nullptr || *port == '\0') return std::optional<AgonesOptions>{};
   char* end = nullptr;
   long value = std::strtol(port, &end, 10);
   if (*end != '\0' || value <= 0 || value > 65535) {
-    return sim::Error{std::string("AGONES_SDK_HTTP_PORT: not a port number: ") + port};
+    return keel::Error{std::string("AGONES_SDK_HTTP_PORT: not a port number: ") + port};
   }
   AgonesOptions options;
   options.port = static_cast<uint16_t>(value);
   return std::optional<AgonesOptions>{options};
 }
 
-sim::Expected<AgonesGameServer> parse_agones_gameserver(const std::string& text) {
-  if (text.size() > kMaxResponseBytes) return sim::Error{"GameServer JSON too large"};
+keel::Expected<AgonesGameServer> parse_agones_gameserver(const std::string& text) {
+  if (text.size() > kMaxResponseBytes) return keel::Error{"GameServer JSON too large"};
   nlohmann::json j = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
-  if (j.is_discarded() || !j.is_object()) return sim::Error{"GameServer: not a JSON object"};
+  if (j.is_discarded() || !j.is_object()) return keel::Error{"GameServer: not a JSON object"};
   AgonesGameServer gs;
   const auto& meta = j.contains("object_meta") ? j["object_meta"] : nlohmann::json::object();
   if (meta.is_object()) {
@@ -174,21 +174,21 @@ sim::Expected<AgonesGameServer> parse_agones_gameserver(const std::string& text)
     if (meta.contains("annotations")) gs.annotations = string_map(meta["annotations"]);
   }
   if (j.contains("status") && j["status"].is_object()) parse_status(j["status"], gs);
-  if (gs.state.empty()) return sim::Error{"GameServer: no status.state"};
+  if (gs.state.empty()) return keel::Error{"GameServer: no status.state"};
   return gs;
 }
 
-sim::Expected<std::string> agones_public_address(const AgonesGameServer& gs,
+keel::Expected<std::string> agones_public_address(const AgonesGameServer& gs,
                                                  const std::string& port_name) {
-  if (gs.address.empty()) return sim::Error{"GameServer: no valid status.address yet"};
+  if (gs.address.empty()) return keel::Error{"GameServer: no valid status.address yet"};
   auto port = gs.ports.find(port_name);
   if (port == gs.ports.end()) {
-    return sim::Error{"GameServer: no valid status.ports entry named \"" + port_name + "\""};
+    return keel::Error{"GameServer: no valid status.ports entry named \"" + port_name + "\""};
   }
   bool v6 = gs.address.find(':') != std::string::npos;
   std::string address = (v6 ? "[" + gs.address + "]" : gs.address) + ":" + std::to_string(port->second);
   if (address.size() > protocol::kMaxAddressBytes) {
-    return sim::Error{"GameServer: " + address + " is longer than a connect token can name (" +
+    return keel::Error{"GameServer: " + address + " is longer than a connect token can name (" +
                       std::to_string(protocol::kMaxAddressBytes) + " bytes)"};
   }
   return address;
@@ -213,7 +213,7 @@ AllocationSettings read_allocation_settings(const AgonesGameServer& gs, uint32_t
   return out;
 }
 
-sim::Expected<HttpReply> http_exchange(const std::string& host, uint16_t port,
+keel::Expected<HttpReply> http_exchange(const std::string& host, uint16_t port,
                                          const std::string& method, const std::string& path,
                                          const std::string& body, double timeout_seconds) {
   asio::io_context io;
@@ -224,7 +224,7 @@ sim::Expected<HttpReply> http_exchange(const std::string& host, uint16_t port,
   std::array<char, 4096> buffer;
   asio::error_code addr_error;
   auto address = asio::ip::make_address(host, addr_error);
-  if (addr_error) return sim::Error{"agones: bad sidecar address " + host};
+  if (addr_error) return keel::Error{"agones: bad sidecar address " + host};
   asio::ip::tcp::endpoint endpoint(address, port);
 
   std::function<void()> read_more = [&] {
@@ -257,7 +257,7 @@ sim::Expected<HttpReply> http_exchange(const std::string& host, uint16_t port,
   io.run_for(std::chrono::duration_cast<std::chrono::nanoseconds>(
       std::chrono::duration<double>(timeout_seconds)));
   if (result) {
-    return sim::Error{method + " " + path + ": " + result.message()};
+    return keel::Error{method + " " + path + ": " + result.message()};
   }
   return parse_response(raw);
 }

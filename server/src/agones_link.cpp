@@ -1,14 +1,14 @@
 #include "agones_link.h"
 
-#include <keel/protocol/scene.h>
+#include <keel/scene/scene.h>
 
 #include <filesystem>
 
 namespace keel::server {
 
-sim::Status AgonesLink::start() {
+keel::Status AgonesLink::start() {
   auto env = AgonesOptions::from_environment();
-  if (!env) return sim::Error{env.error().message};
+  if (!env) return keel::Error{env.error().message};
   if (!options_.agones && !env->has_value()) return {};
   AgonesOptions agones_options = env->has_value() ? **env : AgonesOptions{};
   client_ = std::make_unique<AgonesClient>(
@@ -59,7 +59,7 @@ std::optional<MatchSettings> AgonesLink::settings_from(const AgonesGameServer& g
     // A bare file name (checked) in the directory of --scene: an allocation picks among
     // the scenes the operator installed, never an arbitrary path.
     std::string path = (std::filesystem::path(options_.scene_path).parent_path() / *read.scene).string();
-    auto scene = protocol::load_scene_file(path);
+    auto scene = keel::scene::load_scene_file(path);
     if (!scene) {
       log_.warn("agones_setting_refused",
                 {{"key", kAgonesSceneKey}, {"why", scene.error().message}, {"kept", options_.scene_path}});

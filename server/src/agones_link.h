@@ -11,7 +11,7 @@
 
 #include <keel/server/agones.h>
 #include <keel/server/config.h>
-#include <keel/sim/expected.h>
+#include <keel/base/expected.h>
 
 #include <atomic>
 #include <functional>
@@ -35,7 +35,7 @@ class AgonesLink {
       : options_(options), flag_settings_(flag_settings), log_(log), metrics_(metrics), hooks_(std::move(hooks)) {}
 
   /// Starts the sidecar client when Agones is on; does nothing otherwise.
-  sim::Status start();
+  keel::Status start();
   /// Tick thread: true once an allocated server has been empty past the grace.
   bool allocation_over(Now now);
   /// Tick thread: the allocation's settings, once, when there are new ones.

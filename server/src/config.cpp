@@ -82,7 +82,7 @@ ParsedCommandLine parse_command_line(int argc, const char* const* argv) {
     result.message = code == 0 ? out.str() : "keel-server: " + err.str();
     return result;
   }
-  sim::Status st = validate(o);
+  keel::Status st = validate(o);
   if (!st) {
     result.exit_code = 2;
     result.message = "keel-server: " + st.error().message + "\n";
@@ -92,52 +92,52 @@ ParsedCommandLine parse_command_line(int argc, const char* const* argv) {
   return result;
 }
 
-sim::Status validate(const ServerOptions& o) {
-  if (o.scene_path.empty()) return sim::Error{"--scene is required"};
-  if (o.bind.empty()) return sim::Error{"--bind: at least one address is required"};
+keel::Status validate(const ServerOptions& o) {
+  if (o.scene_path.empty()) return keel::Error{"--scene is required"};
+  if (o.bind.empty()) return keel::Error{"--bind: at least one address is required"};
   if (!o.public_address.empty() && o.public_address.size() != o.bind.size()) {
-    return sim::Error{"--public-address: give one per --bind (" + std::to_string(o.bind.size()) + ")"};
+    return keel::Error{"--public-address: give one per --bind (" + std::to_string(o.bind.size()) + ")"};
   }
   for (const std::string& b : o.bind) {
     auto e = parse_endpoint(b);
-    if (!e) return sim::Error{"--bind " + b + ": not an address; use 127.0.0.1:7777 or [::1]:7777"};
+    if (!e) return keel::Error{"--bind " + b + ": not an address; use 127.0.0.1:7777 or [::1]:7777"};
     if (o.token_key_path.empty() && !is_loopback(e->address())) {
-      return sim::Error{"--bind " + b + ": without --token-key the server runs in development mode "
+      return keel::Error{"--bind " + b + ": without --token-key the server runs in development mode "
                         "(anyone can mint tokens) and binds loopback addresses only; "
                         "make a key with keel-token keygen and pass --token-key"};
     }
   }
   for (const std::string& p : o.public_address) {
-    if (!parse_endpoint(p)) return sim::Error{"--public-address " + p + ": not an address"};
+    if (!parse_endpoint(p)) return keel::Error{"--public-address " + p + ": not an address"};
   }
   if (!o.metrics_bind.empty()) {
     auto e = parse_endpoint(o.metrics_bind);
-    if (!e) return sim::Error{"--metrics " + o.metrics_bind + ": not an address; use 127.0.0.1:9100"};
+    if (!e) return keel::Error{"--metrics " + o.metrics_bind + ": not an address; use 127.0.0.1:9100"};
   }
   const bool port_name_ok =
       !o.agones_port.empty() && o.agones_port.size() <= 63 &&
       std::all_of(o.agones_port.begin(), o.agones_port.end(), [](char c) {
         return std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' || c == '.';
       });
-  if (!port_name_ok) return sim::Error{"--agones-port: a port name of 1 to 63 letters, digits, - _ or ."};
-  if (o.record_dir.empty()) return sim::Error{"--record: the directory must not be empty"};
+  if (!port_name_ok) return keel::Error{"--agones-port: a port name of 1 to 63 letters, digits, - _ or ."};
+  if (o.record_dir.empty()) return keel::Error{"--record: the directory must not be empty"};
   LogLevel level;
-  if (!parse_log_level(o.log_level, level)) return sim::Error{"--log-level " + o.log_level + ": use debug, info, warn or error"};
+  if (!parse_log_level(o.log_level, level)) return keel::Error{"--log-level " + o.log_level + ": use debug, info, warn or error"};
   if (o.tick_rate != 0 && o.tick_rate != 30 && o.tick_rate != 60 && o.tick_rate != 120) {
-    return sim::Error{"--tick-rate " + std::to_string(o.tick_rate) + ": use 30, 60 or 120"};
+    return keel::Error{"--tick-rate " + std::to_string(o.tick_rate) + ": use 30, 60 or 120"};
   }
   if (o.snapshot_rate == 0 || o.max_players == 0 || o.max_matches == 0) {
-    return sim::Error{"--snapshot-rate, --max-players and --max-matches must be at least 1"};
+    return keel::Error{"--snapshot-rate, --max-players and --max-matches must be at least 1"};
   }
   return {};
 }
 
-sim::Status check_token_addresses(const ServerOptions& o, bool agones_on) {
+keel::Status check_token_addresses(const ServerOptions& o, bool agones_on) {
   if (!o.public_address.empty() || agones_on) return {};
   for (const std::string& b : o.bind) {
     auto e = parse_endpoint(b);
     if (e && e->address().is_unspecified()) {
-      return sim::Error{"--bind " + b + ": connect tokens name the address clients reach the server at, "
+      return keel::Error{"--bind " + b + ": connect tokens name the address clients reach the server at, "
                         "which " + b + " is not; pass --public-address HOST:PORT (one per --bind), or run under Agones"};
     }
   }

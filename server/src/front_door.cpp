@@ -14,7 +14,7 @@ FrontDoor::FrontDoor(asio::io_context& io, const ServerOptions& options, const k
     : io_(io), options_(options), key_(key), log_(log), metrics_(metrics), router_(router),
       admit_(std::move(admit)), clock_(std::move(clock)) {}
 
-sim::Status FrontDoor::bind() {
+keel::Status FrontDoor::bind() {
   std::vector<int> fds;
   for (size_t i = 0; i < options_.bind.size(); ++i) {
     Udp::endpoint at = *parse_endpoint(options_.bind[i]);
@@ -24,7 +24,7 @@ sim::Status FrontDoor::bind() {
     // One socket per family: [::] must not also claim IPv4, or 0.0.0.0 beside it fails.
     if (!ec && at.address().is_v6()) s.set_option(asio::ip::v6_only(true), ec);
     if (!ec) s.bind(at, ec);
-    if (ec) return sim::Error{"--bind " + options_.bind[i] + ": " + ec.message()};
+    if (ec) return keel::Error{"--bind " + options_.bind[i] + ": " + ec.message()};
     s.set_option(asio::socket_base::receive_buffer_size(4 << 20), ec);  // best effort
     s.set_option(asio::socket_base::send_buffer_size(4 << 20), ec);
     Udp::endpoint bound = s.local_endpoint();

@@ -14,7 +14,7 @@
 #include <keel/protocol/handshake.h>
 #include <keel/protocol/token.h>
 #include <keel/server/config.h>
-#include <keel/sim/expected.h>
+#include <keel/base/expected.h>
 
 #include <cstdint>
 #include <functional>
@@ -38,7 +38,7 @@ class FrontDoor {
             Metrics& metrics, Router& router, AdmitFn admit, ClockFn clock);
 
   /// Binds every --bind address (tick-thread start-up, before the I/O thread runs).
-  sim::Status bind();
+  keel::Status bind();
   /// Starts one receive loop per socket (before the I/O thread runs).
   void start_receiving();
   /// From now on handshakes are dropped (NotAdmitting): the server is stopping.

@@ -3,7 +3,7 @@
 #include <keel/protocol/game_events.h>
 
 #include <keel/protocol/messages.h>
-#include <keel/protocol/scene.h>
+#include <keel/scene/scene.h>
 #include <keel/replay/desync_dump.h>
 #include <keel/replay/format.h>
 
@@ -48,15 +48,15 @@ std::string utc_stamp() {
 
 }  // namespace
 
-sim::Expected<std::shared_ptr<MatchHost>> MatchHost::create(uint64_t id, const MatchSettings& settings,
+keel::Expected<std::shared_ptr<MatchHost>> MatchHost::create(uint64_t id, const MatchSettings& settings,
                                                             HostServices services, Now now,
                                                             bool persistent) {
   std::unique_ptr<game::Rules> rules = services.rules ? services.rules() : std::make_unique<games::SandboxRules>();
   // Each match its own random sequence (recorded in its header, so replays draw the same).
   auto match = game::Match::create(*settings.scene, std::move(rules), match_seed(services.options));
-  if (!match) return sim::Error{"match " + std::to_string(id) + ": " + match.error().message};
+  if (!match) return keel::Error{"match " + std::to_string(id) + ": " + match.error().message};
   std::shared_ptr<MatchHost> host(new MatchHost(id, std::move(*match), settings, services, now, persistent));
-  sim::Status st = host->open_recording();
+  keel::Status st = host->open_recording();
   if (!st) return st.error();
   return host;
 }
@@ -68,7 +68,7 @@ MatchHost::MatchHost(uint64_t id, game::Match match, const MatchSettings& settin
       scene_(*settings.scene),
       scene_path_(settings.scene_path),
       max_players_(settings.max_players),
-      scene_binary_(kp::scene_to_binary(scene_)),
+      scene_binary_(keel::scene::scene_to_binary(scene_)),
       snapshot_config_(kp::SnapshotConfig::for_scene(scene_)),
       scene_description_(kp::WorldDescription::from_scene(scene_)),
       description_(scene_description_),
@@ -98,7 +98,7 @@ void MatchHost::leave_running_count() {
   counted_running_ = false;
 }
 
-sim::Status MatchHost::open_recording() {
+keel::Status MatchHost::open_recording() {
   namespace fs = std::filesystem;
   std::error_code ec;
   fs::create_directories(services_.options.record_dir, ec);
@@ -113,7 +113,7 @@ sim::Status MatchHost::open_recording() {
   opts.game_module = fs::path(services_.game_origin.module_path).filename().string();
   opts.game_build_id = services_.game_origin.build_id;
   auto w = replay::RecordingWriter::create(recording_path_, match_, opts);
-  if (!w) return sim::Error{"cannot record to " + recording_path_ + ": " + w.error().message};
+  if (!w) return keel::Error{"cannot record to " + recording_path_ + ": " + w.error().message};
   writer_.emplace(std::move(*w));
   services_.log.info("match_started", {{"match", id_}, {"scene", scene_.name}, {"game", match_.spec().name},
                                        {"seed", replay::hex_hash(match_.seed())},
@@ -336,7 +336,7 @@ void MatchHost::step_one() {
   const uint64_t from_tick = match_.tick();
   bool recorded = false;
   if (writer_ && !recording_failed_) {
-    sim::Status st = writer_->step_and_record(match_, inputs);
+    keel::Status st = writer_->step_and_record(match_, inputs);
     recorded = st.has_value();
     if (!st) {
       // The match goes on (players are mid-game); the operator is told loudly.
@@ -440,7 +440,7 @@ void MatchHost::write_desync_dump(Session& s, uint64_t tick, uint64_t server_has
   std::string note = "keel-server match " + std::to_string(id_) + ": player " + std::to_string(s.player) +
                      " (" + s.address + ") reported hash " + replay::hex_hash(reported) + " for tick " +
                      std::to_string(tick) + "; this is the server's state; recording " + recording_path_;
-  sim::Status st = replay::write_desync_dump(path, *rebuilt, server_hash, note);
+  keel::Status st = replay::write_desync_dump(path, *rebuilt, server_hash, note);
   if (!st) {
     services_.log.error("desync_dump_failed", {{"match", id_}, {"path", path}, {"error", st.error().message}});
     return;
@@ -506,7 +506,7 @@ void MatchHost::shutdown(Now now, kp::fb::DenyReason reason) {
   }
   remove_closed();
   if (writer_) {
-    sim::Status st = writer_->finish();
+    keel::Status st = writer_->finish();
     if (!st) {
       services_.log.error("recording_finish_failed", {{"match", id_}, {"path", recording_path_},
                                                       {"error", st.error().message}});

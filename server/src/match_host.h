@@ -75,7 +75,7 @@ struct Now {
 
 class MatchHost : public std::enable_shared_from_this<MatchHost> {
  public:
-  static sim::Expected<std::shared_ptr<MatchHost>> create(uint64_t id, const MatchSettings& settings,
+  static keel::Expected<std::shared_ptr<MatchHost>> create(uint64_t id, const MatchSettings& settings,
                                                           HostServices services, Now now,
                                                           bool persistent);
   ~MatchHost();
@@ -128,7 +128,7 @@ class MatchHost : public std::enable_shared_from_this<MatchHost> {
  private:
   MatchHost(uint64_t id, game::Match match, const MatchSettings& settings, HostServices services,
             Now now, bool persistent);
-  sim::Status open_recording();
+  keel::Status open_recording();
   void leave_running_count();
 
   // Sessions (match_sessions.cpp).

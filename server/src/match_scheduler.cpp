@@ -21,7 +21,7 @@ MatchScheduler::~MatchScheduler() {
   wait_idle();
 }
 
-sim::Status MatchScheduler::start(uint32_t threads) {
+keel::Status MatchScheduler::start(uint32_t threads) {
   // The arena's workers come from TBB's global pool, which by default keeps one core for
   // the calling thread; the tick thread never joins in, so allow one more.
   tbb_limit_ = std::make_unique<tbb::global_control>(tbb::global_control::max_allowed_parallelism, threads + 1);

@@ -8,7 +8,7 @@
 #include "match_host.h"
 
 #include <keel/protocol/messages.h>
-#include <keel/sim/expected.h>
+#include <keel/base/expected.h>
 
 #include <tbb/global_control.h>
 #include <tbb/task_arena.h>
@@ -33,7 +33,7 @@ class MatchScheduler {
   ~MatchScheduler();
 
   /// Makes the arena (`threads` workers) and the start-up match (--match-id).
-  sim::Status start(uint32_t threads);
+  keel::Status start(uint32_t threads);
 
   // --- any thread ---
   /// Queues an admitted client (I/O thread); false when the inbox is full.

@@ -29,12 +29,12 @@ HttpLimits MetricsEndpoint::limits() const {
   return limits;
 }
 
-sim::Status MetricsEndpoint::start() {
+keel::Status MetricsEndpoint::start() {
   if (options_.metrics_bind.empty()) return {};
   Udp::endpoint at = *parse_endpoint(options_.metrics_bind);
   http_ = std::make_unique<HttpServer>(io_, [this](const std::string& path) { return answer(path); }, log_, limits());
   std::string err = http_->start(asio::ip::tcp::endpoint(at.address(), at.port()));
-  if (!err.empty()) return sim::Error{"--metrics " + options_.metrics_bind + ": " + err};
+  if (!err.empty()) return keel::Error{"--metrics " + options_.metrics_bind + ": " + err};
   auto e = http_->local_endpoint();
   address_ = format_endpoint(Udp::endpoint(e.address(), e.port()));
   return {};

@@ -7,7 +7,7 @@
 #include "metrics.h"
 
 #include <keel/server/config.h>
-#include <keel/sim/expected.h>
+#include <keel/base/expected.h>
 
 #include <functional>
 #include <memory>
@@ -25,7 +25,7 @@ class MetricsEndpoint {
       : io_(io), options_(options), log_(log), metrics_(metrics), health_(std::move(health)) {}
 
   /// Listens on --metrics; does nothing without it.
-  sim::Status start();
+  keel::Status start();
   void stop();
   /// "host:port" it listens on (empty when off).
   const std::string& address() const { return address_; }

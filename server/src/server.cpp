@@ -19,7 +19,7 @@
 #include "router.h"
 #include "status_line.h"
 
-#include <keel/protocol/scene.h>
+#include <keel/scene/scene.h>
 #include <keel/protocol/token.h>
 #include <keel/game/registry.h>
 
@@ -182,15 +182,15 @@ Server::~Server() {
   }
 }
 
-sim::Expected<std::unique_ptr<Server>> Server::create(const ServerOptions& options, RulesFactory rules) {
-  sim::Status st = validate(options);
+keel::Expected<std::unique_ptr<Server>> Server::create(const ServerOptions& options, RulesFactory rules) {
+  keel::Status st = validate(options);
   if (!st) return st.error();
   LogLevel level = LogLevel::Info;
   parse_log_level(options.log_level, level);
   std::FILE* log_file = nullptr;
   if (!options.log_file.empty()) {
     log_file = std::fopen(options.log_file.c_str(), "a");
-    if (!log_file) return sim::Error{"--log-file " + options.log_file + ": " + std::strerror(errno)};
+    if (!log_file) return keel::Error{"--log-file " + options.log_file + ": " + std::strerror(errno)};
   }
   // In place on a terminal, unless JSON log lines share it (they would be torn up).
   const bool logs_on_stderr = options.log_file.empty();
@@ -200,7 +200,7 @@ sim::Expected<std::unique_ptr<Server>> Server::create(const ServerOptions& optio
   if (!options.game_module.empty()) {
     // --game: the module's game replaces the program's own (sandbox or a custom server's).
     game::RulesRegistry modules;
-    if (sim::Status loaded = modules.add_module(options.game_module); !loaded) return sim::Error{"--game: " + loaded.error().message};
+    if (keel::Status loaded = modules.add_module(options.game_module); !loaded) return keel::Error{"--game: " + loaded.error().message};
     auto factory = modules.factory(modules.module_game());
     if (!factory) return factory.error();
     impl->rules = *factory;
@@ -211,7 +211,7 @@ sim::Expected<std::unique_ptr<Server>> Server::create(const ServerOptions& optio
   if (!agones_env) return agones_env.error();
   st = check_token_addresses(options, options.agones || agones_env->has_value());
   if (!st) return st.error();
-  auto scene = kp::load_scene_file(options.scene_path);
+  auto scene = keel::scene::load_scene_file(options.scene_path);
   if (!scene) return scene.error();
   if (options.tick_rate != 0) scene->settings.tick_rate = options.tick_rate;
   impl->flag_settings = {std::make_shared<const sim::SceneDef>(std::move(*scene)), options.scene_path,
@@ -221,15 +221,15 @@ sim::Expected<std::unique_ptr<Server>> Server::create(const ServerOptions& optio
     impl->development = true;
   } else {
     auto key = kp::load_token_key(options.token_key_path);
-    if (!key) return sim::Error{"--token-key: " + key.error().message};
+    if (!key) return keel::Error{"--token-key: " + key.error().message};
     impl->token_key = *key;
   }
   return std::unique_ptr<Server>(new Server(std::move(impl)));
 }
 
-sim::Status Server::start() {
+keel::Status Server::start() {
   Impl& m = *impl_;
-  sim::Status st = m.front_door.bind();
+  keel::Status st = m.front_door.bind();
   if (!st) return st;
   st = m.endpoint.start();
   if (!st) return st;
@@ -283,7 +283,7 @@ int Server::run() {
     impl_->log.info("signal", {{"signal", sig == SIGINT ? "SIGINT" : "SIGTERM"}, {"action", "stopping"}});
     request_stop();
   });
-  sim::Status st = start();
+  keel::Status st = start();
   if (!st) {
     std::fprintf(stderr, "keel-server: %s\n", st.error().message.c_str());
     return 1;

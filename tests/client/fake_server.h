@@ -11,7 +11,7 @@
 #include <keel/protocol/handshake.h>
 #include <keel/protocol/input_codec.h>
 #include <keel/protocol/messages.h>
-#include <keel/protocol/scene.h>
+#include <keel/scene/scene.h>
 #include <keel/protocol/snapshot_stream.h>
 #include <keel/game/match.h>
 #include <keel/games/sandbox.h>
@@ -96,7 +96,7 @@ class FakeServer {
   explicit FakeServer(const sim::SceneDef& scene, std::unique_ptr<game::Rules> rules = nullptr)
       : handshake_(protocol::development_token_key(), kFakeServerAddress),
         match_(std::move(*game::Match::create(scene, rules ? std::move(rules) : std::make_unique<games::SandboxRules>()))),
-        scene_bytes_(protocol::scene_to_binary(scene)),
+        scene_bytes_(scene::scene_to_binary(scene)),
         config_(protocol::SnapshotConfig::for_scene(scene)),
         game_name_(match_.spec().name),
         game_hash_(game::spec_hash(match_.spec())) {}

@@ -2,7 +2,7 @@
 #pragma once
 
 #include <keel/protocol/input_codec.h>
-#include <keel/protocol/scene.h>
+#include <keel/scene/scene.h>
 #include <keel/game/match.h>
 #include <keel/games/sandbox.h>
 
@@ -13,7 +13,7 @@
 namespace keel::client::testing {
 
 inline sim::SceneDef demo_scene() {
-  auto s = protocol::load_scene_file(std::string(KEEL_SOURCE_DIR) + "/scenes/demo.json");
+  auto s = scene::load_scene_file(std::string(KEEL_SOURCE_DIR) + "/scenes/demo.json");
   if (!s) throw std::runtime_error(s.error().message);
   return *s;
 }

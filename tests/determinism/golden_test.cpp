@@ -59,7 +59,7 @@ class GoldenCheck : public ::testing::Test {
     o.scenes = {"small.json"};
     o.golden_dir = dir_.string();
     ::testing::internal::CaptureStdout();
-    const int exit_code = run_determinism(o, [](const std::string&) -> sim::Expected<sim::SceneDef> { return small_scene(); });
+    const int exit_code = run_determinism(o, [](const std::string&) -> keel::Expected<sim::SceneDef> { return small_scene(); });
     std::string out = ::testing::internal::GetCapturedStdout();
     EXPECT_EQ(exit_code, expected_exit) << out;
     return out;

@@ -17,7 +17,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   std::string text(reinterpret_cast<const char*>(data), size);
   std::vector<keel::sim::Vec3> points;
   std::vector<uint32_t> indices;
-  keel::sim::Status st = keel::protocol::detail::read_obj_text(text, "fuzz.obj", points, indices);
+  keel::Status st = keel::scene::detail::read_obj_text(text, "fuzz.obj", points, indices);
   if (!st) {
     if (st.error().message.rfind("fuzz.obj", 0) != 0) std::abort();
     return 0;

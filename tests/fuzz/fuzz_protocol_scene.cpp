@@ -4,8 +4,8 @@
 // the same rule checks). Every accepted scene must also survive scene_to_binary() and
 // read back to the same bytes (the round trip scene.h promises); a scene that does not
 // is reported as a crash.
-#include <keel/protocol/scene.h>
-#include <keel/protocol/scene_generated.h>
+#include <keel/scene/scene.h>
+#include <keel/scene/scene_generated.h>
 
 #include <cstddef>
 #include <cstdint>
@@ -13,18 +13,16 @@
 #include <cstdlib>
 #include <string_view>
 
-namespace kp = keel::protocol;
-
 namespace {
 
 void check_round_trip(const keel::sim::SceneDef& scene) {
-  const std::vector<uint8_t> binary = kp::scene_to_binary(scene);
-  auto again = kp::parse_scene_binary(binary, "round-trip");
+  const std::vector<uint8_t> binary = keel::scene::scene_to_binary(scene);
+  auto again = keel::scene::parse_scene_binary(binary, "round-trip");
   if (!again) {
     std::fprintf(stderr, "accepted scene does not read back: %s\n", again.error().message.c_str());
     std::abort();
   }
-  if (kp::scene_to_binary(*again) != binary) {
+  if (keel::scene::scene_to_binary(*again) != binary) {
     std::fprintf(stderr, "accepted scene reads back different\n");
     std::abort();
   }
@@ -33,10 +31,10 @@ void check_round_trip(const keel::sim::SceneDef& scene) {
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-  const bool binary = size >= 8 && flatbuffers::BufferHasIdentifier(data, kp::fb::SceneIdentifier());
+  const bool binary = size >= 8 && flatbuffers::BufferHasIdentifier(data, keel::scene::fb::SceneIdentifier());
   auto scene = binary
-                   ? kp::parse_scene_binary({data, size}, "fuzz.kscn")
-                   : kp::parse_scene_json({reinterpret_cast<const char*>(data), size}, "fuzz.json");
+                   ? keel::scene::parse_scene_binary({data, size}, "fuzz.kscn")
+                   : keel::scene::parse_scene_json({reinterpret_cast<const char*>(data), size}, "fuzz.json");
   if (scene) check_round_trip(*scene);
   return 0;
 }

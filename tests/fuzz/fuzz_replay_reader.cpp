@@ -4,7 +4,7 @@
 // decompression under the scene's limit, a short verify of each segment, and desync dumps.
 // Build: configure with clang and -DKEEL_BUILD_FUZZ=ON; run:
 //   build-fuzz/bin/fuzz_replay_reader -max_total_time=60 tests/fuzz/corpus/replay_reader
-#include <keel/protocol/scene.h>
+#include <keel/scene/scene.h>
 #include <keel/replay/desync_dump.h>
 #include <keel/replay/reader.h>
 #include <keel/replay/replayer.h>
@@ -20,7 +20,7 @@ namespace {
 
 // Stepping a fuzzed scene is the sim's business, not the reader's: keep it small.
 bool small_scene(const Header& h) {
-  auto scene = keel::protocol::parse_scene_binary(h.scene, "fuzz");
+  auto scene = keel::scene::parse_scene_binary(h.scene, "fuzz");
   return scene && scene->bodies.size() <= 32;
 }
 

@@ -20,7 +20,7 @@
 #include <keel/games/sandbox.h>
 #include <keel/protocol/input_codec.h>
 #include <keel/protocol/messages.h>
-#include <keel/protocol/scene.h>
+#include <keel/scene/scene.h>
 
 #include <netinet/in.h>
 #include <sys/socket.h>
@@ -77,7 +77,7 @@ struct World {
     const char* scratch = std::filesystem::is_directory("/dev/shm") ? "/dev/shm" : "/tmp";
     options.record_dir = std::string(scratch) + "/keel-fuzz-session-" + std::to_string(::getpid());
     options.idle_timeout = 3.0;
-    auto scene = kp::parse_scene_json(kScene, "fuzz.json");
+    auto scene = keel::scene::parse_scene_json(kScene, "fuzz.json");
     if (!scene) std::abort();
     settings.scene = std::make_shared<const keel::sim::SceneDef>(std::move(*scene));
     settings.scene_path = "fuzz.json";

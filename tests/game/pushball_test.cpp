@@ -9,7 +9,7 @@
 
 #include <keel/game/match.h>
 #include <keel/game/registry.h>
-#include <keel/protocol/scene.h>
+#include <keel/scene/scene.h>
 #include <keel/sim/det_math.h>
 
 #include <gtest/gtest.h>
@@ -45,7 +45,7 @@ const RulesRegistry& registry() {
 
 const sim::SceneDef& scene() {
   static const sim::SceneDef s = [] {
-    auto loaded = protocol::load_scene_file(kScene);
+    auto loaded = scene::load_scene_file(kScene);
     EXPECT_TRUE(loaded) << loaded.error().message;
     return loaded ? *loaded : sim::SceneDef{};
   }();

@@ -2,7 +2,7 @@
 // within the control channel's message size, a body too large for one message is cut and
 // says so, every out-of-range field is refused, and a match's table follows its spawns,
 // destroys and kinds.
-#include <keel/protocol/scene.h>
+#include <keel/scene/scene.h>
 #include <keel/protocol/world_description.h>
 
 #include <gtest/gtest.h>
@@ -19,6 +19,9 @@ namespace {
 
 using sim::ColliderDef;
 using sim::ShapeType;
+using keel::scene::parse_scene_binary;
+using keel::scene::parse_scene_json;
+using keel::scene::scene_to_binary;
 
 BodyDescription body(uint32_t id, uint32_t kind, std::vector<ColliderDef> colliders,
                      sim::MotionType motion = sim::MotionType::Dynamic) {

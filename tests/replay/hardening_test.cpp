@@ -164,7 +164,7 @@ TEST(Hardening, HeaderSurvivesAFlippedByteInEitherCopy) {
       auto rec = Recording::open(path);
       ASSERT_TRUE(rec) << rec.error().message;
       EXPECT_EQ(rec->header().game, "sandbox");
-      EXPECT_EQ(rec->header().scene, protocol::scene_to_binary(load_scene("demo.json")));
+      EXPECT_EQ(rec->header().scene, scene::scene_to_binary(load_scene("demo.json")));
       VerifyResult v = verify(*rec, VerifyOptions{});
       EXPECT_EQ(v.verified, 30u) << v.error;
       EXPECT_TRUE(v.damaged);

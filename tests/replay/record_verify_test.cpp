@@ -115,7 +115,7 @@ TEST(Recording, HeaderDescribesTheBuildTheSceneAndTheRules) {
   EXPECT_EQ(h.checkpoint_interval, 30u);
   EXPECT_FALSE(h.compiler.empty());
   EXPECT_NE(h.compiler_flags.find("-ffp-contract=off"), std::string::npos);
-  auto scene = protocol::parse_scene_binary(h.scene, "embedded");
+  auto scene = scene::parse_scene_binary(h.scene, "embedded");
   ASSERT_TRUE(scene);
   EXPECT_EQ(scene->name, "demo");
   std::ostringstream o, e;
@@ -270,7 +270,7 @@ TEST(Recording, NotARecordingAndUnknownRulesAreRefused) {
   EXPECT_NE(r.error().message.find("not a Keel recording"), std::string::npos);
   Header h;
   h.game = "capture_the_flag";
-  h.scene = protocol::scene_to_binary(load_scene("demo.json"));
+  h.scene = scene::scene_to_binary(load_scene("demo.json"));
   auto m = make_match(h, "x.krec");
   ASSERT_FALSE(m);
   EXPECT_NE(m.error().message.find("game \"capture_the_flag\" is not known"), std::string::npos) << m.error().message;

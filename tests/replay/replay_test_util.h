@@ -2,7 +2,7 @@
 // them, and byte surgery on recorded files (flipping bits, fixing checksums).
 #pragma once
 
-#include <keel/protocol/scene.h>
+#include <keel/scene/scene.h>
 #include <keel/replay/format.h>
 #include <keel/replay/reader.h>
 #include <keel/replay/writer.h>
@@ -28,7 +28,7 @@ namespace fs = std::filesystem;
 inline std::string scene_path(const std::string& name) { return std::string(KEEL_SOURCE_DIR) + "/scenes/" + name; }
 
 inline sim::SceneDef load_scene(const std::string& name) {
-  auto scene = protocol::load_scene_file(scene_path(name));
+  auto scene = scene::load_scene_file(scene_path(name));
   EXPECT_TRUE(scene) << (scene ? "" : scene.error().message);
   return *scene;
 }

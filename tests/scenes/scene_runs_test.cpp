@@ -1,7 +1,7 @@
 // Every scene in scenes/, loaded from its file and stepped: determinism (same hash
 // chain twice; save, restore and continue = the uninterrupted run) and the stability
 // figures the sim promises for the benchmark scenes.
-#include <keel/protocol/scene.h>
+#include <keel/scene/scene.h>
 #include <keel/sim/world.h>
 
 #include <gtest/gtest.h>
@@ -20,7 +20,7 @@ namespace fs = std::filesystem;
 std::string scene_path(const std::string& name) { return std::string(KEEL_SOURCE_DIR) + "/scenes/" + name; }
 
 sim::World load(const std::string& path, bool keep_awake = false) {
-  auto scene = protocol::load_scene_file(path);
+  auto scene = scene::load_scene_file(path);
   EXPECT_TRUE(scene) << (scene ? "" : scene.error().message);
   if (keep_awake) {
     for (sim::BodyDef& b : scene->bodies) b.can_sleep = false;

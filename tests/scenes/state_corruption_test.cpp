@@ -6,7 +6,7 @@
 // state still steps.
 #include "../common/splitmix.h"
 
-#include <keel/protocol/scene.h>
+#include <keel/scene/scene.h>
 #include <keel/sim/world.h>
 
 #include <gtest/gtest.h>
@@ -77,7 +77,7 @@ uint64_t seed_of(const std::string& name) {
 class SceneState : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(SceneState, EveryCorruptionIsRefusedOrSavesBackToTheSameBytes) {
-  auto scene = protocol::load_scene_file(std::string(KEEL_SOURCE_DIR) + "/scenes/" + GetParam());
+  auto scene = scene::load_scene_file(std::string(KEEL_SOURCE_DIR) + "/scenes/" + GetParam());
   ASSERT_TRUE(scene) << scene.error().message;
   auto world = sim::World::from_scene(*scene);
   ASSERT_TRUE(world) << world.error().message;
@@ -93,7 +93,7 @@ TEST_P(SceneState, EveryCorruptionIsRefusedOrSavesBackToTheSameBytes) {
   const uint64_t good_hash = target.hash();
   int refused = 0, accepted = 0;
   for (const Corruption& c : corruptions(good, seed_of(GetParam()))) {
-    sim::Status st = target.restore_state(c.bytes);
+    keel::Status st = target.restore_state(c.bytes);
     if (!st) {
       ++refused;
       ASSERT_FALSE(st.error().message.empty()) << c.what;

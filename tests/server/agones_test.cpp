@@ -2,7 +2,7 @@
 // calls it makes, in which order and how often.
 #include "server_fixture.h"
 
-#include <keel/protocol/scene.h>
+#include <keel/scene/scene.h>
 #include <keel/protocol/token.h>
 #include <keel/server/agones.h>
 
@@ -452,7 +452,7 @@ TEST(AgonesServer, AllocationSettingsShapeTheMatchesCreatedAfterIt) {
   };
   EXPECT_EQ(headers["5"].tick_rate, 30u);
   EXPECT_EQ(std::filesystem::path(scene_of(headers["5"])).filename(), "cubes.json");
-  auto scene5 = protocol::parse_scene_binary(headers["5"].scene, "match 5");
+  auto scene5 = scene::parse_scene_binary(headers["5"].scene, "match 5");
   ASSERT_TRUE(scene5);
   EXPECT_EQ(scene5->name, "cubes");
   EXPECT_EQ(headers["0"].tick_rate, 60u);
@@ -484,7 +484,7 @@ TEST(AgonesServer, RefusedAllocationSettingsKeepTheFlags) {
       if (k != "match_id" || v != "9") continue;
       found = true;
       EXPECT_EQ(rec->header().tick_rate, 30u);  // the one valid value applies
-      auto scene = protocol::parse_scene_binary(rec->header().scene, path);
+      auto scene = scene::parse_scene_binary(rec->header().scene, path);
       ASSERT_TRUE(scene);
       EXPECT_EQ(scene->name, "demo");
     }

@@ -11,7 +11,7 @@
 #include "net.h"
 #include "router.h"
 
-#include <keel/protocol/scene.h>
+#include <keel/scene/scene.h>
 
 #include <cstdio>
 #include <fstream>
@@ -40,7 +40,7 @@ struct Host {
     log_file = std::fopen(log_path.c_str(), "w");
     log = std::make_unique<server::Logger>(server::LogLevel::Info, false, log_file);
     sender = std::make_unique<server::DatagramSender>(std::vector<int>{}, metrics);
-    auto scene = protocol::load_scene_file(demo_scene());
+    auto scene = scene::load_scene_file(demo_scene());
     if (!scene) throw std::runtime_error(scene.error().message);
     server::HostServices services{options, *log, metrics, *sender, router, std::move(rules), {}};
     server::MatchSettings settings;

@@ -165,7 +165,7 @@ void TestClient::on_control(std::span<const uint8_t> bytes, double now) {
 
 void TestClient::on_block(std::vector<uint8_t> block) {
   if (!scene_ready_) {
-    auto scene = kp::parse_scene_binary(block, "scene block");
+    auto scene = keel::scene::parse_scene_binary(block, "scene block");
     if (!scene) return;
     scene_ = std::move(*scene);
     config_ = kp::SnapshotConfig::for_scene(*scene_);

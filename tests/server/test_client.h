@@ -12,7 +12,7 @@
 #include <keel/protocol/handshake.h>
 #include <keel/protocol/input_codec.h>
 #include <keel/protocol/messages.h>
-#include <keel/protocol/scene.h>
+#include <keel/scene/scene.h>
 #include <keel/protocol/snapshot_stream.h>
 #include <keel/protocol/token.h>
 #include <keel/game/match.h>

@@ -29,7 +29,7 @@ class Subject {
   virtual uint64_t hash() const = 0;
   virtual void step() = 0;
   virtual std::vector<uint8_t> save() const = 0;
-  virtual sim::Status restore(std::span<const uint8_t> bytes) = 0;
+  virtual keel::Status restore(std::span<const uint8_t> bytes) = 0;
 };
 
 class WorldSubject final : public Subject {
@@ -41,13 +41,13 @@ class WorldSubject final : public Subject {
   uint64_t hash() const override { return world_.hash(); }
   void step() override { world_.step(); }
   std::vector<uint8_t> save() const override { return world_.save_state(); }
-  sim::Status restore(std::span<const uint8_t> bytes) override {
+  keel::Status restore(std::span<const uint8_t> bytes) override {
     // A default world, as `keel-sim run --state` uses: the bytes carry everything.
     sim::World fresh;
-    if (sim::Status st = fresh.restore_state(bytes); !st) return st;
+    if (keel::Status st = fresh.restore_state(bytes); !st) return st;
     fresh.set_threads(threads_);
     world_ = std::move(fresh);
-    return sim::Status::ok();
+    return keel::Status::ok();
   }
 
  private:
@@ -66,7 +66,7 @@ class MatchSubject final : public Subject {
     match_.step(it != inputs_.end() ? it->second : kNoInputs);
   }
   std::vector<uint8_t> save() const override { return match_.save_state(); }
-  sim::Status restore(std::span<const uint8_t> bytes) override { return match_.restore_state(bytes); }
+  keel::Status restore(std::span<const uint8_t> bytes) override { return match_.restore_state(bytes); }
   const game::Match& match() const { return match_; }
 
  private:
@@ -81,7 +81,7 @@ std::unique_ptr<game::Rules> make_rules(const DeterminismOptions& o) {
   return o.rules ? o.rules() : std::make_unique<games::SandboxRules>();
 }
 
-sim::Expected<SubjectPtr> make_subject(const sim::SceneDef& scene, uint32_t threads, bool match,
+keel::Expected<SubjectPtr> make_subject(const sim::SceneDef& scene, uint32_t threads, bool match,
                                        const std::map<uint64_t, game::TickInputs>& inputs,
                                        std::unique_ptr<game::Rules> rules) {
   if (!match) {
@@ -185,7 +185,7 @@ std::string check_scene(const DeterminismOptions& o, const std::string& scene, c
   for (const auto& [tick, bytes] : saved) {
     auto fresh = make_subject(def, o.threads, o.match, g.inputs, make_rules(o));
     if (!fresh) return "error " + scene + ": " + fresh.error().message;
-    if (sim::Status st = (*fresh)->restore(bytes); !st) {
+    if (keel::Status st = (*fresh)->restore(bytes); !st) {
       return "error " + scene + ": the state saved at tick " + std::to_string(tick) + " does not restore: " + st.error().message;
     }
     const std::string after = " (after restoring the state saved at tick " + std::to_string(tick) + ")";
@@ -216,7 +216,7 @@ std::string write_scene(const DeterminismOptions& o, const std::string& scene, c
     progress.at(s.tick());
   }
   const std::string path = golden_path(o.golden_dir, scene, o.match);
-  if (sim::Status st = write_golden(path, g); !st) return "error " + scene + ": " + st.error().message;
+  if (keel::Status st = write_golden(path, g); !st) return "error " + scene + ": " + st.error().message;
   return "wrote " + path + " (" + std::to_string(g.ticks) + " ticks, every " + std::to_string(g.every) + ")";
 }
 

@@ -4,7 +4,7 @@
 
 #include <keel/game/registry.h>
 #include <keel/sim/defs.h>
-#include <keel/sim/expected.h>
+#include <keel/base/expected.h>
 
 #include <cstdint>
 #include <functional>
@@ -16,7 +16,7 @@ namespace keel::det {
 
 /// Reads a scene file into a SceneDef. keel-sim passes protocol's loader (JSON or
 /// binary); keel-detrun passes a binary-only reader that needs no JSON parser.
-using SceneLoader = std::function<sim::Expected<sim::SceneDef>(const std::string& path)>;
+using SceneLoader = std::function<keel::Expected<sim::SceneDef>(const std::string& path)>;
 
 struct DeterminismOptions {
   std::vector<std::string> scenes;

@@ -51,7 +51,7 @@ class Parser {
  public:
   explicit Parser(const std::string& source) : source_(source) {}
 
-  sim::Expected<Golden> parse(std::string_view text) {
+  keel::Expected<Golden> parse(std::string_view text) {
     size_t pos = 0;
     while (pos < text.size() && error_.empty()) {
       size_t end = text.find('\n', pos);
@@ -63,7 +63,7 @@ class Parser {
       pos = end + 1;
     }
     if (error_.empty()) finish();
-    if (!error_.empty()) return sim::Error{error_};
+    if (!error_.empty()) return keel::Error{error_};
     return std::move(golden_);
   }
 
@@ -284,17 +284,17 @@ std::string format_golden(const Golden& g) {
   return out;
 }
 
-sim::Expected<Golden> parse_golden(std::string_view text, const std::string& source) {
+keel::Expected<Golden> parse_golden(std::string_view text, const std::string& source) {
   if (text.size() > GoldenLimits::kMaxFileBytes) {
-    return sim::Error{source + ": is " + std::to_string(text.size()) + " bytes, at most " +
+    return keel::Error{source + ": is " + std::to_string(text.size()) + " bytes, at most " +
                       std::to_string(GoldenLimits::kMaxFileBytes) + " allowed"};
   }
   return Parser(source).parse(text);
 }
 
-sim::Expected<Golden> read_golden(const std::string& path) {
+keel::Expected<Golden> read_golden(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
-  if (!in) return sim::Error{path + ": cannot open"};
+  if (!in) return keel::Error{path + ": cannot open"};
   // Read at most one byte past the limit so a huge file is refused, not loaded.
   std::string text;
   char buf[1 << 16];
@@ -302,21 +302,21 @@ sim::Expected<Golden> read_golden(const std::string& path) {
     in.read(buf, sizeof buf);
     text.append(buf, size_t(in.gcount()));
   }
-  if (in.bad()) return sim::Error{path + ": read error"};
+  if (in.bad()) return keel::Error{path + ": read error"};
   return parse_golden(text, path);
 }
 
-sim::Status write_golden(const std::string& path, const Golden& golden) {
+keel::Status write_golden(const std::string& path, const Golden& golden) {
   // Write beside the target and rename, so an interrupted --write never leaves half a file.
   const std::string tmp = path + ".tmp";
   {
     std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
     const std::string text = format_golden(golden);
     out.write(text.data(), std::streamsize(text.size()));
-    if (!out) return sim::Error{tmp + ": cannot write"};
+    if (!out) return keel::Error{tmp + ": cannot write"};
   }
-  if (std::rename(tmp.c_str(), path.c_str()) != 0) return sim::Error{path + ": cannot replace"};
-  return sim::Status::ok();
+  if (std::rename(tmp.c_str(), path.c_str()) != 0) return keel::Error{path + ": cannot replace"};
+  return keel::Status::ok();
 }
 
 }  // namespace keel::det

@@ -26,7 +26,7 @@
 // repeats its last one, which is Match's own rule, so the file lists only changes.
 #pragma once
 
-#include <keel/sim/expected.h>
+#include <keel/base/expected.h>
 #include <keel/game/match.h>
 
 #include <cstdint>
@@ -70,10 +70,10 @@ std::string format_golden(const Golden& golden);
 
 /// Parses a golden; every error names `source` and the line, e.g.
 /// "tests/golden/pile.golden:7: tick 20: expected 16 lowercase hex digits".
-sim::Expected<Golden> parse_golden(std::string_view text, const std::string& source);
+keel::Expected<Golden> parse_golden(std::string_view text, const std::string& source);
 
-sim::Expected<Golden> read_golden(const std::string& path);
-sim::Status write_golden(const std::string& path, const Golden& golden);
+keel::Expected<Golden> read_golden(const std::string& path);
+keel::Status write_golden(const std::string& path, const Golden& golden);
 
 /// "0123456789abcdef": 16 lowercase hex digits, as keel-sim prints hashes.
 std::string hex_hash(uint64_t hash);

@@ -1,6 +1,6 @@
 #include "determinism_command.h"
 
-#include <keel/protocol/scene.h>
+#include <keel/scene/scene.h>
 
 #include <iostream>
 
@@ -42,7 +42,7 @@ int DeterminismCommand::run() {
     // The module must also obey the determinism rules: the check below steps it at the
     // given threads and restores it mid-run, like any scene.
     game::RulesRegistry modules;
-    if (sim::Status st = modules.add_module(game_module_); !st) {
+    if (keel::Status st = modules.add_module(game_module_); !st) {
       std::cerr << "keel-sim determinism: --game: " << st.error().message << "\n";
       return 2;
     }
@@ -51,7 +51,7 @@ int DeterminismCommand::run() {
   }
   if (ticks_opt_->count() > 0) options_.ticks = ticks_;
   if (every_opt_->count() > 0) options_.every = every_;
-  return det::run_determinism(options_, [](const std::string& path) { return protocol::load_scene_file(path); });
+  return det::run_determinism(options_, [](const std::string& path) { return scene::load_scene_file(path); });
 }
 
 }  // namespace keel::tools

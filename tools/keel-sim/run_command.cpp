@@ -1,6 +1,6 @@
 #include "run_command.h"
 
-#include <keel/protocol/scene.h>
+#include <keel/scene/scene.h>
 #include <keel/replay/writer.h>
 #include <keel/game/match.h>
 #include <keel/game/registry.h>
@@ -46,7 +46,7 @@ bool write_file(const std::string& path, const std::vector<uint8_t>& bytes) {
 
 /// Reads the scene file (errors printed), applying --sleep off to every body.
 std::optional<sim::SceneDef> load_scene(const RunOptions& o) {
-  auto scene = protocol::load_scene_file(o.scene);
+  auto scene = scene::load_scene_file(o.scene);
   if (!scene) {
     std::cerr << scene.error().message << "\n";
     return std::nullopt;
@@ -156,7 +156,7 @@ struct Recorder {
     game::RulesRegistry games = games::builtin_games();
     std::string name = "sandbox";
     if (!o.game_module.empty()) {
-      if (sim::Status st = games.add_module(o.game_module); !st) {
+      if (keel::Status st = games.add_module(o.game_module); !st) {
         std::cerr << "keel-sim: --game: " << st.error().message << "\n";
         return false;
       }
@@ -193,13 +193,13 @@ struct Recorder {
       match->step(inputs);
       return true;
     }
-    sim::Status st = writer->step_and_record(*match, inputs);
+    keel::Status st = writer->step_and_record(*match, inputs);
     if (!st) std::cerr << st.error().message << "\n";
     return bool(st);
   }
   bool finish() {
     if (!writer) return true;
-    sim::Status st = writer->finish();
+    keel::Status st = writer->finish();
     if (!st) std::cerr << st.error().message << "\n";
     return bool(st);
   }

@@ -69,7 +69,7 @@ int main(int argc, char** argv) {
   CLI11_PARSE(app, argc, argv);
   if (!game_module.empty()) {
     keel::game::RulesRegistry modules;
-    if (keel::sim::Status st = modules.add_module(game_module); !st) {
+    if (keel::Status st = modules.add_module(game_module); !st) {
       std::cerr << "keel-bot: --game: " << st.error().message << "\n";
       return 1;
     }

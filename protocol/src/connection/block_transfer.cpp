@@ -1,7 +1,7 @@
 #include "block_transfer.h"
 
 #include <keel/protocol/packet.h>
-#include <keel/sim/byte_io.h>
+#include <keel/base/byte_io.h>
 
 #include <zstd.h>
 
@@ -52,7 +52,7 @@ void BlockSender::write_fragments(std::vector<uint8_t>& payload, SentPacket& rec
   for (uint32_t i = 0; i < fragment_count_; ++i) {
     if (!acked_[i] && last_sent_[i] > -1e8 && now - last_sent_[i] < timeout) ++in_flight;
   }
-  sim::ByteWriter w(payload);
+  keel::ByteWriter w(payload);
   for (uint32_t i = 0; i < fragment_count_ && in_flight < config_.block_window; ++i) {
     if (acked_[i] || now - last_sent_[i] < timeout) continue;
     size_t begin = size_t{i} * kBlockFragmentBytes;

@@ -1,6 +1,6 @@
 #include "channels.h"
 
-#include <keel/sim/byte_io.h>
+#include <keel/base/byte_io.h>
 
 #include <algorithm>
 #include <utility>
@@ -90,7 +90,7 @@ bool Channels::send_unreliable(uint8_t ch, std::span<const uint8_t> message) {
 }
 
 void Channels::write_control(std::vector<uint8_t>& payload, SentPacket& record, double now, double resend) {
-  sim::ByteWriter w(payload);
+  keel::ByteWriter w(payload);
   for (uint32_t i = 0; i < control_out_span_; ++i) {
     ControlOut& m = control_out_.at(i);
     if (!m.live || now - m.last_sent < resend) continue;

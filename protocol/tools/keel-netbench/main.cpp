@@ -19,7 +19,7 @@
 #include <keel/protocol/connection.h>
 #include <keel/protocol/link_sim.h>
 #include <keel/protocol/messages.h>
-#include <keel/protocol/scene.h>
+#include <keel/scene/scene.h>
 #include <keel/protocol/snapshot_stream.h>
 #include <keel/protocol/world_description.h>
 #include <keel/sim/world.h>
@@ -269,7 +269,7 @@ int main(int argc, char** argv) {
   app.add_flag("--describe", o.describe, "measure the world description's cost per tick instead");
   CLI11_PARSE(app, argc, argv);
 
-  auto scene = kp::load_scene_file(o.scene);
+  auto scene = keel::scene::load_scene_file(o.scene);
   if (!scene) {
     std::fprintf(stderr, "keel-netbench: %s\n", scene.error().message.c_str());
     return 1;

@@ -17,7 +17,7 @@
 #pragma once
 
 #include <keel/sim/defs.h>
-#include <keel/sim/expected.h>
+#include <keel/base/expected.h>
 #include <keel/sim/limits.h>
 #include <keel/sim/math.h>
 

@@ -2,7 +2,7 @@
 // before the state replaces a live world.
 #pragma once
 
-#include <keel/sim/expected.h>
+#include <keel/base/expected.h>
 
 namespace keel::sim {
 

@@ -1,5 +1,5 @@
 // Byte-level writer and bounds-checked reader for canonical state: the bytes of
-// keel/sim/byte_io.h's ByteWriter and ByteReader, with Keel's math types added.
+// keel/base/byte_io.h's ByteWriter and ByteReader, with Keel's math types added.
 //
 // Every value is written little-endian field by field (floats by their bit pattern),
 // so the bytes are the same on every machine and no struct padding leaks in. The reader
@@ -7,7 +7,7 @@
 // left can make it allocate.
 #pragma once
 
-#include <keel/sim/byte_io.h>
+#include <keel/base/byte_io.h>
 #include <keel/sim/math.h>
 
 #include <algorithm>
@@ -24,7 +24,7 @@ namespace keel::sim {
 struct WorldImpl;
 
 /// Canonical fields as bytes: little-endian, floats by their bit pattern (NaN payloads and
-/// -0 survive), the same bytes ByteWriter (keel/sim/byte_io.h) writes, plus the math
+/// -0 survive), the same bytes ByteWriter (keel/base/byte_io.h) writes, plus the math
 /// types. `Out` supplies put(pointer, size).
 template <class Out>
 class FieldWriter {
@@ -127,7 +127,7 @@ class RecordWriter : public FieldWriter<RecordWriter<N>> {
   size_t size_ = 0;
 };
 
-/// ByteReader (keel/sim/byte_io.h) plus the math types; failures name the byte offset.
+/// ByteReader (keel/base/byte_io.h) plus the math types; failures name the byte offset.
 class StateReader : public ByteReader {
  public:
   explicit StateReader(std::span<const uint8_t> in) : ByteReader(in) {}

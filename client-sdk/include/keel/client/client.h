@@ -223,7 +223,7 @@ class Client {
 
 /// Mints a development-mode token (development_token_key()) — what keel-bot does
 /// without --token-key. Valid for `ttl` seconds from the current wall clock.
-sim::Expected<protocol::ConnectToken> mint_token_for(const protocol::TokenKey& key, uint64_t client_id,
+keel::Expected<protocol::ConnectToken> mint_token_for(const protocol::TokenKey& key, uint64_t client_id,
                                                      uint64_t match_id, const std::string& server_address,
                                                      uint64_t ttl_seconds = 3600, uint32_t timeout_seconds = 10);
 

@@ -106,7 +106,7 @@ class Predictor {
  public:
   /// Builds both matches from `scene` and restores `checkpoint` (Match::save_state of
   /// the server's match at tick `tick`). `local_player` is ConnectionAccept.player_id.
-  static sim::Expected<std::unique_ptr<Predictor>> create(const sim::SceneDef& scene,
+  static keel::Expected<std::unique_ptr<Predictor>> create(const sim::SceneDef& scene,
                                                          std::span<const uint8_t> checkpoint,
                                                          uint64_t tick, uint32_t local_player,
                                                          const PredictionConfig& config);

@@ -9,7 +9,7 @@
 // precision and bit cost.
 #pragma once
 
-#include <keel/sim/expected.h>
+#include <keel/base/expected.h>
 #include <keel/sim/math.h>
 
 #include <array>
@@ -20,9 +20,9 @@
 
 namespace keel::game {
 
-using sim::Error;
-using sim::Expected;
-using sim::Status;
+using keel::Error;
+using keel::Expected;
+using keel::Status;
 
 /// What a field holds and how it is quantised.
 enum class FieldKind : uint8_t {

@@ -6,7 +6,7 @@
 
 #include <keel/game/rules.h>
 #include <keel/sim/defs.h>
-#include <keel/sim/expected.h>
+#include <keel/base/expected.h>
 #include <keel/sim/world.h>
 
 #include <cstdint>

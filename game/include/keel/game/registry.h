@@ -5,7 +5,7 @@
 #pragma once
 
 #include <keel/game/match.h>
-#include <keel/sim/expected.h>
+#include <keel/base/expected.h>
 
 #include <functional>
 #include <map>

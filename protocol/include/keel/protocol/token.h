@@ -10,7 +10,7 @@
 #pragma once
 
 #include <keel/protocol/connection.h>
-#include <keel/sim/expected.h>
+#include <keel/base/expected.h>
 
 #include <array>
 #include <cstdint>
@@ -69,21 +69,21 @@ TokenKey generate_token_key();
 /// production, but anyone can mint tokens — a server using it binds loopback only.
 TokenKey development_token_key();
 /// Key files hold the key as 64 hex digits and a newline.
-sim::Status save_token_key(const std::string& path, const TokenKey& key);
-sim::Expected<TokenKey> load_token_key(const std::string& path);
+keel::Status save_token_key(const std::string& path, const TokenKey& key);
+keel::Expected<TokenKey> load_token_key(const std::string& path);
 
 /// Mints a token valid from `now_unix` for params.ttl_seconds. Fails on a bad address
 /// list (none, too many, too long, or one that keel/protocol/address.h does not read as
 /// HOST:PORT with a port of 1 to 65535).
-sim::Expected<ConnectToken> mint_token(const TokenKey& key, const MintParams& params,
+keel::Expected<ConnectToken> mint_token(const TokenKey& key, const MintParams& params,
                                        uint64_t now_unix);
 
 /// The token's wire/text form: a fixed binary layout, and that in base64 (URL-safe, no
 /// padding) for command lines and HTTP.
 std::vector<uint8_t> serialize_token(const ConnectToken& token);
-sim::Expected<ConnectToken> parse_token(std::span<const uint8_t> bytes);
+keel::Expected<ConnectToken> parse_token(std::span<const uint8_t> bytes);
 std::string token_to_base64(const ConnectToken& token);
-sim::Expected<ConnectToken> token_from_base64(const std::string& text);
+keel::Expected<ConnectToken> token_from_base64(const std::string& text);
 
 /// Decrypts and parses a private part. Fails (TokenInvalid) when tampered with, minted
 /// under another key or version, or when the expiry given is not the one it was minted with.

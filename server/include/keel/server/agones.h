@@ -15,7 +15,7 @@
 // docs/operations.md ("Running a fleet") describes the flags and labels.
 #pragma once
 
-#include <keel/sim/expected.h>
+#include <keel/base/expected.h>
 
 #include <condition_variable>
 #include <cstdint>
@@ -38,7 +38,7 @@ struct AgonesOptions {
 
   /// Options from AGONES_SDK_HTTP_PORT; nullopt when the variable is unset. A set but
   /// invalid value is an error.
-  static sim::Expected<std::optional<AgonesOptions>> from_environment();
+  static keel::Expected<std::optional<AgonesOptions>> from_environment();
 };
 
 /// What GET /gameserver reported.
@@ -53,12 +53,12 @@ struct AgonesGameServer {
 
 /// Parses the sidecar's GameServer JSON (bounded, untrusted). Malformed address and port
 /// entries are left out rather than failing the whole report.
-sim::Expected<AgonesGameServer> parse_agones_gameserver(const std::string& json);
+keel::Expected<AgonesGameServer> parse_agones_gameserver(const std::string& json);
 
 /// The "host:port" clients reach this GameServer at: status.address and the host port of
 /// the port named `port_name` ([v6]:port for an IPv6 address, as connect tokens write it).
 /// An error says what is missing or malformed.
-sim::Expected<std::string> agones_public_address(const AgonesGameServer& gs,
+keel::Expected<std::string> agones_public_address(const AgonesGameServer& gs,
                                                  const std::string& port_name);
 
 /// Match settings an allocation carries in its annotations (or labels; an annotation wins
@@ -80,7 +80,7 @@ struct HttpReply {
   int status = 0;
   std::string body;
 };
-sim::Expected<HttpReply> http_exchange(const std::string& host, uint16_t port,
+keel::Expected<HttpReply> http_exchange(const std::string& host, uint16_t port,
                                          const std::string& method, const std::string& path,
                                          const std::string& body, double timeout_seconds);
 

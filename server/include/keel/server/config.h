@@ -2,7 +2,7 @@
 // config file (docs/operations.md lists each one with its default and range).
 #pragma once
 
-#include <keel/sim/expected.h>
+#include <keel/base/expected.h>
 
 #include <cstddef>
 #include <cstdint>
@@ -76,10 +76,10 @@ ParsedCommandLine parse_command_line(int argc, const char* const* argv);
 
 /// Checks values a flag parser cannot: bind addresses parse, development mode binds
 /// loopback only, counts are in range. The message names the flag.
-sim::Status validate(const ServerOptions& options);
+keel::Status validate(const ServerOptions& options);
 
 /// A bind address tokens cannot name (0.0.0.0 or [::]) needs --public-address, unless
 /// Agones supplies the address (`agones_on`: --agones or AGONES_SDK_HTTP_PORT).
-sim::Status check_token_addresses(const ServerOptions& options, bool agones_on);
+keel::Status check_token_addresses(const ServerOptions& options, bool agones_on);
 
 }  // namespace keel::server

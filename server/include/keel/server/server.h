@@ -10,7 +10,7 @@
 #pragma once
 
 #include <keel/server/config.h>
-#include <keel/sim/expected.h>
+#include <keel/base/expected.h>
 #include <keel/game/match.h>
 #include <keel/games/sandbox.h>
 
@@ -54,7 +54,7 @@ struct ServerCounters {
 class Server {
  public:
   /// Loads the scene and the token key, checks the options. Nothing is bound yet.
-  static sim::Expected<std::unique_ptr<Server>> create(const ServerOptions& options,
+  static keel::Expected<std::unique_ptr<Server>> create(const ServerOptions& options,
                                                       RulesFactory rules = {});
   ~Server();
   Server(const Server&) = delete;
@@ -62,7 +62,7 @@ class Server {
 
   /// Binds the sockets (and the metrics endpoint), creates the start-up match and starts
   /// the I/O and tick threads.
-  sim::Status start();
+  keel::Status start();
   /// Asks the server to stop: stop admitting, finish the tick in progress, send every
   /// client Disconnect{ServerShuttingDown}, finish the recordings. Safe from any thread.
   void request_stop();

@@ -7,7 +7,7 @@
 // world's saved state and hash, so save/restore, prediction and replay step it exactly.
 #pragma once
 
-#include <keel/sim/expected.h>
+#include <keel/base/expected.h>
 #include <keel/sim/math.h>
 #include <keel/sim/world.h>
 

@@ -5,7 +5,7 @@
 // nothing about JSON or FlatBuffers: keel::protocol turns a scene file into a SceneDef.
 #pragma once
 
-#include <keel/sim/expected.h>
+#include <keel/base/expected.h>
 #include <keel/sim/joint_def.h>
 #include <keel/sim/math.h>
 

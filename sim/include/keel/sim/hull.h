@@ -9,7 +9,7 @@
 // the input alone, so the same points give the same hull bytes on every machine.
 #pragma once
 
-#include <keel/sim/expected.h>
+#include <keel/base/expected.h>
 #include <keel/sim/math.h>
 
 #include <cstddef>

@@ -9,7 +9,7 @@
 // joint's twist axis. A wheel spins about frame A's local Y axis (its axle).
 #pragma once
 
-#include <keel/sim/expected.h>
+#include <keel/base/expected.h>
 #include <keel/sim/joint_def.h>
 #include <keel/sim/math.h>
 #include <keel/sim/world.h>

@@ -8,7 +8,7 @@
 
 namespace keel::sim {
 
-/// Scene values (protocol/schemas/scene.fbs JointKind); only appended to.
+/// Scene values (scene/schemas/scene.fbs JointKind); only appended to.
 enum class JointKind : uint8_t {
   Fixed = 0,     ///< weld: no relative motion
   Hinge = 1,     ///< revolute: turns about X

@@ -1,0 +1,51 @@
+# keel_forbid_links(TARGET WHAT REGEX): fails the configure when anything TARGET links,
+# directly or through the libraries it links (public and private, aliases resolved),
+# matches REGEX; WHAT names the forbidden libraries in the message. The walk runs once
+# every directory has been read, so libraries defined later are known by name. This is
+# how docs/architecture.md's layering (what a module must not pull in) is kept.
+function(keel_forbid_links target what regex)
+  cmake_language(EVAL CODE "
+    cmake_language(DEFER DIRECTORY [[${CMAKE_SOURCE_DIR}]]
+                   CALL _keel_check_links [[${target}]] [[${what}]] [[${regex}]])")
+endfunction()
+
+function(_keel_check_links root what regex)
+  if(NOT TARGET ${root})
+    return()
+  endif()
+  set(pending ${root})
+  set(seen "")
+  while(pending)
+    list(POP_FRONT pending target)
+    if(target IN_LIST seen)
+      continue()
+    endif()
+    list(APPEND seen ${target})
+    if(NOT target STREQUAL root AND target MATCHES "${regex}")
+      message(FATAL_ERROR "${root} must not link ${what}, but links ${target} "
+                          "(docs/architecture.md, Layering)")
+    endif()
+    if(NOT TARGET ${target})
+      continue()
+    endif()
+    get_target_property(aliased ${target} ALIASED_TARGET)
+    if(aliased)
+      list(APPEND pending ${aliased})
+      continue()
+    endif()
+    get_target_property(links ${target} INTERFACE_LINK_LIBRARIES)
+    get_target_property(type ${target} TYPE)
+    if(NOT type STREQUAL "INTERFACE_LIBRARY")
+      get_target_property(private_links ${target} LINK_LIBRARIES)
+      if(private_links)
+        list(APPEND links ${private_links})
+      endif()
+    endif()
+    foreach(link IN LISTS links)
+      if(link AND NOT link MATCHES "NOTFOUND$")
+        string(REGEX REPLACE "^\\$<LINK_ONLY:(.*)>$" "\\1" link "${link}")
+        list(APPEND pending ${link})
+      endif()
+    endforeach()
+  endwhile()
+endfunction()
