@@ -25,30 +25,22 @@ void DescriptionReceiver::on_scene(const sim::SceneDef& scene) {
 DropReason DescriptionReceiver::on_added(const protocol::fb::BodyAdded& message) {
   Change change;
   uint64_t tick = 0;
-  DropReason r = protocol::decode_body_added(message, tick, change.added);
-  if (r != DropReason::None) {
-    ++stats_.dropped;
-    return r;
-  }
-  if (!have_scene_) {
-    if (held_.size() >= kMaxHeldMessages) {
-      ++stats_.dropped;
-      return DropReason::OutOfRange;
-    }
-    held_.push_back(std::move(change));
-    return DropReason::None;
-  }
-  apply(std::move(change));
-  return DropReason::None;
+  const DropReason decoded = protocol::decode_body_added(message, tick, change.added);
+  return take(decoded, std::move(change));
 }
 
 DropReason DescriptionReceiver::on_removed(const protocol::fb::BodyRemoved& message) {
   Change change;
   uint64_t tick = 0;
-  DropReason r = protocol::decode_body_removed(message, tick, change.removed);
-  if (r != DropReason::None) {
+  const DropReason decoded = protocol::decode_body_removed(message, tick, change.removed);
+  return take(decoded, std::move(change));
+}
+
+// A decoded change: applied, or held (bounded) until the scene it changes has loaded.
+DropReason DescriptionReceiver::take(DropReason decoded, Change change) {
+  if (decoded != DropReason::None) {
     ++stats_.dropped;
-    return r;
+    return decoded;
   }
   if (!have_scene_) {
     if (held_.size() >= kMaxHeldMessages) {

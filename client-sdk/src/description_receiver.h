@@ -40,6 +40,7 @@ class DescriptionReceiver {
     std::vector<protocol::BodyDescription> added;
     std::vector<uint32_t> removed;
   };
+  protocol::DropReason take(protocol::DropReason decoded, Change change);
   void apply(Change change);
 
   bool have_scene_ = false;

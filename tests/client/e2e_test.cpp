@@ -2,6 +2,7 @@
 // 127.0.0.1, with the server's recording as the ground truth. Each test starts its own
 // server on a free port and stops it; each is bounded (the lossy run takes 10 s, see
 // docs/client-sdk.md). Skipped, saying why, when keel-server has not been built.
+#include "../common/loopback.h"
 #include "test_util.h"
 
 #include <keel/client/client.h>
@@ -38,25 +39,8 @@ using Clock = std::chrono::steady_clock;
 
 std::string bin(const std::string& name) { return std::string(KEEL_BINARY_DIR) + "/bin/" + name; }
 
-// A UDP port nobody holds right now on 127.0.0.1.
-uint16_t free_udp_port() {
-  int fd = ::socket(AF_INET, SOCK_DGRAM, 0);
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  ::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a);
-  socklen_t len = sizeof a;
-  ::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len);
-  ::close(fd);
-  return ntohs(a.sin_port);
-}
-
-std::string read_text(const fs::path& p) {
-  std::ifstream in(p);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
+using keel::testing::free_udp_port;
+using keel::testing::read_text;
 
 // Runs a command line, returns its exit status; output goes to `out` when given.
 int run(const std::string& cmd, std::string* out = nullptr) {

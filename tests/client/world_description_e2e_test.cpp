@@ -6,6 +6,7 @@
 // from tick 0 to the client's newest snapshot), with their motion types, kinds and
 // colliders; the scene's bodies as the scene describes them. The predicting client's
 // table must also agree with its own confirmed match. Bounded: about 12 s.
+#include "../common/loopback.h"
 #include "test_util.h"
 
 #include <keel/client/client.h>
@@ -41,24 +42,8 @@ using games::SandboxRules;
 
 std::string bin(const std::string& name) { return std::string(KEEL_BINARY_DIR) + "/bin/" + name; }
 
-uint16_t free_udp_port() {
-  int fd = ::socket(AF_INET, SOCK_DGRAM, 0);
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  ::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a);
-  socklen_t len = sizeof a;
-  ::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len);
-  ::close(fd);
-  return ntohs(a.sin_port);
-}
-
-std::string read_text(const fs::path& p) {
-  std::ifstream in(p);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
+using keel::testing::free_udp_port;
+using keel::testing::read_text;
 
 // keel-server on the demo scene, recording into dir/rec; stopped (SIGTERM) when destroyed.
 struct ServerProcess {

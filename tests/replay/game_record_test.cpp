@@ -2,6 +2,7 @@
 // step's events and the game's spec, the replay reproduces them, every tool names them by
 // the game's declared names, and a re-run whose events differ (though its state hashes
 // agree) is reported as a divergence.
+#include "../common/loopback.h"
 #include "replay_test_util.h"
 #include "replay_cli_util.h"
 
@@ -69,12 +70,7 @@ void record_beeper(const std::string& path, uint64_t ticks, uint64_t seed = 0) {
   ASSERT_TRUE(writer->finish());
 }
 
-std::string read_text(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
+using keel::testing::read_text;
 
 TEST(GameRecording, EventsAreRecordedReplayedAndNamed) {
   TempDir dir;

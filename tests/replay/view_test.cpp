@@ -1,6 +1,7 @@
 // keel-replay view: the data the page embeds, decoded here independently of the writer
 // (the layout of docs/replay.md, "The viewer page"), against the recording itself and
 // against keel-replay diff. tests/viewer/ opens the same pages in a real browser.
+#include "../common/loopback.h"
 #include "replay_test_util.h"
 #include <keel/games/sandbox.h>
 
@@ -22,10 +23,7 @@ namespace {
 
 // ---- Reading a page back ------------------------------------------------------------
 
-std::string read_text(const std::string& path) {
-  std::vector<uint8_t> b = read_bytes(path);
-  return std::string(b.begin(), b.end());
-}
+using keel::testing::read_text;
 
 // The text of <script ... id="ID">...</script>.
 std::string script_block(const std::string& html, const std::string& id) {

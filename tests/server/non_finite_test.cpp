@@ -2,6 +2,7 @@
 // it happened, the log names the tick, the body and the field, the clients are told the
 // match is over, and the recording is finished (it opens, and holds every tick up to and
 // including the one that went wrong) rather than streaming NaN.
+#include "../common/loopback.h"
 #include "server_fixture.h"
 
 #include <keel/game/match.h>
@@ -53,12 +54,7 @@ class SandboxThrowing final : public game::Rules {
   uint64_t at_;
 };
 
-std::string read_text(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
+using keel::testing::read_text;
 
 TEST(ServerNonFinite, AMatchWhoseWorldGoesNaNEndsWithTheBodyNamedAndItsRecordingFinished) {
   static constexpr uint64_t kAt = 90;  // 1.5 s at 60 Hz: time to connect and play first

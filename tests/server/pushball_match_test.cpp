@@ -5,6 +5,7 @@
 // playing with zero mismatches over thousands of hash checks, rollbacks, and rollbacks
 // across state changes; the recording must verify with the module, and be refused without
 // it and with another build of it.
+#include "../common/loopback.h"
 #include "process_helpers.h"
 
 #include <nlohmann/json.hpp>
@@ -24,11 +25,7 @@ namespace fs = std::filesystem;
 std::string bin(const std::string& name) { return std::string(KEEL_BINARY_DIR) + "/bin/" + name; }
 std::string pushball_module() { return std::string(KEEL_BINARY_DIR) + "/games/pushball.so"; }
 
-std::string read_text(const std::string& path) {
-  std::stringstream s;
-  s << std::ifstream(path).rdbuf();
-  return s.str();
-}
+using keel::testing::read_text;
 
 // Runs a program to its end (at most `seconds`); its exit code, -1 when it did not exit.
 int run_to_end(std::vector<std::string> args, const std::string& out_path, double seconds) {

@@ -2,6 +2,8 @@
 // while the friction impulse that stops it fits the static cone (static_friction times
 // its normal impulse) and slides, dragged by the kinetic cone (`friction`), once it needs
 // more; both coefficients combine over a pair as the geometric mean.
+#include "test_bodies.h"
+
 #include <keel/sim/world.h>
 
 #include <gtest/gtest.h>
@@ -14,22 +16,12 @@ namespace {
 constexpr float kG = 9.81f;
 constexpr float kDt = 1.0f / 60.0f;
 
-ColliderDef box_collider(Vec3 half, float kinetic, float static_friction) {
-  ColliderDef c;
-  c.shape = ShapeType::Box;
-  c.half_extents = half;
-  c.friction = kinetic;
-  c.static_friction = static_friction;
-  return c;
-}
-
-BodyDef body(uint32_t id, MotionType m, Vec3 pos, ColliderDef c, Quat rot = identity_quat()) {
-  BodyDef b;
-  b.id = id;
-  b.motion = m;
-  b.position = pos;
-  b.rotation = rot;
-  b.colliders.push_back(c);
+// A box body (test_bodies.h) whose collider has these coefficients.
+BodyDef friction_box(uint32_t id, MotionType m, Vec3 pos, Vec3 half, float kinetic, float static_friction,
+            Quat rot = identity_quat()) {
+  BodyDef b = test::box_body(id, m, pos, half, rot);
+  b.colliders[0].friction = kinetic;
+  b.colliders[0].static_friction = static_friction;
   return b;
 }
 
@@ -47,9 +39,9 @@ struct Ramp {
 
   Ramp(float degrees, float kinetic, float static_friction) {
     Quat q = about_z(degrees);
-    world.add_body(body(1, MotionType::Static, Vec3(0), box_collider(Vec3(20, 0.5f, 2), kinetic, static_friction), q));
+    world.add_body(friction_box(1, MotionType::Static, Vec3(0), Vec3(20, 0.5f, 2), kinetic, static_friction, q));
     down_slope = -(q * Vec3(1, 0, 0));
-    box = *world.add_body(body(2, MotionType::Dynamic, q * Vec3(0, 1, 0), box_collider(Vec3(0.5f), kinetic, static_friction), q));
+    box = *world.add_body(friction_box(2, MotionType::Dynamic, q * Vec3(0, 1, 0), Vec3(0.5f), kinetic, static_friction, q));
   }
   float speed() const { return glm::dot(world.body_state(box).linear_velocity, down_slope); }
   // Mean acceleration along the slope between ticks `from` and `to` (stepping on).
@@ -105,10 +97,9 @@ World pulled_box(float pull_over_weight, float box_kinetic, float box_static, fl
   WorldSettings settings;
   settings.gravity = Vec3(pull_over_weight * kG, -kG, 0.0f);
   World world(settings);
-  world.add_body(body(1, MotionType::Static, Vec3(0, -0.5f, 0),
-                      box_collider(Vec3(50, 0.5f, 50), floor_kinetic, floor_static)));
-  box = *world.add_body(body(2, MotionType::Dynamic, Vec3(0, 0.5f, 0),
-                             box_collider(Vec3(0.5f), box_kinetic, box_static)));
+  world.add_body(friction_box(1, MotionType::Static, Vec3(0, -0.5f, 0), Vec3(50, 0.5f, 50), floor_kinetic,
+                              floor_static));
+  box = *world.add_body(friction_box(2, MotionType::Dynamic, Vec3(0, 0.5f, 0), Vec3(0.5f), box_kinetic, box_static));
   return world;
 }
 
@@ -150,13 +141,13 @@ TEST(StaticFriction, CoefficientsCombineAsTheGeometricMean) {
 // means "the same as friction". The coefficient is part of the saved state.
 TEST(StaticFriction, RefusedBelowFrictionAndKeptInTheState) {
   World world;
-  auto bad = world.add_body(body(7, MotionType::Dynamic, Vec3(0), box_collider(Vec3(0.5f), 0.5f, 0.3f)));
+  auto bad = world.add_body(friction_box(7, MotionType::Dynamic, Vec3(0), Vec3(0.5f), 0.5f, 0.3f));
   ASSERT_FALSE(bad);
   EXPECT_NE(bad.error().message.find("static_friction"), std::string::npos) << bad.error().message;
 
-  BodyId same = *world.add_body(body(8, MotionType::Dynamic, Vec3(0), box_collider(Vec3(0.5f), 0.5f, -1.0f)));
+  BodyId same = *world.add_body(friction_box(8, MotionType::Dynamic, Vec3(0), Vec3(0.5f), 0.5f, -1.0f));
   EXPECT_EQ(world.colliders(same)[0].static_friction, 0.5f);
-  BodyId set = *world.add_body(body(9, MotionType::Dynamic, Vec3(3, 0, 0), box_collider(Vec3(0.5f), 0.5f, 0.8f)));
+  BodyId set = *world.add_body(friction_box(9, MotionType::Dynamic, Vec3(3, 0, 0), Vec3(0.5f), 0.5f, 0.8f));
   World copy;
   ASSERT_TRUE(copy.restore_state(world.save_state()));
   EXPECT_EQ(copy.colliders(copy.find_body(9))[0].static_friction, 0.8f);
