@@ -187,7 +187,9 @@ TEST(WorldDescriptionEndToEnd, BothClientsDescribeTheServersWorldThroughSpawnsAn
   }
   // Every described dynamic body has a pose to draw.
   for (const auto& b : interp_world.bodies()) {
-    if (b.motion == sim::MotionType::Dynamic) EXPECT_TRUE(interp->pose(b.id, now())) << b.id;
+    if (b.motion == sim::MotionType::Dynamic) {
+      EXPECT_TRUE(interp->pose(b.id, now())) << b.id;
+    }
   }
   const ClientStats is = interp->stats(), ps = predict->stats();
   interp->disconnect(now());

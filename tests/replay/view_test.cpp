@@ -262,7 +262,9 @@ TEST(View, PageHoldsEveryTickHashAndThePosesOfTheRecording) {
       EXPECT_EQ(b["kind"], games::SandboxRules::kKindCharacter);  // the sandbox's label, from the match
       ++characters;
     }
-    if (b["role"] == "game" && first_shape[b["id"]] == "sphere") EXPECT_EQ(b["kind"], games::SandboxRules::kKindBall);
+    if (b["role"] == "game" && first_shape[b["id"]] == "sphere") {
+      EXPECT_EQ(b["kind"], games::SandboxRules::kKindBall);
+    }
     if (b["role"] == "ball") {
       EXPECT_EQ(first_shape[b["id"]], "sphere");
     }
