@@ -99,15 +99,17 @@ if [ -s "$OUT/bots.json" ]; then
   summary=$(sed -n 's/^  "\(confirmed_ticks\|hash_checks\|hash_mismatches\)": \(.*\),$/\1=\2/p' \
             "$OUT/bots.json" | tr '\n' ' ')
 fi
+# The replay command, with the game module when the match ran one.
+replay="$BIN/keel-replay${game_args[*]:+ ${game_args[*]}}"
 cat <<MSG
 keel demo: the server stopped cleanly (exit $status). Bots: ${summary:-see $OUT/bots.json}
 Every applied input and every tick's state hash of the match is in:
   $latest
 
 Verify that it replays to the bit (last line: "verified N ticks"):
-  $BIN/keel-replay ${game_args[*]} verify $latest
-  $BIN/keel-replay ${game_args[*]} info $latest
-  $BIN/keel-replay ${game_args[*]} view $latest --out $OUT/match.html     # open in a browser
+  $replay verify $latest
+  $replay info $latest
+  $replay view $latest --out $OUT/match.html     # open in a browser
 
 Server log: $OUT/server.log   bot summary: $OUT/bots.json
 MSG
