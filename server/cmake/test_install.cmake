@@ -4,8 +4,8 @@
 #    hover rules run, and checks that the bot never disagreed with the server, that the
 #    example's replay tool verifies the recording, and that stock keel-replay refuses it
 #    clearly;
-#  - builds client-sdk/examples/c_example.c with the flags pkg-config gives for
-#    keel-client (libkeel_client.so), and again with CMake and Keel::client_shared, and
+#  - builds client-sdk/examples/c_example.c (and draw_list_example.c) with the flags
+#    pkg-config gives for keel-client (libkeel_client.so), and again with CMake and Keel::client_shared, and
 #    runs both on the installed library;
 #  - builds the pushball game module from games/pushball against the installed package
 #    alone (and again with clang++-14 when it is there), checks with the installed
@@ -91,6 +91,15 @@ run(${CMAKE_COMMAND} -E env LD_LIBRARY_PATH=${prefix}/lib ${c_example})
 expect("${run_output}" "libkeel_client [0-9]+\\.[0-9]+\\.[0-9]+, ABI 1\\.[0-9]+\n" "the pkg-config-built C example")
 run(${CMAKE_COMMAND} -E env LD_LIBRARY_PATH=${prefix}/lib ldd ${c_example})
 expect("${run_output}" "libkeel_client\\.so\\.1 => ${prefix}/lib/libkeel_client\\.so\\.1" "the C example's libkeel_client")
+# The engine-side draw-list example (a body table from the world description) builds the
+# same way: the installed header and library are all an engine plugin needs. (It runs
+# against a live server in tests/client/world_description_e2e_test.cpp.)
+set(draw_list_example ${KEEL_WORK_DIR}/draw_list_example)
+run(${KEEL_CC} -std=c99 -Wall -Wextra -pedantic -Werror -o ${draw_list_example}
+    ${KEEL_SOURCE_DIR}/client-sdk/examples/draw_list_example.c ${pc_flags})
+run(${CMAKE_COMMAND} -E env LD_LIBRARY_PATH=${prefix}/lib ldd ${draw_list_example})
+expect("${run_output}" "libkeel_client\\.so\\.1 => ${prefix}/lib/libkeel_client\\.so\\.1"
+       "the draw-list example's libkeel_client")
 # The same through the CMake package: Keel::client_shared, whose imported location gives
 # the program its run path (no LD_LIBRARY_PATH).
 set(shared_project ${KEEL_WORK_DIR}/client-shared-project)
