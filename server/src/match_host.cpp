@@ -334,22 +334,18 @@ game::TickInputs MatchHost::build_inputs() {
 void MatchHost::step_one() {
   game::TickInputs inputs = build_inputs();
   const uint64_t from_tick = match_.tick();
-  bool recorded = false;
+  match_.step(inputs);
+  // Hashed once: the recording, the frame stream and the clients' checks all observe
+  // this one value.
+  const uint64_t hash = match_.hash();
   if (writer_ && !recording_failed_) {
-    keel::Status st = writer_->step_and_record(match_, inputs);
-    recorded = st.has_value();
-    if (!st) {
+    if (keel::Status st = writer_->record(inputs, match_, hash); !st) {
       // The match goes on (players are mid-game); the operator is told loudly.
       recording_failed_ = true;
       services_.log.error("recording_failed", {{"match", id_}, {"path", recording_path_},
                                                {"error", st.error().message}});
     }
-  } else {
-    match_.step(inputs);
   }
-  // The recording already hashed this state for its tick record: hashing the whole state
-  // is one of the costliest parts of a tick, so it is done once.
-  const uint64_t hash = recorded ? writer_->last_hash() : match_.hash();
   services_.metrics.ticks.fetch_add(1);
   kp::InputFrameMessage frame{from_tick, hash, inputs};
   for (Session& s : sessions_) {

@@ -2,9 +2,10 @@
 //
 // Only the match's own task touches its state (run(), then shutdown() once no task is
 // running); the I/O thread and the tick thread hand it datagrams and admitted clients
-// through a small mutex-guarded inbox. Everything the Match steps with goes through
-// RecordingWriter::step_and_record, so what is applied is exactly what is recorded, and
-// the same TickInputs are what predicting clients receive.
+// through a small mutex-guarded inbox. One tick (step_one) steps the Match
+// with one TickInputs and hashes it once; the recording, the frame stream to predicting
+// clients and the desync checks all observe that step, so what is applied is exactly
+// what is recorded and what predicting clients receive.
 #pragma once
 
 #include "log.h"

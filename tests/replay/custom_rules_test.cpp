@@ -36,7 +36,7 @@ void record_drift(const std::string& path) {
   for (uint64_t t = 1; t <= 90; ++t) {
     const game::TickInputs in = scripted_inputs(t);
     match->step(in);
-    ASSERT_TRUE(writer->record(in, *match));
+    ASSERT_TRUE(writer->record(in, *match, match->hash()));
   }
   ASSERT_TRUE(writer->finish());
 }

@@ -66,7 +66,7 @@ void record_beeper(const std::string& path, uint64_t ticks, uint64_t seed = 0) {
   options.checkpoint_interval = 25;
   auto writer = RecordingWriter::create(path, *match, options);
   ASSERT_TRUE(writer) << writer.error().message;
-  for (uint64_t t = 1; t <= ticks; ++t) ASSERT_TRUE(writer->step_and_record(*match, {}));
+  for (uint64_t t = 1; t <= ticks; ++t) ASSERT_TRUE(step_and_record(*writer, *match, {}));
   ASSERT_TRUE(writer->finish());
 }
 

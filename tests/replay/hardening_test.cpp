@@ -193,7 +193,7 @@ TEST(Hardening, KilledWriterLeavesAnIncompleteFileWithABoundedLostTail) {
     auto writer = RecordingWriter::create(path, *match, options);
     if (!match || !writer) _exit(10);
     for (uint64_t t = 1; t <= kKilledAfter; ++t) {
-      if (!writer->step_and_record(*match, scripted_inputs(t))) _exit(11);
+      if (!step_and_record(*writer, *match, scripted_inputs(t))) _exit(11);
     }
     std::raise(SIGKILL);  // what `kill -9` does: no destructor, no footer, no final flush
     _exit(12);

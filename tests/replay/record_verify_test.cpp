@@ -135,7 +135,7 @@ TEST(Recording, FlushPolicyMakesTicksVisibleBeforeFinish) {
   options.flush_every_ticks = 10;
   auto writer = RecordingWriter::create(rec, *match, options);
   ASSERT_TRUE(writer);
-  for (int t = 1; t <= 25; ++t) ASSERT_TRUE(writer->step_and_record(*match, {}));
+  for (int t = 1; t <= 25; ++t) ASSERT_TRUE(step_and_record(*writer, *match, {}));
   auto live = Recording::open(rec);
   ASSERT_TRUE(live) << live.error().message;
   EXPECT_EQ(live->index().last_tick, 20u);
@@ -145,21 +145,35 @@ TEST(Recording, FlushPolicyMakesTicksVisibleBeforeFinish) {
   // A record out of sequence is refused rather than written.
   match->step({});
   match->step({});
-  EXPECT_FALSE(writer->record({}, *match));
+  EXPECT_FALSE(writer->record({}, *match, match->hash()));
 }
 
-// A host reads the hash the tick record holds instead of hashing the state again.
-TEST(Recording, LastHashIsTheRecordedTicksHash) {
+// The writer observes the host's step: each tick record holds the hash the host computed
+// once for that tick, and the recording reads back with exactly those hashes.
+TEST(Recording, TickRecordsHoldTheHostsHashOfEachStep) {
   TempDir dir;
+  const std::string path = dir.path("hash.krec");
   auto match = game::Match::create(load_scene("demo.json"), std::make_unique<games::SandboxRules>());
   ASSERT_TRUE(match);
-  auto writer = RecordingWriter::create(dir.path("hash.krec"), *match);
+  auto writer = RecordingWriter::create(path, *match);
   ASSERT_TRUE(writer);
-  EXPECT_EQ(writer->last_hash(), match->hash());
-  for (int t = 1; t <= 5; ++t) {
-    ASSERT_TRUE(writer->step_and_record(*match, {}));
-    EXPECT_EQ(writer->last_hash(), match->hash()) << "tick " << t;
+  std::vector<uint64_t> hashes{match->hash()};
+  for (uint64_t t = 1; t <= 5; ++t) {
+    match->step(scripted_inputs(t));
+    hashes.push_back(match->hash());
+    ASSERT_TRUE(writer->record(scripted_inputs(t), *match, hashes.back()));
   }
+  ASSERT_TRUE(writer->finish());
+  auto rec = Recording::open(path);
+  ASSERT_TRUE(rec) << rec.error().message;
+  TickCursor cursor = rec->ticks_from_start();
+  size_t seen = 0;
+  while (auto tick = cursor.next()) {
+    ASSERT_LT(tick->tick, hashes.size());
+    EXPECT_EQ(tick->hash, hashes[tick->tick]) << "tick " << tick->tick;
+    ++seen;
+  }
+  EXPECT_EQ(seen, hashes.size());
 }
 
 TEST(Recording, StartsMidMatchWithACheckpoint) {
@@ -171,7 +185,7 @@ TEST(Recording, StartsMidMatchWithACheckpoint) {
   {
     auto writer = RecordingWriter::create(rec, *match);
     ASSERT_TRUE(writer);
-    for (uint64_t t = 41; t <= 80; ++t) ASSERT_TRUE(writer->step_and_record(*match, scripted_inputs(t)));
+    for (uint64_t t = 41; t <= 80; ++t) ASSERT_TRUE(step_and_record(*writer, *match, scripted_inputs(t)));
   }  // the destructor finishes the file
   std::string out;
   EXPECT_EQ(run_verify(rec, out), 0) << out;

@@ -90,6 +90,12 @@ inline game::TickInputs scripted_inputs(uint64_t t) {
 /// there (a bit flip on one machine) or write a dump of it.
 using AfterStep = std::function<void(uint64_t tick, game::Match& match)>;
 
+/// Steps the match and records the step, as a host does: one hash for the tick.
+inline keel::Status step_and_record(RecordingWriter& writer, game::Match& match, const game::TickInputs& inputs) {
+  match.step(inputs);
+  return writer.record(inputs, match, match.hash());
+}
+
 /// Records `ticks` ticks of `scene`, with the scripted inputs when `players`.
 inline void record(const std::string& path, const sim::SceneDef& scene, uint64_t ticks, bool players,
                    uint32_t checkpoint_interval = 30, const AfterStep& after_step = {}) {
@@ -103,7 +109,7 @@ inline void record(const std::string& path, const sim::SceneDef& scene, uint64_t
     const game::TickInputs in = players ? scripted_inputs(t) : game::TickInputs{};
     match->step(in);
     if (after_step) after_step(t, *match);
-    auto st = writer->record(in, *match);
+    auto st = writer->record(in, *match, match->hash());
     ASSERT_TRUE(st) << st.error().message;
   }
   ASSERT_TRUE(writer->finish());

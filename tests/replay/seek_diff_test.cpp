@@ -183,7 +183,7 @@ TEST(Example, DesyncInvestigationFiles) {
       w.set_transform(body, sim::Transform{s.position, s.rotation});
       ASSERT_TRUE(write_desync_dump(base + "client-200.kdsy", *match, 0, "client 7, example"));
     }
-    ASSERT_TRUE(writer->record(in, *match));
+    ASSERT_TRUE(writer->record(in, *match, match->hash()));
   }
   ASSERT_TRUE(writer->finish());
   std::vector<uint8_t> bytes = read_bytes(base + "server.krec");

@@ -189,11 +189,9 @@ struct Recorder {
 
   bool step() {
     game::TickInputs inputs = bot_inputs(match->input_layout(), match->tick(), bots);
-    if (!writer) {
-      match->step(inputs);
-      return true;
-    }
-    keel::Status st = writer->step_and_record(*match, inputs);
+    match->step(inputs);
+    if (!writer) return true;
+    keel::Status st = writer->record(inputs, *match, match->hash());
     if (!st) std::cerr << st.error().message << "\n";
     return bool(st);
   }

@@ -75,9 +75,9 @@ struct RecordingWriter::Impl {
     return error.empty();
   }
 
-  bool write_tick(const game::TickInputs& inputs, const game::Match& match, const std::vector<game::GameEvent>& events) {
+  bool write_tick(const game::TickInputs& inputs, const game::Match& match, const std::vector<game::GameEvent>& events,
+                  uint64_t hash) {
     payload.clear();
-    const uint64_t hash = match.hash();
     encode_tick(TickRecord{match.tick(), hash, inputs, events}, payload);
     if (payload.size() > kMaxTickPayload) {
       // A reader refuses a larger record: refuse to write one rather than lose the tick.
@@ -151,13 +151,13 @@ keel::Expected<RecordingWriter> RecordingWriter::create(const std::string& path,
   impl->first_tick = match.tick();
   // The header twice: a damaged byte in one copy leaves the other to read.
   bool ok = impl->write_bytes(encode_preamble()) && impl->write_chunk(ChunkType::Header) &&
-            impl->write_chunk(ChunkType::HeaderCopy) && impl->write_tick({}, match, {}) &&
+            impl->write_chunk(ChunkType::HeaderCopy) && impl->write_tick({}, match, {}, match.hash()) &&
             (match.tick() == 0 || impl->write_checkpoint(match)) && impl->flush_now();
   if (!ok) return keel::Error{path + ": " + impl->error};
   return RecordingWriter(std::move(impl));
 }
 
-keel::Status RecordingWriter::record(const game::TickInputs& applied, const game::Match& after) {
+keel::Status RecordingWriter::record(const game::TickInputs& applied, const game::Match& after, uint64_t hash) {
   Impl& w = *impl_;
   if (!w.error.empty()) return w.failed();
   if (w.file == nullptr) return keel::Error{w.path + ": the recording is already finished"};
@@ -165,15 +165,10 @@ keel::Status RecordingWriter::record(const game::TickInputs& applied, const game
     return keel::Error{w.path + ": recorded tick " + std::to_string(w.last_tick) + ", then a match at tick " +
                       std::to_string(after.tick()) + " (record once after every step)"};
   }
-  if (!w.write_tick(applied, after, after.events())) return w.failed();
+  if (!w.write_tick(applied, after, after.events(), hash)) return w.failed();
   if (w.due_checkpoint(after.tick()) && !w.write_checkpoint(after)) return w.failed();
   if (++w.ticks_since_flush >= w.flush_every && !w.flush_now()) return w.failed();
   return keel::Status::ok();
-}
-
-keel::Status RecordingWriter::step_and_record(game::Match& match, const game::TickInputs& inputs) {
-  match.step(inputs);
-  return record(inputs, match);
 }
 
 keel::Status RecordingWriter::flush() {
@@ -198,7 +193,6 @@ keel::Status RecordingWriter::finish() {
 
 uint64_t RecordingWriter::first_tick() const { return impl_->first_tick; }
 uint64_t RecordingWriter::last_tick() const { return impl_->last_tick; }
-uint64_t RecordingWriter::last_hash() const { return impl_->last_hash; }
 uint64_t RecordingWriter::bytes_written() const { return impl_->offset; }
 const std::string& RecordingWriter::path() const { return impl_->path; }
 

@@ -51,12 +51,13 @@ class RecordingWriter {
   /// Finishes the file (footer and tail) unless finish() already ran.
   ~RecordingWriter();
 
-  /// Records one tick: `applied` exactly as Match::step received it, and `after`, the
-  /// match just after that step (with the game events that step emitted). Fails if `after` is not at the next tick, or on I/O error
-  /// (the error is sticky: every later call fails the same way).
-  keel::Status record(const game::TickInputs& applied, const game::Match& after);
-  /// match.step(inputs), then record(inputs, match): the one call a host needs per tick.
-  keel::Status step_and_record(game::Match& match, const game::TickInputs& inputs);
+  /// Records one tick the host has stepped: `applied` exactly as Match::step received
+  /// it, `after` the match just after that step (with the game events it emitted), and
+  /// `hash`, after.hash(), which the host computes once per tick for everything that
+  /// observes the step (the recording, the frame stream, the desync checks). The writer
+  /// observes the match and never steps it. Fails if `after` is not at the next tick, or
+  /// on I/O error (the error is sticky: every later call fails the same way).
+  keel::Status record(const game::TickInputs& applied, const game::Match& after, uint64_t hash);
   /// Hands everything written so far to the operating system.
   keel::Status flush();
   /// Writes the footer (checkpoint index) and the tail, and closes the file.
@@ -64,10 +65,6 @@ class RecordingWriter {
 
   uint64_t first_tick() const;
   uint64_t last_tick() const;
-  /// Match::hash() of the match at last_tick() as the tick record holds it (valid after a
-  /// successful record(); a host that also needs the hash reads it here instead of
-  /// hashing the whole state a second time).
-  uint64_t last_hash() const;
   uint64_t bytes_written() const;
   const std::string& path() const;
 
