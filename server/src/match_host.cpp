@@ -295,24 +295,35 @@ kp::fb::DenyReason MatchHost::end_reason() const {
   return over() ? kp::fb::DenyReason::MatchOver : kp::fb::DenyReason::Unknown;
 }
 
+// The one rule for a missing input is the match's (Match::step): a present player without
+// a frame repeats its slot's last applied frame, and a player who joins this tick starts
+// from the zero frame. The server writes that frame into the tick's inputs itself, read
+// from the match, so that the recording and the frame stream hold every present
+// player's frame explicitly.
+game::InputFrame MatchHost::missing_input(uint32_t player) const {
+  if (std::find(joined_now_.begin(), joined_now_.end(), player) != joined_now_.end()) return {};
+  const game::PlayerSlot* slot = match_.find_player(player);
+  return slot != nullptr ? slot->last_input : game::InputFrame{};
+}
+
 game::TickInputs MatchHost::build_inputs() {
   game::TickInputs in;
   in.events = std::move(pending_events_);
   pending_events_.clear();
+  joined_now_.clear();
   for (const game::PlayerEvent& e : in.events) {
     auto it = std::lower_bound(present_.begin(), present_.end(), e.player);
     bool here = it != present_.end() && *it == e.player;
+    if (e.kind == game::PlayerEvent::Kind::Join) joined_now_.push_back(e.player);
     if (e.kind == game::PlayerEvent::Kind::Join && !here) {
       present_.insert(it, e.player);
-      last_applied_[e.player] = game::InputFrame{};
     } else if (e.kind == game::PlayerEvent::Kind::Leave && here) {
       present_.erase(it);
-      last_applied_.erase(e.player);
     }
   }
   const uint64_t tick = match_.tick();
   for (uint32_t player : present_) {
-    game::InputFrame frame = last_applied_[player];
+    game::InputFrame frame = missing_input(player);
     bool fresh = false;
     for (Session& s : sessions_) {
       if (s.player != player || s.state == SessionState::Closed) continue;
@@ -323,9 +334,7 @@ game::TickInputs MatchHost::build_inputs() {
       }
       s.inputs.erase(s.inputs.begin(), s.inputs.upper_bound(tick));
     }
-    // The documented rule for a missing input: repeat the player's last applied frame.
     if (!fresh) services_.metrics.inputs_missing.fetch_add(1);
-    last_applied_[player] = frame;
     in.inputs.push_back({player, frame});
   }
   return in;

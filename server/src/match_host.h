@@ -158,6 +158,7 @@ class MatchHost : public std::enable_shared_from_this<MatchHost> {
   bool check_over();
   void measure_schedule(Now now);
   game::TickInputs build_inputs();
+  game::InputFrame missing_input(uint32_t player) const;
   void remember(uint64_t tick, uint64_t hash, const game::TickInputs& inputs);
   void send_snapshots();
   void send_frames();
@@ -206,7 +207,7 @@ class MatchHost : public std::enable_shared_from_this<MatchHost> {
   std::deque<Session> sessions_;  // deque: references stay valid as sessions are added
   std::vector<game::PlayerEvent> pending_events_;
   std::vector<uint32_t> present_;  // players in the match after the last step, sorted
-  std::map<uint32_t, game::InputFrame> last_applied_;
+  std::vector<uint32_t> joined_now_;  // build_inputs: players whose Join is in this tick
   std::vector<uint8_t> message_buffer_;  // the message being handled (its memory reused)
   int64_t empty_since_ns_;
   std::atomic<uint32_t> session_count_{0};
