@@ -157,9 +157,8 @@ void Channels::deliver_control() {
   MessageRing& q = delivered_[0];
   while (control_in_.base().present && q.size() < queue_limit(0) && !q.full()) {
     ControlIn& slot = control_in_.base();
-    std::swap(q.back_slot(buffers_), slot.bytes);
-    buffers_.give(slot.bytes);  // the empty buffer the queue slot drew
-    q.push();
+    q.push(std::move(slot.bytes));  // the message's buffer moves on, none is drawn
+    slot.bytes.clear();
     slot.present = false;
     control_in_.advance();
     ++next_expected_id_;

@@ -58,6 +58,11 @@ class MessageRing {
     return s;
   }
   void push() { ++count_; }
+  /// Appends a message whose buffer it takes over (only when not full).
+  void push(std::vector<uint8_t>&& message) {
+    slots_[(head_ + count_) % slots_.size()] = std::move(message);
+    ++count_;
+  }
   std::vector<uint8_t>& front() { return slots_[head_]; }
   /// Drops the front message; its buffer goes back to `pool`.
   void pop(BufferPool& pool) {
