@@ -288,6 +288,7 @@ const BodyDescription* WorldDescription::find(uint32_t id) const {
 }
 
 void WorldDescription::put(BodyDescription body) {
+  source_stamp_ = 0;
   auto it = std::lower_bound(bodies_.begin(), bodies_.end(), body.id,
                              [](const auto& b, uint32_t v) { return b.id < v; });
   if (it != bodies_.end() && it->id == body.id) *it = std::move(body);
@@ -296,6 +297,7 @@ void WorldDescription::put(BodyDescription body) {
 }
 
 bool WorldDescription::remove(uint32_t id) {
+  source_stamp_ = 0;
   auto it = std::lower_bound(bodies_.begin(), bodies_.end(), id, [](const auto& b, uint32_t v) { return b.id < v; });
   if (it == bodies_.end() || it->id != id) return false;
   bodies_.erase(it);
@@ -304,6 +306,7 @@ bool WorldDescription::remove(uint32_t id) {
 }
 
 void WorldDescription::clear() {
+  source_stamp_ = 0;
   bodies_.clear();
   ++version_;
 }
@@ -322,6 +325,8 @@ BodyDescription describe_body(const sim::World& world, sim::BodyId body, uint32_
 
 DescriptionChanges update_description(WorldDescription& known, const game::Match& match) {
   const sim::World& world = match.world();
+  // Most ticks add and remove nothing: the same stamp means the same bodies.
+  if (known.source_stamp_ == world.membership_stamp()) return {};
   std::vector<std::pair<uint32_t, sim::BodyId>> live;
   live.reserve(world.body_count());
   for (sim::BodyId id : world.bodies()) live.emplace_back(world.body_state(id).id, id);
@@ -343,6 +348,7 @@ DescriptionChanges update_description(WorldDescription& known, const game::Match
   }
   for (uint32_t id : changes.removed) known.remove(id);
   for (const BodyDescription& b : changes.added) known.put(b);
+  known.source_stamp_ = world.membership_stamp();
   return changes;
 }
 

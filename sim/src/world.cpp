@@ -601,6 +601,7 @@ Expected<BodyId> World::add_body(const BodyDef& def) {
   }
 
   w.edited = true;
+  w.membership_stamp = WorldImpl::fresh_membership_stamp();
   uint32_t slot = w.allocate_body_slot();
   // A reused slot's contact outputs were another body's.
   if (slot < w.contact_outputs.size()) w.contact_outputs[slot] = ContactOutput{};
@@ -648,6 +649,7 @@ bool World::remove_body(BodyId id) {
   Body* b = w.get(id);
   if (!b) return false;
   w.edited = true;
+  w.membership_stamp = WorldImpl::fresh_membership_stamp();
   // Whatever rested on it falls on the next tick.
   wake_islands_touching(w, id.index);
   forget_character(w, id.index);
@@ -666,6 +668,13 @@ BodyId World::find_body(uint32_t user_id) const {
   if (it == impl_->id_to_slot.end()) return BodyId{};
   return BodyId{it->second, impl_->bodies[it->second].generation};
 }
+
+uint64_t WorldImpl::fresh_membership_stamp() {
+  static std::atomic<uint64_t> next{1};
+  return next.fetch_add(1, std::memory_order_relaxed);
+}
+
+uint64_t World::membership_stamp() const { return impl_->membership_stamp; }
 
 bool World::is_valid(BodyId id) const { return impl_->get(id) != nullptr; }
 uint32_t World::body_count() const { return uint32_t(impl_->id_to_slot.size()); }

@@ -177,6 +177,13 @@ struct WorldImpl {
   // leave it behind, and the next contact pass reads every contact's count instead.
   uint64_t touching_generation = ~uint64_t(0);
 
+  // Derived, never state: a stamp that changes whenever the set of live bodies may have
+  // changed (a body added or removed, a state restored, a new world). Stamps are unique
+  // across every world of the process, so equal stamps mean the same bodies: a host that
+  // describes the world to clients skips its walk over every body on ticks with none.
+  uint64_t membership_stamp = fresh_membership_stamp();
+  static uint64_t fresh_membership_stamp();
+
   // Derived, never state (state/hash.cpp): the state's block digests as of the last hash,
   // valid until the World is reached for change (World::ImplPtr) other than by a dormant step.
   mutable StateDigests digests;

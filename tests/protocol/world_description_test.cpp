@@ -375,6 +375,56 @@ TEST(WorldDescription, AMatchsTableFollowsItsSpawnsDestroysAndKinds) {
   EXPECT_EQ(plain->hash(), unlabelled->hash());
 }
 
+// A world whose bodies did not change is not walked again, yet every change is seen:
+// a body added or removed through the world itself, and a restore to an earlier state.
+class QuietRules final : public game::Rules {
+ public:
+  game::GameSpec spec() const override {
+    game::GameSpec s;
+    s.name = "quiet";
+    return s;
+  }
+};
+
+TEST(WorldDescription, UnchangedBodiesAreSkippedAndEveryChangeIsSeen) {
+  sim::SceneDef scene;
+  sim::BodyDef ground;
+  ground.id = 1;
+  ground.motion = sim::MotionType::Static;
+  ground.colliders.push_back(box({20.0f, 0.5f, 20.0f}, {0.0f, -0.5f, 0.0f}));
+  scene.bodies.push_back(ground);
+  auto match = game::Match::create(scene, std::make_unique<QuietRules>());
+  ASSERT_TRUE(match) << match.error().message;
+  WorldDescription known = WorldDescription::from_scene(scene);
+  EXPECT_TRUE(update_description(known, *match).empty());
+  const uint64_t stamp = match->world().membership_stamp();
+  match->step({});
+  EXPECT_EQ(match->world().membership_stamp(), stamp);  // a step adds nothing
+  EXPECT_TRUE(update_description(known, *match).empty());
+  const std::vector<uint8_t> one_body = match->save_state();
+
+  sim::BodyDef crate;
+  crate.id = 50;
+  crate.position = {0.0f, 2.0f, 0.0f};
+  crate.colliders.push_back(box({0.3f, 0.3f, 0.3f}, {0.0f, 0.0f, 0.0f}));
+  ASSERT_TRUE(match->world_for_rules().add_body(crate));
+  DescriptionChanges c = update_description(known, *match);
+  ASSERT_EQ(c.added.size(), 1u);
+  EXPECT_EQ(c.added[0].id, 50u);
+  EXPECT_TRUE(update_description(known, *match).empty());
+
+  ASSERT_TRUE(match->restore_state(one_body));
+  c = update_description(known, *match);
+  EXPECT_EQ(c.removed, (std::vector<uint32_t>{50}));
+  EXPECT_TRUE(c.added.empty());
+
+  // A description changed by hand is compared with the world again.
+  known.remove(1);
+  c = update_description(known, *match);
+  ASSERT_EQ(c.added.size(), 1u);
+  EXPECT_EQ(c.added[0].id, 1u);
+}
+
 // Bodies a hook adds and removes itself, labelled with set_body_kind: the label is read
 // while the body lives and 0 after, and the labels of removed bodies do not pile up.
 class DirectRules final : public game::Rules {

@@ -53,6 +53,8 @@ struct BodyDescription {
 bool same_description(const BodyDescription& a, const BodyDescription& b);
 
 /// Bodies by id. Every change bumps version(), so a caller that polls can tell.
+struct DescriptionChanges;
+
 class WorldDescription {
  public:
   /// The scene's bodies, as the scene describes them.
@@ -71,8 +73,12 @@ class WorldDescription {
   uint64_t version() const { return version_; }
 
  private:
+  friend DescriptionChanges update_description(WorldDescription&, const game::Match&);
   std::vector<BodyDescription> bodies_;  // sorted by id
   uint64_t version_ = 0;
+  // The world membership stamp (sim::World::membership_stamp) these bodies were last
+  // brought up to by update_description; 0 after any other change.
+  uint64_t source_stamp_ = 0;
 };
 
 /// A body of the world, described from its colliders (ColliderDef's shape fields).

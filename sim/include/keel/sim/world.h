@@ -134,6 +134,10 @@ class World {
   uint32_t body_count() const;
   /// Handles of every live body, in slot order (the world's deterministic order).
   std::vector<BodyId> bodies() const;
+  /// Changes whenever the set of live bodies may have changed (add_body, remove_body,
+  /// restore_state); unique across all worlds of the process, so a caller that saw a
+  /// stamp before knows the same bodies are there. Never 0, never state.
+  uint64_t membership_stamp() const;
 
   BodyState body_state(BodyId id) const;
   void set_linear_velocity(BodyId id, const Vec3& v);
