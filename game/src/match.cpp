@@ -57,7 +57,6 @@ Expected<Match> Match::create_unguarded(const sim::SceneDef& scene, std::unique_
   uint32_t max_id = 0;
   for (const sim::BodyDef& b : scene.bodies) {
     if (b.id != sim::kAutoBodyId) max_id = std::max(max_id, b.id);
-    if (b.kind != 0) m.kinds_[b.id] = b.kind;
   }
   m.next_body_id_ = max_id + 1;
   m.spec_hash_ = spec_hash(m.spec_);
@@ -76,24 +75,11 @@ uint32_t Match::next_body_id() {
 }
 
 uint32_t Match::body_kind(uint32_t body_user_id) const {
-  auto it = kinds_.find(body_user_id);
-  if (it == kinds_.end() || !world_.find_body(body_user_id).valid()) return 0;  // never a stale label
-  return it->second;
+  return world_.body_state(world_.find_body(body_user_id)).kind;  // 0 for no such body
 }
 
 void Match::set_body_kind(uint32_t body_user_id, uint32_t kind) {
-  if (!world_.find_body(body_user_id).valid()) return;
-  if (kind == 0) kinds_.erase(body_user_id);
-  else kinds_[body_user_id] = kind;
-  prune_kinds(false);
-}
-
-// Hooks remove bodies from the world directly too (a leaving player's character), so
-// labels of bodies gone are dropped once they could outnumber the live ones: the map
-// stays within twice the world's bodies, at amortised constant cost.
-void Match::prune_kinds(bool always) {
-  if (!always && kinds_.size() <= 2 * size_t(world_.body_count()) + 64) return;
-  std::erase_if(kinds_, [&](const auto& k) { return !world_.find_body(k.first).valid(); });
+  world_.set_body_kind(world_.find_body(body_user_id), kind);
 }
 
 const PlayerSlot* Match::find_player(uint32_t player) const {
@@ -181,14 +167,10 @@ void Match::apply_body_changes() {
   for (BodyChange& c : changes) {
     if (c.spawn) {
       // A def the world refuses (a rules bug) adds nothing.
-      if (world_.add_body(c.def) && c.def.kind != 0) {
-        kinds_[c.id] = c.def.kind;
-        prune_kinds(false);
-      }
+      (void)world_.add_body(c.def);
     } else {
       sim::BodyId body = world_.find_body(c.id);
       if (world_.is_valid(body)) world_.remove_body(body);
-      kinds_.erase(c.id);
     }
   }
 }
@@ -354,7 +336,6 @@ Status Match::restore_state(std::span<const uint8_t> bytes) {
   pending_.clear();
   events_.clear();
   before_world_step_ = false;
-  prune_kinds(true);  // labels are kept for the bodies the restored state still has
   return Status::ok();
 }
 

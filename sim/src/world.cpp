@@ -623,6 +623,7 @@ Expected<BodyId> World::add_body(const BodyDef& def) {
   b.bullet = def.bullet;
   b.layer = def.layer;
   b.collides_with = def.collides_with;
+  b.kind = def.kind;
 
   if (def.motion == MotionType::Dynamic) {
     MassProperties mp = def.mass > 0.0f ? compute_mass_properties(def.colliders, def.mass, &hulls)
@@ -695,7 +696,13 @@ BodyState World::body_state(BodyId id) const {
   const auto& outputs = impl_->contact_outputs;
   const ContactOutput o = id.index < outputs.size() ? outputs[id.index] : ContactOutput{};
   return BodyState{b->id,       b->motion,           b->origin.position, b->origin.rotation, b->linear_velocity,
-                   b->angular_velocity, b->sleeping, o.supported,        o.support_normal,   o.block_normal};
+                   b->angular_velocity, b->sleeping, o.supported,        o.support_normal,   o.block_normal,
+                   b->kind};
+}
+
+void World::set_body_kind(BodyId id, uint32_t kind) {
+  Body* b = impl_->get(id);
+  if (b) b->kind = kind;
 }
 
 void World::set_linear_velocity(BodyId id, const Vec3& v) {

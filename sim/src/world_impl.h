@@ -49,6 +49,7 @@ struct Body {
   float reach = 0.0f;            // farthest the colliders extend from the body origin
   uint32_t layer = 1;
   uint32_t collides_with = 0xffffffffu;
+  uint32_t kind = 0;             // the game's label (BodyDef::kind): state, never read by a stage
   bool freeze_rotation = false;
   bool can_sleep = true;
   bool bullet = false;           // continuous collision every tick (see solver/ccd.h)

@@ -5,8 +5,8 @@
 // Build: scripts/fuzz.sh (clang-14, -DKEEL_BUILD_FUZZ=ON); run:
 //   build-fuzz/bin/fuzz_sim_restore_state -max_total_time=60 tests/fuzz/corpus/sim_restore_state
 // Seeds: real saved states (keel-sim run SCENE --save-at T --state-out F) of
-// tests/fuzz/corpus/protocol_scene/{minimal,shapes,joints}.json, scenes/demo.json,
-// scenes/characters.json and a small scene with a heightfield, a mesh and a hull.
+// tests/fuzz/corpus/protocol_scene/{minimal,shapes,joints,concave}.json (concave: a
+// heightfield, a mesh and hulls), scenes/demo.json and scenes/characters.json.
 #include <keel/sim/world.h>
 
 #include <cstddef>

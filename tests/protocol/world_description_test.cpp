@@ -367,12 +367,27 @@ TEST(WorldDescription, AMatchsTableFollowsItsSpawnsDestroysAndKinds) {
     if (now.bodies()[i].id == 1) continue;  // the scene body: described by the scene
     EXPECT_TRUE(same_description(client.bodies()[i], now.bodies()[i])) << now.bodies()[i].id;
   }
-  // Kinds are not state: the match's hash is the same with or without them.
+  // Kinds are state: a match restored from saved bytes knows the kinds of the bodies
+  // spawned before them, and a kind is part of the hash.
+  auto restored = game::Match::create(scene, std::make_unique<CrateRules>());
+  ASSERT_TRUE(restored);
+  ASSERT_TRUE(restored->restore_state(match->save_state()));
+  EXPECT_EQ(restored->body_kind(7), 42u);
+  EXPECT_EQ(restored->body_kind(1), 9u);
+  EXPECT_EQ(restored->hash(), match->hash());
+  const WorldDescription restored_table = WorldDescription::from_match(*restored);
+  EXPECT_EQ(restored_table.bodies().size(), 3u);
+  for (const BodyDescription& b : restored_table.bodies()) {
+    EXPECT_EQ(b.kind, b.id == 1 ? 9u : 42u) << b.id;
+  }
   auto plain = game::Match::create(scene, std::make_unique<CrateRules>());
   scene.bodies[0].kind = 0;
   auto unlabelled = game::Match::create(scene, std::make_unique<CrateRules>());
   ASSERT_TRUE(plain && unlabelled);
-  EXPECT_EQ(plain->hash(), unlabelled->hash());
+  EXPECT_NE(plain->hash(), unlabelled->hash());
+  restored->set_body_kind(7, 3);
+  EXPECT_EQ(restored->body_kind(7), 3u);
+  EXPECT_NE(restored->hash(), match->hash());
 }
 
 // A world whose bodies did not change is not walked again, yet every change is seen:

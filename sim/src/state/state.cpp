@@ -24,7 +24,7 @@ namespace keel::sim {
 namespace {
 
 constexpr char kMagic[8] = {'K', 'E', 'E', 'L', 'S', 'T', 'A', 'T'};
-constexpr uint32_t kStateVersion = 4;
+constexpr uint32_t kStateVersion = 5;  // 5: bodies keep their kind
 // Bounds for reading untrusted state: far above any real world, low enough that a
 // forged count cannot make us allocate gigabytes before the bytes run out.
 constexpr uint32_t kMaxSlots = 1u << 22;
@@ -52,7 +52,7 @@ void read_settings(StateReader& r, WorldSettings& s) {
 }
 
 // A body's fields up to its collider list (at most kBodyFieldBytes).
-constexpr size_t kBodyFieldBytes = 196;
+constexpr size_t kBodyFieldBytes = 200;
 template <class W>
 void write_body_fields(W& w, const Body& b) {
   w.u32(b.id);
@@ -74,6 +74,7 @@ void write_body_fields(W& w, const Body& b) {
   w.f32(b.reach);
   w.u32(b.layer);
   w.u32(b.collides_with);
+  w.u32(b.kind);
   // bit 0 freeze_rotation, bit 1 bullet (a byte that read 0/1 before bullets existed).
   w.u8(uint8_t((b.freeze_rotation ? 1u : 0u) | (b.bullet ? 2u : 0u)));
   w.u8(b.can_sleep);
@@ -114,6 +115,7 @@ void read_body(StateReader& r, Body& b) {
   b.reach = r.f32();
   b.layer = r.u32();
   b.collides_with = r.u32();
+  b.kind = r.u32();
   const uint8_t flags = r.u8();
   if (flags > 3) r.fail("body flags unknown");
   b.freeze_rotation = (flags & 1u) != 0;

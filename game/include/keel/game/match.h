@@ -126,12 +126,13 @@ class Match {
   /// Picks a fresh user id for a body the rules create (deterministic: above every id in
   /// use, counted in the saved state).
   uint32_t next_body_id();
-  /// The game's label of a body (BodyDef::kind): the scene's for scene bodies, the
-  /// spawned def's for spawns, what set_body_kind said for bodies a hook added itself;
-  /// 0 when none or when the body is not in the world. Descriptive, not state (never saved, hashed or restored): a host that
-  /// describes its world to clients reads it from the match that made the bodies.
+  /// The game's label of a body (BodyDef::kind, kept by the world with the body): the
+  /// scene's for scene bodies, the def's for spawns and for bodies a hook added itself,
+  /// or what set_body_kind said last; 0 when none or when the body is not in the world.
+  /// It is state (saved, hashed and restored), so a checkpoint, a desync dump and a
+  /// predicting client's restored match all know what their bodies are.
   uint32_t body_kind(uint32_t body_user_id) const;
-  /// Labels a body the rules added to world_for_rules() themselves (a character).
+  /// Relabels a body. State like any other change: call it from the game's hooks only.
   void set_body_kind(uint32_t body_user_id, uint32_t kind);
 
   // --- events ---
@@ -169,7 +170,6 @@ class Match {
   void leave(uint32_t player);
   void fire_timers();
   void apply_body_changes();
-  void prune_kinds(bool always);  // drops kinds of bodies no longer in the world
   uint64_t next_fire_tick() const;  // the world tick of the next step that fires timers
 
   sim::SceneDef scene_;
@@ -188,8 +188,6 @@ class Match {
   // the events of the last step (outputs of a step, recorded and sent, never read back).
   std::vector<BodyChange> pending_;
   std::vector<GameEvent> events_;
-  // Not state: the kinds of live bodies that have one (descriptive, see body_kind).
-  std::map<uint32_t, uint32_t> kinds_;
   // Not state either: true inside step() until the world has stepped (false between
   // steps), so "ticks steps from now" means the same from every hook.
   bool before_world_step_ = false;

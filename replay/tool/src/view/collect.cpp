@@ -98,9 +98,7 @@ Shape make_shape(const sim::ColliderDef& c) {
 // body the game made) for the page's body panel.
 Body describe(const game::Match& m, uint32_t id, sim::MotionType motion) {
   Body b{id, motion, "unknown", 0, {}};
-  // A replay from a checkpoint does not know the kinds of bodies spawned before it
-  // (kinds are not state): those show 0.
-  b.kind = m.body_kind(id);
+  b.kind = m.body_kind(id);  // state: known from a checkpoint or a desync dump too
   for (const sim::ColliderDef& c : m.world().colliders(m.world().find_body(id))) {
     if (c.enabled) b.shapes.push_back(make_shape(c));
   }

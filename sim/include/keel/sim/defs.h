@@ -90,9 +90,9 @@ struct BodyDef {
   uint32_t collides_with = 0xffffffffu;
   std::vector<ColliderDef> colliders;
   /// The game's label for what the body is (a number the game defines: ball, crate, 0 =
-  /// none). Descriptive only: the world neither keeps nor hashes it; the match remembers
-  /// it for the bodies it spawns (Match::body_kind) and clients receive it with the
-  /// body's description (docs/protocol.md, "World description").
+  /// none). The world keeps it with the body (saved, hashed and restored, so every state a
+  /// match restores from knows what its bodies are) but no stage reads it; clients receive
+  /// it with the body's description (docs/protocol.md, "World description").
   uint32_t kind = 0;
 };
 

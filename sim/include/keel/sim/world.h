@@ -42,6 +42,7 @@ struct BodyState {
   bool supported = false;       ///< a non-trigger contact touched it this tick
   Vec3 support_normal{0, 1, 0};  ///< the most upward contact normal acting on it
   Vec3 block_normal{0, 1, 0};    ///< the most horizontal contact normal acting on it
+  uint32_t kind = 0;             ///< the game's label (BodyDef::kind), 0 = none
 };
 
 /// A body entering, staying in or leaving a trigger collider. A pair of triggers gives one
@@ -140,6 +141,8 @@ class World {
   uint64_t membership_stamp() const;
 
   BodyState body_state(BodyId id) const;
+  /// Relabels a body (BodyDef::kind); ignored for an invalid handle.
+  void set_body_kind(BodyId id, uint32_t kind);
   void set_linear_velocity(BodyId id, const Vec3& v);
   void set_angular_velocity(BodyId id, const Vec3& w);
   /// Sets a body's pose directly (teleport). For kinematic bodies prefer velocities.
