@@ -9,9 +9,11 @@
 #include <keel/replay/desync_dump.h>
 #include <keel/replay/replayer.h>
 #include <keel/replay/state_diff.h>
+#include <keel/replay/view.h>
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <map>
@@ -278,6 +280,39 @@ TEST(View, PageHoldsEveryTickHashAndThePosesOfTheRecording) {
 // Hulls, meshes and heightfields reach the page with the geometry the viewer draws them
 // from: a tetrahedron hull as its 4 triangular faces, a two-triangle mesh as given, a
 // 3 x 3 heightfield as its grid.
+// A recording that starts mid-match begins from a checkpoint: the bodies spawned before
+// it (the players' characters, the balls they threw) keep the kinds the game gave them.
+TEST(View, ARecordingStartedMidMatchKnowsTheKindsOfEarlierBodies) {
+  TempDir dir;
+  const std::string rec_path = dir.path("late.krec");
+  auto match = game::Match::create(load_scene("demo.json"), std::make_unique<games::SandboxRules>());
+  ASSERT_TRUE(match) << match.error().message;
+  for (uint64_t t = 1; t <= 60; ++t) match->step(scripted_inputs(t));
+  std::map<uint32_t, uint32_t> kinds;  // every labelled body at the recording's start
+  for (sim::BodyId id : match->world().bodies()) {
+    const uint32_t user = match->world().body_state(id).id;
+    if (match->body_kind(user) != 0) kinds[user] = match->body_kind(user);
+  }
+  ASSERT_GE(kinds.size(), 3u);  // three characters at least
+  auto writer = RecordingWriter::create(rec_path, *match, WriterOptions{});
+  ASSERT_TRUE(writer) << writer.error().message;
+  for (uint64_t t = 61; t <= 80; ++t) ASSERT_TRUE(step_and_record(*writer, *match, scripted_inputs(t)));
+  ASSERT_TRUE(writer->finish());
+
+  view::CollectOptions co;
+  auto data = view::collect(rec_path, "", co);
+  ASSERT_TRUE(data) << data.error().message;
+  EXPECT_EQ(data->first_tick, 60u);
+  uint32_t characters = 0;
+  for (const auto& [id, kind] : kinds) {
+    auto it = std::find_if(data->bodies.begin(), data->bodies.end(), [&](const view::Body& b) { return b.id == id; });
+    ASSERT_NE(it, data->bodies.end()) << id;
+    EXPECT_EQ(it->kind, kind) << id;
+    characters += kind == games::SandboxRules::kKindCharacter;
+  }
+  EXPECT_GE(characters, 3u);
+}
+
 TEST(View, HullsMeshesAndHeightfieldsCarryTheirGeometry) {
   sim::SceneDef scene;
   scene.name = "geometry";
