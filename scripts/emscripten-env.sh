@@ -2,8 +2,10 @@
 # build whose emscripten cache lives in DIR (docs/determinism.md, "wasm32").
 #
 # Debian's emscripten reads a frozen cache in /usr/share/emscripten/cache: prebuilt system
-# libraries that no user may add to, under a lock file only root can open. This gives the
-# build a cache of its own instead:
+# libraries, enough for the flags Keel uses today, that nothing may add to. A variant or
+# port Debian did not prebuild then fails ("FROZEN_CACHE is set, but cache file is
+# missing", or "Permission denied: '/usr/share/emscripten/cache/ports'" for a user who is
+# not root). This gives the build a cache of its own instead, inside its build folder:
 #  - DIR/cache starts as a tree of links to Debian's prebuilt libraries and headers (made
 #    once, in well under a second), so nothing is rebuilt that Debian ships;
 #  - DIR/emscripten.config is Debian's configuration with that cache, unfrozen, so a
