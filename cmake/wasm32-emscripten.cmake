@@ -37,6 +37,6 @@ set(CMAKE_CXX_FLAGS_INIT "-mno-simd128")
 #  - EXIT_RUNTIME: main's return value is node's exit status and stdout is flushed;
 #  - ALLOW_MEMORY_GROWTH: the heap grows with the scene instead of a fixed 16 MiB;
 #  - --profiling-funcs: function names kept in the .wasm, so that llvm-nm can list what was
-#    linked (the libm guard of scripts/determinism.sh); it changes no code.
+#    linked (the libm guard of scripts/determinism.sh); it only keeps the names.
 set(CMAKE_EXE_LINKER_FLAGS_INIT
     "-sNODERAWFS=1 -sENVIRONMENT=node -sWASM_ASYNC_COMPILATION=0 -sEXIT_RUNTIME=1 -sALLOW_MEMORY_GROWTH=1 --profiling-funcs")
