@@ -22,6 +22,9 @@
 #   gcc-O0        the same with g++ -O0 (asserts on)
 #   clang14-O2    the same with clang++-14 -O2
 #   aarch64-O2    the same cross-compiled with aarch64-linux-gnu-g++ -O2, run under qemu-aarch64
+#   wasm32        the same compiled to WebAssembly with Debian's emscripten (em++ -O2, clang-14
+#                 for wasm32, serial sim, 32-bit size_t, libc++), run under node; also
+#                 save/restore at RESTORE_AT_WASM
 # Each runs every scene and the recorded match. Under qemu the heavy scenes are checked for
 # their first ticks only (TICKS_QEMU below) to fit the CI budget; the start of a chain is
 # still an exact check of every hash in it.
@@ -41,7 +44,7 @@ esac
 BUILD_DIR=${KEEL_BUILD_DIR:-build}
 DET_DIR=$BUILD_DIR/determinism
 GOLDEN=tests/golden
-CONFIGS=${KEEL_DETERMINISM_CONFIGS:-"gcc-O3 gcc-O3-sse2 gcc-O2 gcc-O0 clang14-O2 aarch64-O2"}
+CONFIGS=${KEEL_DETERMINISM_CONFIGS:-"gcc-O3 gcc-O3-sse2 gcc-O2 gcc-O0 clang14-O2 aarch64-O2 wasm32"}
 JOBS=${KEEL_JOBS:-$(nproc)}
 # Every scene but the benchmark-only pile_4000 (bench/hash_bench.sh): pile.json checks the
 # same code in a quarter of the time.
@@ -55,6 +58,7 @@ GAME_MODULES=(pushball)
 declare -A GAME_SCENES=([pushball]=games/pushball/pushball.json)
 GAME_TICKS=1200
 RESTORE_AT=137,300,451            # mid-scene saves; ticks off and on the 10-tick grid
+RESTORE_AT_WASM=137               # the wasm32 runner's one save (each save re-steps the rest)
 THREADS=(1 2 4 8)
 # Ticks checked per scene under -O0 and qemu (scene stem -> ticks; absent = all 600),
 # chosen so that the whole check fits in 15 minutes of CI on 2 cores.
@@ -85,22 +89,43 @@ check() {
   fi
 }
 
+# symbols_of NM FILE...: the symbol names each file defines or references. A linked .wasm
+# has no symbol table: its function names (kept by --profiling-funcs,
+# cmake/wasm32-emscripten.cmake) and its imports, as binaryen's wasm-dis prints them.
+symbols_of() {
+  local nm=$1 file
+  shift
+  for file in "$@"; do
+    case "$file" in
+      *.wasm) wasm-dis "$file" | sed -n -e 's/^ (func \$\([^ ]*\).*/\1/p' -e 's/^ (import "[^"]*" "\([^"]*\)".*/\1/p' ;;
+      *) "$nm" -A "$file" 2>/dev/null | awk '{print $NF}' ;;
+    esac
+  done
+}
+
 # The libm and flag guards for a standalone build (the main build's are ctest tests in
-# tests/determinism, which share the symbol list).
+# tests/determinism, which share the symbol list): guard_build LABEL DIR [NM [FILE...]]
+# checks libkeel_sim.a and the FILEs (default: the linked runner).
 guard_build() {
   local label=$1 dir=$2 nm=${3:-nm}
-  local names alt hits bad
+  shift $(($# < 3 ? $# : 3))
+  local files=("$@") names alt symbols hits bad
+  [ ${#files[@]} -gt 0 ] || files=("$dir/bin/keel-detrun")
   names=$(grep -v -e '^#' -e '^$' tests/determinism/libm_symbols.txt | tr '\n' '|')
   alt=${names%|}
-  hits=$("$nm" -A "$dir/lib/libkeel_sim.a" "$dir/bin/keel-detrun" 2>/dev/null | awk '{print $NF}' |
-         sed 's/@.*//' | grep -E "^(__)?($alt)[fl]?(_finite)?\$" | sort -u || true)
+  symbols=$(symbols_of "$nm" "$dir/lib/libkeel_sim.a" "${files[@]}")
+  if ! grep -qx main <<<"$symbols"; then
+    echo "[$label] could not list the symbols of $dir/lib/libkeel_sim.a and ${files[*]}"
+    FAILED+=("$label libm guard")
+  fi
+  hits=$(sed 's/@.*//' <<<"$symbols" | grep -E "^(__)?($alt)[fl]?(_finite)?\$" | sort -u || true)
   if [ -n "$hits" ]; then
     echo "[$label] libm transcendental symbols referenced: $(echo $hits)"
     FAILED+=("$label libm guard")
   fi
   bad=$( { grep '"command":' "$dir/compile_commands.json" | grep -v -- '-ffp-contract=off' || true
            grep '"command":' "$dir/compile_commands.json" |
-             grep -E -- '-ffast-math|-Ofast|-funsafe-math-optimizations|-fassociative-math|-freciprocal-math|-ffinite-math-only|-mfpmath=387|-ffp-contract=(fast|on)' || true; } | head -3)
+             grep -E -- '-ffast-math|-Ofast|-funsafe-math-optimizations|-fassociative-math|-freciprocal-math|-ffinite-math-only|-mfpmath=387|-ffp-contract=(fast|on)|-mrelaxed-simd' || true; } | head -3)
   if [ -n "$bad" ]; then
     echo "[$label] compile commands break the rounding rules:"
     echo "$bad"
@@ -241,6 +266,28 @@ if in_configs aarch64-O2; then
     run_runner aarch64-O2 TICKS_QEMU qemu-aarch64 -L /usr/aarch64-linux-gnu "$DET_DIR/aarch64-O2/bin/keel-detrun"
   else
     FAILED+=("aarch64-O2 build")
+  fi
+fi
+
+if in_configs wasm32; then
+  # Debian's emscripten with a cache of its own in the build folder (scripts/emscripten-env.sh);
+  # ccache, where installed, caches em++'s compiles like any other compiler's.
+  launcher=()
+  if command -v ccache >/dev/null 2>&1; then launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache); fi
+  if source scripts/emscripten-env.sh "$DET_DIR/emscripten" &&
+     build_runner wasm32 --toolchain "$PWD/cmake/wasm32-emscripten.cmake" "${O2[@]}" "${launcher[@]}"; then
+    # The linked .wasm (wasm-opt may have inlined a small libm function whole, so also)
+    # every library and object file it was linked from.
+    guard_build wasm32 "$DET_DIR/wasm32" llvm-nm-14 "$DET_DIR/wasm32/bin/keel-detrun.wasm" \
+      "$DET_DIR"/wasm32/lib/*.a "$DET_DIR"/wasm32/CMakeFiles/keel-detrun.dir/*.o
+    if grep '"command":' "$DET_DIR/wasm32/compile_commands.json" | grep -qv -- '-mno-simd128'; then
+      echo "[wasm32] a compile command lacks -mno-simd128 (cmake/wasm32-emscripten.cmake)"
+      FAILED+=("wasm32 flags guard")
+    fi
+    run_runner "wasm32 save/restore@$RESTORE_AT_WASM" TICKS_FULL \
+      node "$DET_DIR/wasm32/bin/keel-detrun.js" --restore-at "$RESTORE_AT_WASM"
+  else
+    FAILED+=("wasm32 build")
   fi
 fi
 

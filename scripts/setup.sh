@@ -46,9 +46,10 @@ viewer_test_deps() {
 }
 
 # The determinism check's extra configurations (scripts/determinism.sh): clang, an aarch64
-# cross compiler, and qemu user-mode emulation to run what it builds. Installed only by
-# `scripts/setup.sh --determinism`, which that script calls.
-DETERMINISM_PACKAGES=(clang-14 g++-aarch64-linux-gnu qemu-user)
+# cross compiler, and qemu user-mode emulation to run what it builds; emscripten (3.1.6, with
+# its clang-14, lld-14, binaryen, node-acorn and nodejs) for the wasm32 runner, run by node.
+# Installed only by `scripts/setup.sh --determinism`, which that script calls.
+DETERMINISM_PACKAGES=(clang-14 g++-aarch64-linux-gnu qemu-user emscripten)
 if [ "${1:-}" = "--determinism" ]; then
   PACKAGES=("${DETERMINISM_PACKAGES[@]}")
 fi

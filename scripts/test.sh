@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # The test command: installs what is missing, configures, builds, runs every test.
 # Phases: build (scripts/build.sh), ctest, the determinism check (golden hash chains across
-# gcc -O3 / -O2 / -O0, clang-14, aarch64 under qemu, 1-8 threads, save/restore), the deploy/
-# checks (scripts/deploy-check.sh), and every fuzz target for 20 s (scripts/fuzz.sh). Prints how long each phase took.
+# gcc -O3 / -O2 / -O0, clang-14, aarch64 under qemu, wasm32 under node, 1-8 threads,
+# save/restore), the deploy/ checks (scripts/deploy-check.sh), and every fuzz target for
+# 20 s (scripts/fuzz.sh). Prints how long each phase took.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 START=$SECONDS

@@ -12,6 +12,7 @@
 #include <charconv>
 #include <cmath>
 #include <cstdint>
+#include <cstdio>
 #include <filesystem>
 #include <optional>
 #include <string>
@@ -35,8 +36,15 @@ static_assert(static_cast<int>(fb::Shape::Heightfield) == static_cast<int>(sim::
 
 std::string format_float(float value) {
   char buffer[64];
+#if defined(__cpp_lib_to_chars)
   auto result = std::to_chars(buffer, buffer + sizeof(buffer), value);
   return std::string(buffer, result.ptr);
+#else
+  // emscripten 3.1.6's libc++ (13) has no floating-point to_chars (the wasm32 build):
+  // nine significant digits also name the float exactly, if not always in the fewest.
+  const int n = std::snprintf(buffer, sizeof(buffer), "%.9g", static_cast<double>(value));
+  return std::string(buffer, n > 0 ? size_t(n) : 0);
+#endif
 }
 
 namespace {

@@ -9,6 +9,8 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -115,6 +117,28 @@ TEST_F(GoldenCheck, MismatchNamesTheFirstDifferingTick) {
   restored.ticks = 40;
   restored.restore_at = {13};
   EXPECT_EQ(run(restored, 0), "ok small.json\n");
+}
+
+TEST_F(GoldenCheck, TimingFollowsTheCheckWithOneTimePerStep) {
+  run(writing(120), 0);
+  DeterminismOptions o;
+  o.timing = true;
+  o.ticks = 90;
+  o.restore_at = {30};  // the re-stepped chain after a restore is not timed again
+  const std::string out = run(o, 0);
+  ASSERT_EQ(out.rfind("ok small.json\ntiming small.json ticks=90 step_ms_mean=", 0), 0u) << out;
+  double mean = -1, p50 = -1, p95 = -1, max = -1;
+  ASSERT_EQ(std::sscanf(out.c_str() + out.find("step_ms_mean="), "step_ms_mean=%lf step_ms_p50=%lf step_ms_p95=%lf step_ms_max=%lf",
+                        &mean, &p50, &p95, &max), 4) << out;
+  EXPECT_GT(max, 0.0);  // 90 steps of a falling stack take some time
+  EXPECT_LE(p50, p95);
+  EXPECT_LE(p95, max);
+  EXPECT_LE(mean, max);
+  EXPECT_EQ(out.back(), '\n');
+  EXPECT_EQ(std::count(out.begin(), out.end(), '\n'), 2);
+  // A mismatch prints no timing: the chain stopped early.
+  corrupt_tick(false, 50);
+  EXPECT_EQ(run(o, 1).find("timing"), std::string::npos);
 }
 
 TEST_F(GoldenCheck, OptionsOutsideTheGoldenAreErrors) {

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <filesystem>
 #include <memory>
@@ -96,10 +97,21 @@ keel::Expected<SubjectPtr> make_subject(const sim::SceneDef& scene, uint32_t thr
   return SubjectPtr(std::make_unique<MatchSubject>(std::move(*created), inputs));
 }
 
+/// Whether stderr is a terminal. Emscripten's isatty says yes for every standard stream
+/// (3.1.6, NODERAWFS), which would fill a CI log with progress lines, so the wasm32 runner
+/// shows none.
+bool stderr_is_terminal() {
+#if defined(__EMSCRIPTEN__)
+  return false;
+#else
+  return isatty(STDERR_FILENO) == 1;
+#endif
+}
+
 /// "\r  pile.json 230/600" on a terminal, so long qemu runs show they are alive.
 class Progress {
  public:
-  Progress(const std::string& scene, uint64_t end) : scene_(scene), end_(end), on_(isatty(STDERR_FILENO) == 1) {}
+  Progress(const std::string& scene, uint64_t end) : scene_(scene), end_(end), on_(stderr_is_terminal()) {}
   ~Progress() {
     if (on_) std::fprintf(stderr, "\r\033[K");
   }
@@ -122,10 +134,12 @@ std::string mismatch_line(const std::string& scene, uint64_t tick, uint64_t want
 }
 
 /// Steps `s` from its tick to `end`, comparing the hash at every multiple of `every`
-/// with the golden; saves the state at each tick in `save_at` on the way.
+/// with the golden; saves the state at each tick in `save_at` on the way. With
+/// `step_ms`, also times each step alone (not the hashes or saves around it).
 std::optional<Failure> run_chain(Subject& s, const Golden& g, const std::string& scene, uint64_t end, uint64_t every,
                                  const std::vector<uint64_t>& save_at,
-                                 std::vector<std::pair<uint64_t, std::vector<uint8_t>>>* saved) {
+                                 std::vector<std::pair<uint64_t, std::vector<uint8_t>>>* saved,
+                                 std::vector<double>* step_ms = nullptr) {
   Progress progress(scene, end);
   for (;;) {
     const uint64_t t = s.tick();
@@ -136,9 +150,24 @@ std::optional<Failure> run_chain(Subject& s, const Golden& g, const std::string&
       if (want != got) return Failure{mismatch_line(scene, t, want, got)};
     }
     if (t >= end) return std::nullopt;
+    const auto t0 = std::chrono::steady_clock::now();
     s.step();
+    if (step_ms) step_ms->push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
     progress.at(t + 1);
   }
+}
+
+/// "timing SCENE ticks=N step_ms_mean=... step_ms_p50=... step_ms_p95=... step_ms_max=...",
+/// the figures of `keel-sim run --timing`.
+std::string timing_line(const std::string& scene, std::vector<double> ms) {
+  std::sort(ms.begin(), ms.end());
+  double sum = 0.0;
+  for (double v : ms) sum += v;
+  auto at = [&](double p) { return ms.empty() ? 0.0 : ms[std::min(ms.size() - 1, size_t(p * double(ms.size() - 1) + 0.5))]; };
+  char buffer[256];
+  std::snprintf(buffer, sizeof buffer, " ticks=%zu step_ms_mean=%.4f step_ms_p50=%.4f step_ms_p95=%.4f step_ms_max=%.4f",
+                ms.size(), ms.empty() ? 0.0 : sum / double(ms.size()), at(0.5), at(0.95), ms.empty() ? 0.0 : ms.back());
+  return "timing " + scene + buffer;
 }
 
 std::string check_options_error(const DeterminismOptions& o, const Golden& g, uint64_t ticks, uint64_t every) {
@@ -158,8 +187,10 @@ std::string check_options_error(const DeterminismOptions& o, const Golden& g, ui
   return {};
 }
 
-/// Checks one scene; returns the line to print.
-std::string check_scene(const DeterminismOptions& o, const std::string& scene, const sim::SceneDef& def) {
+/// Checks one scene; returns the line to print. With --timing, `timing` receives the
+/// first chain's step times (timing_line).
+std::string check_scene(const DeterminismOptions& o, const std::string& scene, const sim::SceneDef& def,
+                        std::string& timing) {
   const std::string path = golden_path(o.golden_dir, scene, o.match);
   if (!std::filesystem::exists(path)) return "error " + scene + ": no golden " + path + " (write one with --write)";
   auto golden = read_golden(path);
@@ -178,7 +209,9 @@ std::string check_scene(const DeterminismOptions& o, const std::string& scene, c
   std::vector<uint64_t> save_at = o.restore_at;
   std::sort(save_at.begin(), save_at.end());
   std::vector<std::pair<uint64_t, std::vector<uint8_t>>> saved;
-  if (auto f = run_chain(**subject, g, scene, ticks, every, save_at, &saved)) return f->line;
+  std::vector<double> step_ms;
+  if (auto f = run_chain(**subject, g, scene, ticks, every, save_at, &saved, o.timing ? &step_ms : nullptr)) return f->line;
+  if (o.timing) timing = timing_line(scene, std::move(step_ms));
 
   // Restore each saved state into a fresh instance: it must save back to the same bytes
   // (Rapier's check), and step on to the very same chain.
@@ -239,18 +272,19 @@ int run_determinism(const DeterminismOptions& o, const SceneLoader& load) {
   bool all_ok = true;
   std::vector<std::string> written;
   for (const std::string& scene : o.scenes) {
-    std::string line;
+    std::string line, timing;
     const std::string path = golden_path(o.golden_dir, scene, o.match);
     if (o.write && std::find(written.begin(), written.end(), path) != written.end()) {
       line = "error " + scene + ": another scene with the same name already wrote " + path;
     } else if (auto def = load(scene); !def) {
       line = "error " + def.error().message;  // loaders start their messages with the path
     } else {
-      line = o.write ? write_scene(o, scene, *def) : check_scene(o, scene, *def);
+      line = o.write ? write_scene(o, scene, *def) : check_scene(o, scene, *def, timing);
     }
     written.push_back(path);
     all_ok = all_ok && (line.rfind("ok ", 0) == 0 || line.rfind("wrote ", 0) == 0);
     std::printf("%s\n", line.c_str());
+    if (!timing.empty()) std::printf("%s\n", timing.c_str());
     std::fflush(stdout);
   }
   return all_ok ? 0 : 1;

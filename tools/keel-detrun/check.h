@@ -36,6 +36,9 @@ struct DeterminismOptions {
   /// (or match), check that it saves back to the same bytes and that stepping on from it
   /// reproduces the golden chain to the end.
   std::vector<uint64_t> restore_at;
+  /// Checking: also time each step of the first chain and print a `timing` line after
+  /// the scene's result (how the wasm32 runner's speed is compared with native builds).
+  bool timing = false;
   /// The game a match steps (--match); empty: the sandbox. A golden names its game and
   /// is checked only with that game.
   game::RulesFactory rules;
@@ -53,6 +56,8 @@ std::string golden_path(const std::string& dir, const std::string& scene, bool m
 ///   mismatch SCENE at tick T: golden H1 got H2 [(after restoring the state saved at tick R)]
 ///   error SCENE: MESSAGE            (no golden, a bad scene or golden, an I/O error)
 ///   wrote PATH (N ticks, every K)
+///   timing SCENE ticks=N step_ms_mean=.. step_ms_p50=.. step_ms_p95=.. step_ms_max=..
+///                                   (after a checked scene's line, with `timing`)
 /// A scene that mismatches stops at its first differing tick; the others still run.
 /// Progress goes to stderr when it is a terminal. Returns 0 when every scene passed (or
 /// was written), 1 otherwise.

@@ -18,9 +18,10 @@ namespace {
 
 constexpr const char* kUsage =
     "usage: keel-detrun [--write] [--match] [--ticks N] [--every K] [--threads T]\n"
-    "                   [--restore-at T1,T2,...] --golden DIR SCENE.kscn...\n"
+    "                   [--restore-at T1,T2,...] [--timing] --golden DIR SCENE.kscn...\n"
     "Checks (or with --write, writes) the golden hash chain of each binary scene;\n"
-    "prints `ok SCENE` or `mismatch SCENE at tick T: golden H1 got H2` per scene.\n"
+    "prints `ok SCENE` or `mismatch SCENE at tick T: golden H1 got H2` per scene,\n"
+    "and with --timing a `timing SCENE ...` line of step times after each check.\n"
     "Exit 0 when all pass, 1 on any mismatch or error, 2 on a bad command line.\n";
 
 bool parse_u64(std::string_view s, uint64_t& out) {
@@ -60,6 +61,8 @@ int main(int argc, char** argv) {
       o.write = true;
     } else if (arg == "--match") {
       o.match = true;
+    } else if (arg == "--timing") {
+      o.timing = true;
     } else if (arg == "--golden" && has_value) {
       o.golden_dir = argv[++i];
     } else if (arg == "--ticks" && has_value && parse_u64(argv[i + 1], v) && v <= (uint64_t(1) << 40)) {
@@ -82,5 +85,6 @@ int main(int argc, char** argv) {
   if (o.golden_dir.empty()) return usage_error("--golden DIR is required");
   if (o.scenes.empty()) return usage_error("give at least one scene");
   if (o.write && !o.restore_at.empty()) return usage_error("--restore-at checks a golden; it does not go with --write");
+  if (o.write && o.timing) return usage_error("--timing times a check; it does not go with --write");
   return keel::det::run_determinism(o, keel::det::load_binary_scene);
 }
