@@ -132,7 +132,7 @@ TEST(JointLimit, SliderStopsWithinFiveMillimetresOfItsLimitAtFiveMetresPerSecond
   EXPECT_NEAR(speed_before_stop, std::sqrt(v0 * v0 - 2.0f * kG * before_stop), 0.01f * 5.0f);
   EXPECT_LT(lowest, -0.495f);
   EXPECT_GE(lowest, -0.505f);
-  std::printf("slider: %.3f m/s at %.3f m, lowest %.4f m against the -0.5 m stop\n", speed_before_stop,
+  std::printf("slider: %.3f m/s at %.3f m, lowest %.5f m against the -0.5 m stop\n", speed_before_stop,
               before_stop, lowest);
 }
 

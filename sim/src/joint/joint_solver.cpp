@@ -15,6 +15,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
+#include <optional>
 
 namespace keel::sim {
 
@@ -61,6 +63,7 @@ Vec3 twist_axis(const Vec3& ax, const Vec3& bx) {
 struct Frame {
   SolverBody* A;
   SolverBody* B;
+  JointWork* work;
   Vec3 ra, rb;   // anchors from the centres of mass, world
   Vec3 d;        // anchor B - anchor A
   Quat fa, fb;   // frame rotations, world
@@ -78,10 +81,11 @@ SolverBody* side(JointPass& p, uint32_t i, SolverBody& copy) {
   return &copy;
 }
 
-Frame current_frame(JointPass& p, const JointWork& w, SolverBody (&held)[2]) {
+Frame current_frame(JointPass& p, JointWork& w, SolverBody (&held)[2]) {
   Frame f;
   f.A = side(p, w.a, held[0]);
   f.B = side(p, w.b, held[1]);
+  f.work = &w;
   Quat qa = f.A->dq * w.qa;
   Quat qb = f.B->dq * w.qb;
   f.ra = qa * w.la;
@@ -195,8 +199,7 @@ void hold_rotation(HeldRows& held) {
 
 bool rigid_steering(const JointDef& d) { return !(d.steer_spring.enabled && d.steer_spring.hertz > 0.0f); }
 
-/// The rows a kind's limits are held against (the order of its solve, which never matters
-/// to the result beyond rounding).
+/// The rows a kind's limits are held against, in the order the kind solves them.
 HeldRows held_rows(const Joint& j, const Frame& f) {
   HeldRows held;
   switch (j.def.kind) {
@@ -238,93 +241,158 @@ struct WideRow {
   glm::dvec3 spin_a, spin_b;
 };
 
-WideRow widen(const Frame& f, const Row& r) {
-  WideRow w{glm::dvec3(r.lin), glm::dvec3(r.ang_a), glm::dvec3(r.ang_b), {}, {}};
-  w.spin_a = glm::dmat3(f.A->inv_inertia) * w.ang_a;
-  w.spin_b = glm::dmat3(f.B->inv_inertia) * w.ang_b;
-  return w;
-}
-
-/// J_r M^-1 J_s^T: how an impulse along row s changes the velocity of row r.
-double coupling(double inv_mass, const WideRow& r, const WideRow& s) {
-  return inv_mass * glm::dot(r.lin, s.lin) + glm::dot(r.ang_a, s.spin_a) + glm::dot(r.ang_b, s.spin_b);
-}
-
 constexpr int kHeld = HeldRows::kMax;
 
-/// Solves K y = k for the symmetric positive semi-definite coupling K of the held rows
-/// (LDL^T, no square roots). A row whose pivot vanishes is redundant with those before it
-/// (a body whose rotation is frozen, say) and is left out: its y is 0.
-void solve_held(double (&k)[kHeld][kHeld], double (&y)[kHeld], int n) {
-  double pivot[kHeld];
-  bool used[kHeld];
-  for (int i = 0; i < n; ++i) {
-    for (int j = 0; j < i; ++j) {
-      double s = k[i][j];
-      for (int m = 0; m < j; ++m) s -= k[i][m] * k[j][m] * pivot[m];
-      k[i][j] = used[j] ? s / pivot[j] : 0.0;  // L below the diagonal
+/// The held rows of one joint at one pose, widened, with their coupling K = J M^-1 J^T
+/// factored as L D L^T (no square roots). A row whose pivot vanishes is redundant with
+/// those before it (a body whose rotation is frozen, say) and is left out.
+class HeldFactor {
+ public:
+  HeldFactor(const Frame& f, const HeldRows& held)
+      : inv_mass_(double(f.A->inv_mass) + double(f.B->inv_mass)),
+        inertia_a_(f.A->inv_inertia),
+        inertia_b_(f.B->inv_inertia),
+        held_(held) {
+    for (int i = 0; i < held.n; ++i) {
+      rows_[i] = widen(held.rows[i]);
+      for (int j = 0; j < i; ++j) {
+        double s = coupling(rows_[i], rows_[j]);
+        for (int m = 0; m < j; ++m) s -= l_[i][m] * l_[j][m] * pivot_[m];
+        l_[i][j] = used_[j] ? s / pivot_[j] : 0.0;
+      }
+      const double k = coupling(rows_[i], rows_[i]);
+      double d = k;
+      for (int m = 0; m < i; ++m) d -= l_[i][m] * l_[i][m] * pivot_[m];
+      used_[i] = d > 1e-9 * k;
+      pivot_[i] = used_[i] ? d : 0.0;
     }
-    double d = k[i][i];
-    for (int m = 0; m < i; ++m) d -= k[i][m] * k[i][m] * pivot[m];
-    used[i] = d > 1e-9 * k[i][i];
-    pivot[i] = used[i] ? d : 0.0;
   }
-  for (int i = 0; i < n; ++i) {  // L z = k (z in y)
-    double s = y[i];
-    for (int m = 0; m < i; ++m) s -= k[i][m] * y[m];
-    y[i] = s;
-  }
-  for (int i = n - 1; i >= 0; --i) {  // D L^T y = z
-    double s = used[i] ? y[i] / pivot[i] : 0.0;
-    for (int m = i + 1; m < n; ++m) s -= k[m][i] * y[m];
-    y[i] = s;
-  }
-}
 
-/// A limit row on the manifold of the held rows: an impulse l along it comes with -y[i] l
-/// on held row i, which together change the limit's velocity by l / mass and no held
-/// row's velocity at all.
-struct ManifoldRow {
-  float mass = 0.0f;
-  float y[kHeld] = {};
-};
-
-ManifoldRow manifold_row(const Frame& f, const Row& r, const HeldRows& held) {
-  ManifoldRow out;
-  if (held.n == 0) {
-    out.mass = row_mass(f, r);
+  /// The limit row r on the manifold of the held rows: an impulse l along it comes with
+  /// -y[i] l on held row i (K y = J_held M^-1 r^T), which together change r's velocity by
+  /// l / mass and no held row's velocity at all.
+  LimitManifold manifold(const Row& r) const {
+    const WideRow limit = widen(r);
+    const int n = held_.n;
+    double y[kHeld], k_limit[kHeld];
+    for (int i = 0; i < n; ++i) k_limit[i] = coupling(rows_[i], limit);
+    for (int i = 0; i < n; ++i) {  // L z = k (z in y)
+      double s = k_limit[i];
+      for (int m = 0; m < i; ++m) s -= l_[i][m] * y[m];
+      y[i] = s;
+    }
+    for (int i = n - 1; i >= 0; --i) {  // D L^T y = z
+      double s = used_[i] ? y[i] / pivot_[i] : 0.0;
+      for (int m = i + 1; m < n; ++m) s -= l_[m][i] * y[m];
+      y[i] = s;
+    }
+    const double free_k = coupling(limit, limit);
+    double schur = free_k;
+    for (int i = 0; i < n; ++i) schur -= k_limit[i] * y[i];
+    LimitManifold out;
+    // Nothing left to move (the held rows lock the coordinate too): the limit has no say.
+    if (!(schur > 1e-9 * free_k)) return out;
+    out.mass = float(1.0 / schur);
+    glm::dvec3 lin = limit.lin, ang_a = limit.ang_a, ang_b = limit.ang_b;
+    for (int i = 0; i < n; ++i) {
+      lin -= y[i] * rows_[i].lin;
+      ang_a -= y[i] * rows_[i].ang_a;
+      ang_b -= y[i] * rows_[i].ang_b;
+    }
+    out.lin = Vec3(lin);
+    out.ang_a = Vec3(ang_a);
+    out.ang_b = Vec3(ang_b);
+    for (int i = 0; i < held_.linear_count; ++i) out.linear_share[i] = float(-y[held_.linear + i]);
     return out;
   }
-  const double m = double(f.A->inv_mass) + double(f.B->inv_mass);
-  const WideRow limit = widen(f, r);
-  WideRow rows[kHeld];
-  double k[kHeld][kHeld], y[kHeld], k_limit[kHeld];
-  for (int i = 0; i < held.n; ++i) {
-    rows[i] = widen(f, held.rows[i]);
-    for (int j = 0; j <= i; ++j) k[i][j] = coupling(m, rows[i], rows[j]);
-    k_limit[i] = y[i] = coupling(m, rows[i], limit);
+
+ private:
+  WideRow widen(const Row& r) const {
+    WideRow w{glm::dvec3(r.lin), glm::dvec3(r.ang_a), glm::dvec3(r.ang_b), {}, {}};
+    w.spin_a = inertia_a_ * w.ang_a;
+    w.spin_b = inertia_b_ * w.ang_b;
+    return w;
   }
-  solve_held(k, y, held.n);
-  const double free_k = coupling(m, limit, limit);
-  double schur = free_k;
-  for (int i = 0; i < held.n; ++i) schur -= k_limit[i] * y[i];
-  // Nothing left to move (the held rows lock the coordinate too): the limit has no say.
-  if (!(schur > 1e-9 * free_k)) return out;
-  out.mass = float(1.0 / schur);
-  for (int i = 0; i < held.n; ++i) out.y[i] = float(y[i]);
+  /// J_r M^-1 J_s^T: how an impulse along row s changes the velocity of row r.
+  double coupling(const WideRow& r, const WideRow& s) const {
+    return inv_mass_ * glm::dot(r.lin, s.lin) + glm::dot(r.ang_a, s.spin_a) + glm::dot(r.ang_b, s.spin_b);
+  }
+
+  const double inv_mass_;
+  const glm::dmat3 inertia_a_, inertia_b_;
+  const HeldRows& held_;
+  WideRow rows_[kHeld];
+  double l_[kHeld][kHeld];  // L below the diagonal
+  double pivot_[kHeld];     // D
+  bool used_[kHeld];
+};
+
+/// A limit row alone (nothing held beside it: a distance joint).
+LimitManifold plain_row(const Frame& f, const Row& r) {
+  LimitManifold out;
+  out.mass = row_mass(f, r);
+  out.lin = r.lin;
+  out.ang_a = r.ang_a;
+  out.ang_b = r.ang_b;
   return out;
 }
 
-void apply_on_manifold(const Frame& f, const Row& r, const HeldRows& held, const ManifoldRow& m, float l) {
-  apply_row(f, r, l);
-  for (int i = 0; i < held.n; ++i) apply_row(f, held.rows[i], -m.y[i] * l);
-}
+bool same_bits(const Vec3& a, const Vec3& b) { return std::memcmp(&a, &b, sizeof(Vec3)) == 0; }
+bool same_bits(const Quat& a, const Quat& b) { return std::memcmp(&a, &b, sizeof(Quat)) == 0; }
 
-/// One limit row (or a pair sharing it: lower, and upper as the row negated), its manifold
-/// worked out the first time it is needed.
+/// What one joint's limit rows share in a pass: the rows they are held against (built
+/// when first needed) and their manifolds, kept in the joint's work across passes while
+/// the two bodies' poses stay the same bit for bit (so a kept one is exactly the one that
+/// would be worked out again).
+class Limits {
+ public:
+  Limits(const Joint& j, const Frame& f) : j_(j), f_(f), w_(*f.work) {
+    const SolverBody& a = *f.A;
+    const SolverBody& b = *f.B;
+    if (same_bits(a.dp, w_.pose_dp_a) && same_bits(b.dp, w_.pose_dp_b) && same_bits(a.dq, w_.pose_dq_a) &&
+        same_bits(b.dq, w_.pose_dq_b)) {
+      return;
+    }
+    w_.limit_manifold_ready = 0;
+    w_.pose_dp_a = a.dp;
+    w_.pose_dp_b = b.dp;
+    w_.pose_dq_a = a.dq;
+    w_.pose_dq_b = b.dq;
+  }
+
+  const Frame& frame() const { return f_; }
+
+  const LimitManifold& manifold(int slot, const Row& r) {
+    const uint8_t bit = uint8_t(1u << slot);
+    if (!(w_.limit_manifold_ready & bit)) {
+      w_.limit_manifold[slot] = work_out(r);
+      w_.limit_manifold_ready |= bit;
+    }
+    return w_.limit_manifold[slot];
+  }
+
+ private:
+  LimitManifold work_out(const Row& r) {
+    if (!factor_) {
+      held_ = held_rows(j_, f_);
+      if (held_.n == 0) return plain_row(f_, r);
+      factor_.emplace(f_, held_);
+    }
+    return factor_->manifold(r);
+  }
+
+  const Joint& j_;
+  const Frame& f_;
+  JointWork& w_;
+  HeldRows held_;
+  std::optional<HeldFactor> factor_;  // worked out for the first slot that needs one
+};
+
+/// One limit row (or a pair sharing it: lower, and upper as the row negated) in its slot
+/// of the joint's limits.
 class LimitRow {
  public:
-  LimitRow(const Frame& f, const Row& r, const HeldRows& held) : f_(f), r_(r), held_(held) {}
+  LimitRow(Limits& limits, int slot, const Row& r) : limits_(limits), slot_(slot), r_(r) {}
 
   /// Keeps C >= 0 for the row times `sign`. While C > 0 it closes the gap exactly within
   /// the substep and no more (speculative: the limit is met on the substep it is reached,
@@ -339,7 +407,7 @@ class LimitRow {
       ms = s.mass_scale;
       is = s.impulse_scale;
     }
-    float v = sign * row_velocity(f_, r_) + bias;
+    float v = sign * row_velocity(limits_.frame(), r_) + bias;
     if (acc == 0.0f && !(v < 0.0f)) return;  // idle: not reached within the substep, not pushing
     float impulse = -manifold().mass * ms * v - is * acc;
     float total = std::max(acc + impulse, 0.0f);
@@ -347,32 +415,27 @@ class LimitRow {
     acc = total;
   }
 
-  /// Applies an impulse along the row with the held rows' share (warm start).
+  /// Applies an impulse along the row with the held rows' shares (also the warm start).
   void apply(float l) {
-    if (l != 0.0f) apply_on_manifold(f_, r_, held_, manifold(), l);
+    if (l == 0.0f) return;
+    const LimitManifold& m = manifold();
+    apply_row(limits_.frame(), Row{m.lin, m.ang_a, m.ang_b}, l);
   }
 
-  /// Adds the share of an impulse l along the row that the held linear rows carry.
+  /// Adds the shares of an impulse l along the row that the joint's linear rows carry.
   void add_linear_share(float l, Vec3& linear) {
-    if (l == 0.0f) return;
-    const ManifoldRow& m = manifold();
-    for (int i = 0; i < held_.linear_count; ++i) linear[i] -= m.y[held_.linear + i] * l;
+    if (l != 0.0f) linear += l * manifold().linear_share;
   }
 
  private:
-  const ManifoldRow& manifold() {
-    if (!ready_) {
-      m_ = manifold_row(f_, r_, held_);
-      ready_ = true;
-    }
-    return m_;
-  }
-  const Frame& f_;
+  const LimitManifold& manifold() { return limits_.manifold(slot_, r_); }
+  Limits& limits_;
+  const int slot_;
   const Row r_;
-  const HeldRows& held_;
-  ManifoldRow m_;
-  bool ready_ = false;
 };
+
+constexpr int kAxialSlot = 0;  // hinge angle, slider and wheel travel, ball twist, distance
+constexpr int kConeSlot = 1;
 
 /// A spring row (soft at its own frequency in both passes).
 void solve_spring(const Frame& f, const Row& r, float c, const Softness& s, float& acc) {
@@ -391,9 +454,9 @@ void solve_motor(const Frame& f, const Row& r, float speed, float max_impulse, f
   acc = total;
 }
 
-void solve_limits(const Frame& f, const Row& r, float value, const JointLimit& lim, const HeldRows& held,
-                  const Soft& s, float inv_h, float& lower, float& upper) {
-  LimitRow row(f, r, held);
+void solve_limits(Limits& limits, const Row& r, float value, const JointLimit& lim, const Soft& s, float inv_h,
+                  float& lower, float& upper) {
+  LimitRow row(limits, kAxialSlot, r);
   row.solve(value - lim.lower, 1.0f, s, inv_h, lower);
   row.solve(lim.upper - value, -1.0f, s, inv_h, upper);
 }
@@ -482,7 +545,8 @@ void solve_hinge(Joint& j, const Frame& f, const Ctx& x) {
   solve_equality(f, angular_row(n2), glm::dot(f.bx, f.az), s, j.angular_impulse.y);
   solve_point(f, s, j.linear_impulse);
   if (!d.limit.enabled) return;
-  solve_limits(f, axis, angle, d.limit, held_rows(j, f), s, x.inv_h, j.lower_impulse, j.upper_impulse);
+  Limits limits(j, f);
+  solve_limits(limits, axis, angle, d.limit, s, x.inv_h, j.lower_impulse, j.upper_impulse);
 }
 
 void solve_ball(Joint& j, const Frame& f, const Ctx& x) {
@@ -495,19 +559,19 @@ void solve_ball(Joint& j, const Frame& f, const Ctx& x) {
   }
   solve_point(f, s, j.linear_impulse);
   if (d.cone_angle <= 0.0f && !d.limit.enabled) return;
-  const HeldRows held = held_rows(j, f);
+  Limits limits(j, f);
   if (d.cone_angle > 0.0f) {
     Vec3 n = glm::cross(f.ax, f.bx);
     float sin_swing = glm::length(n);
     if (sin_swing > 1e-6f) {
       float swing = dmath::atan2(sin_swing, glm::dot(f.ax, f.bx));
       Row r = angular_row(-(n / sin_swing));  // positive velocity closes the cone gap
-      LimitRow(f, r, held).solve(d.cone_angle - swing, 1.0f, s, x.inv_h, j.cone_impulse);
+      LimitRow(limits, kConeSlot, r).solve(d.cone_angle - swing, 1.0f, s, x.inv_h, j.cone_impulse);
     }
   }
   if (d.limit.enabled) {
     float twist = twist_angle(glm::conjugate(f.fa) * f.fb);
-    solve_limits(f, angular_row(twist_axis(f.ax, f.bx)), twist, d.limit, held, s, x.inv_h, j.lower_impulse,
+    solve_limits(limits, angular_row(twist_axis(f.ax, f.bx)), twist, d.limit, s, x.inv_h, j.lower_impulse,
                  j.upper_impulse);
   }
 }
@@ -531,7 +595,8 @@ void solve_slider(Joint& j, const Frame& f, const Ctx& x) {
   solve_equality(f, linear_row(f, f.ay), glm::dot(f.d, f.ay), s, j.linear_impulse.x);
   solve_equality(f, linear_row(f, f.az), glm::dot(f.d, f.az), s, j.linear_impulse.y);
   if (!d.limit.enabled) return;
-  solve_limits(f, axis, t, d.limit, held_rows(j, f), s, x.inv_h, j.lower_impulse, j.upper_impulse);
+  Limits limits(j, f);
+  solve_limits(limits, axis, t, d.limit, s, x.inv_h, j.lower_impulse, j.upper_impulse);
 }
 
 void solve_distance(Joint& j, const Frame& f, const Ctx& x) {
@@ -543,7 +608,10 @@ void solve_distance(Joint& j, const Frame& f, const Ctx& x) {
   if (d.spring.enabled && d.spring.hertz > 0.0f) {
     solve_spring(f, r, len - d.length, spring_softness(d.spring, x.h), j.spring_impulse);
   }
-  if (d.limit.enabled) solve_limits(f, r, len, d.limit, HeldRows{}, s, x.inv_h, j.lower_impulse, j.upper_impulse);
+  if (d.limit.enabled) {
+    Limits limits(j, f);
+    solve_limits(limits, r, len, d.limit, s, x.inv_h, j.lower_impulse, j.upper_impulse);
+  }
   if (!d.spring.enabled && !d.limit.enabled) solve_equality(f, r, len - d.length, s, j.rigid_impulse);
 }
 
@@ -574,7 +642,8 @@ void solve_wheel(Joint& j, const Frame& f, const Ctx& x) {
   solve_equality(f, linear_row(f, f.az), glm::dot(f.d, f.az), s, j.linear_impulse.y);
   // Suspension travel, against the rows that hold the wheel on its line and upright.
   if (!d.limit.enabled) return;
-  solve_limits(f, susp, t, d.limit, held_rows(j, f), s, x.inv_h, j.lower_impulse, j.upper_impulse);
+  Limits limits(j, f);
+  solve_limits(limits, susp, t, d.limit, s, x.inv_h, j.lower_impulse, j.upper_impulse);
 }
 
 void solve_one(Joint& j, const Frame& f, const Ctx& x) {
@@ -605,19 +674,20 @@ void apply_angular(const Frame& f, const Vec3& impulse) {
 /// Calls visit(row, impulse) for each of the joint's limit rows with the impulse it has
 /// accumulated (signed along the row), skipping those at zero.
 template <typename Visit>
-void for_each_limit_impulse(const Joint& j, const Frame& f, const HeldRows& held, Visit&& visit) {
+void for_each_limit_impulse(const Joint& j, const Frame& f, Visit&& visit) {
   const float axial = j.lower_impulse - j.upper_impulse;
+  Limits limits(j, f);
   switch (j.def.kind) {
-    case JointKind::Hinge: visit(LimitRow(f, angular_row(f.ax), held), axial); break;
+    case JointKind::Hinge: visit(LimitRow(limits, kAxialSlot, angular_row(f.ax)), axial); break;
     case JointKind::Ball: {
       Vec3 n = glm::cross(f.ax, f.bx);
       float len = glm::length(n);
-      if (len > 1e-6f) visit(LimitRow(f, angular_row(-(n / len)), held), j.cone_impulse);
-      visit(LimitRow(f, angular_row(twist_axis(f.ax, f.bx)), held), axial);
+      if (len > 1e-6f) visit(LimitRow(limits, kConeSlot, angular_row(-(n / len))), j.cone_impulse);
+      visit(LimitRow(limits, kAxialSlot, angular_row(twist_axis(f.ax, f.bx))), axial);
       break;
     }
     case JointKind::Slider:
-    case JointKind::Wheel: visit(LimitRow(f, linear_row(f, f.ax), held), axial); break;
+    case JointKind::Wheel: visit(LimitRow(limits, kAxialSlot, linear_row(f, f.ax)), axial); break;
     case JointKind::Fixed:
     case JointKind::Distance: break;  // a distance limit is warm-started with its length row
   }
@@ -631,8 +701,7 @@ bool has_limit_impulse(const Joint& j) {
 /// The limits' accumulated impulses along today's rows, each with its held rows' share.
 void warm_start_limits(const Joint& j, const Frame& f) {
   if (!has_limit_impulse(j)) return;
-  const HeldRows held = held_rows(j, f);
-  for_each_limit_impulse(j, f, held, [](LimitRow&& row, float l) { row.apply(l); });
+  for_each_limit_impulse(j, f, [](LimitRow&& row, float l) { row.apply(l); });
 }
 
 /// The joint's linear impulse with the share its limits put on its linear rows (what a
@@ -640,8 +709,7 @@ void warm_start_limits(const Joint& j, const Frame& f) {
 float linear_load(const Joint& j, const Frame& f) {
   Vec3 linear = j.linear_impulse;
   if (has_limit_impulse(j)) {
-    const HeldRows held = held_rows(j, f);
-    for_each_limit_impulse(j, f, held, [&](LimitRow&& row, float l) { row.add_linear_share(l, linear); });
+    for_each_limit_impulse(j, f, [&](LimitRow&& row, float l) { row.add_linear_share(l, linear); });
   }
   return glm::length(linear);
 }
@@ -737,7 +805,7 @@ void warm_start_joints(JointPass& p) {
   const size_t last = std::min(p.last, p.work.size());
   SolverBody held[2];  // (once per run: a SolverBody is not free to construct)
   for (size_t i = p.first; i < last; ++i) {
-    const JointWork& jw = p.work[i];
+    JointWork& jw = p.work[i];
     warm_start_one(p.world.joints.items[jw.joint], current_frame(p, jw, held));
   }
 }
