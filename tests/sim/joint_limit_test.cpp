@@ -136,6 +136,31 @@ TEST(JointLimit, SliderStopsWithinFiveMillimetresOfItsLimitAtFiveMetresPerSecond
               before_stop, lowest);
 }
 
+// A wheel joint's suspension travel: a 10 kg wheel (0.3 m sphere) whose axle point, the
+// joint's anchor, lies 0.5 m beside its centre on the axle line, hung from the world with a
+// vertical suspension axis and travel [-0.5, 0.5] m, starts falling at v0 = 3.8974 m/s and
+// reaches the lower stop at 5 m/s; it must stop within 5 mm of it.
+TEST(JointLimit, WheelSuspensionStopsWithinFiveMillimetresOfItsTravelAtFiveMetresPerSecond) {
+  const float v0 = std::sqrt(25.0f - 2.0f * kG * 0.5f);
+  World w;
+  BodyDef b = sphere_body(1, MotionType::Dynamic, Vec3(0.5f, 0.0f, 0.0f), 0.3f);
+  b.mass = 10.0f;
+  b.linear_velocity = Vec3(0.0f, -v0, 0.0f);
+  ASSERT_TRUE(w.add_body(b));
+  JointDef j = to_world(JointKind::Wheel, 1, b.position, Vec3(0.0f), kXToY);  // axle (frame Y) along -X
+  j.limit = JointLimit{true, -0.5f, 0.5f};
+  auto id = add_joint(w, j);
+  ASSERT_TRUE(id);
+  float lowest = 0.0f;
+  for (int t = 0; t < 60; ++t) {
+    w.step();
+    lowest = std::min(lowest, joint_info(w, *id).translation);
+  }
+  EXPECT_LT(lowest, -0.495f);
+  EXPECT_GE(lowest, -0.505f);
+  std::printf("wheel: lowest %.5f m against the -0.5 m travel limit\n", lowest);
+}
+
 // The bob on a ball joint whose 30 degree swing cone is centred on the downward vertical,
 // swung at w0 (5 rad/s at the cone's edge) once about Z and once about the diagonal of X
 // and Z: its swing must stay within 0.5 degree of the cone.
