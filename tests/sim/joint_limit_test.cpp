@@ -1,6 +1,6 @@
-// Joint limits met without overshoot: a body swinging onto a hinge stop, a slider stop, a
-// ball joint's swing cone and its twist limit at 5 rad/s (5 m/s) under load stops within
-// 0.5 degree (5 mm) of it; a limit does not act before it is reached (a pendulum within
+// Joint limits met without overshoot: a body swinging onto a hinge stop, a ball joint's
+// swing cone or its twist limit at 5 rad/s under load, or sliding onto a slider's or a
+// wheel's travel limit at 5 m/s, stops within 0.5 degree (5 mm) of it; a limit does not act before it is reached (a pendulum within
 // its limits moves as a free one, against the hand-computed motion); and a body resting
 // on a limit under gravity stays on it for 10 s. docs/sim.md, "Speculative joint limits".
 #include <keel/sim/joint.h>
@@ -70,7 +70,8 @@ BodyDef swinging_bob(Vec3 axis, float w0) {
 
 // A hinge about Z with limits of +-30 degrees carries the bob. It passes the bottom at
 // w0 = sqrt(5^2 + 2 m g L (1 - cos 30) / I) = 5.2561 rad/s, so it reaches the upper stop at
-// 5 rad/s (checked on the last tick before it), and must stop within 0.5 degree of it.
+// 5 rad/s (its speed on the last tick before the stop is checked against the hand-computed
+// one), and must stop within 0.5 degree of it.
 TEST(JointLimit, HingeStopsWithinHalfADegreeOfItsLimitAtFiveRadiansPerSecond) {
   const float limit = 30.0f * kDeg;
   const float w0 = speed_at_bottom(5.0f, limit);
