@@ -45,6 +45,15 @@ struct JointSet {
   bool empty() const { return items.empty(); }
 };
 
+/// A limit row on its joint's constraint manifold, worked out for one pose of the two
+/// bodies: its effective mass, the row with the shares its joint's held rows take of its
+/// impulse (the impulse applied along it), and the linear rows' shares alone (breaking).
+struct LimitManifold {
+  float mass = 0.0f;
+  Vec3 lin{0.0f}, ang_a{0.0f}, ang_b{0.0f};
+  Vec3 linear_share{0.0f};
+};
+
 /// Per-tick solver data of one joint (never state).
 struct JointWork {
   uint32_t joint = 0;
@@ -54,6 +63,13 @@ struct JointWork {
   Vec3 la{0.0f}, lb{0.0f};      // anchors from the centre of mass, body frame
   Quat fa{1, 0, 0, 0}, fb{1, 0, 0, 0};  // frame rotations, body frame
   float peak_linear = 0.0f;     // largest linear impulse of a substep this tick (breaking)
+  // The limits' manifolds (slot 0: angle, travel or twist; 1: cone) and the bodies' poses
+  // (dp, dq) they were worked out at. A substep's relax pass and the next substep's warm
+  // start and solve see the same poses, so each is worked out once per substep.
+  LimitManifold limit_manifold[2];
+  uint8_t limit_manifold_ready = 0;  // a bit per slot
+  Vec3 pose_dp_a{0.0f}, pose_dp_b{0.0f};
+  Quat pose_dq_a{1, 0, 0, 0}, pose_dq_b{1, 0, 0, 0};
 };
 
 /// Solver hooks. Warm start and solve take the work entries [first, last), one thread,
