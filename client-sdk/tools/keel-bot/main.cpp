@@ -1,6 +1,6 @@
 // keel-bot --server HOST:PORT [--bots N] [--mode interpolate|predict] [--seconds S]
 //          [--loss P] [--duplicate P] [--reorder P] [--latency-ms MS] [--jitter-ms MS]
-//          [--summary OUT.json] [--token-key KEYFILE] ...
+//          [--summary OUT.json] [--token-key KEYFILE] [--websocket] ...
 #include "bot.h"
 
 #include <CLI/CLI.hpp>
