@@ -97,8 +97,11 @@ std::string WebSocketClient::connect(const std::string& uri) {
 }
 
 void WebSocketClient::poll() {
+  // A bounded number of handlers per call: a server streaming without pause cannot keep
+  // the caller's update inside poll(), and what one call can queue stays bounded.
   impl_->io.restart();
-  impl_->io.poll();
+  for (int i = 0; i < 256 && impl_->io.poll_one() > 0; ++i) {
+  }
 }
 
 bool WebSocketClient::send(const uint8_t* data, size_t size) {

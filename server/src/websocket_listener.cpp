@@ -95,6 +95,7 @@ struct WebSocketListener::Impl {
   void on_message(Hdl hdl, WsServer::message_ptr msg);
   void on_closed(Hdl hdl);
   void on_failed(Hdl hdl);
+  void on_plain_http(Hdl hdl);
   void forget(Hdl hdl);
   bool take_message_token(Peer& p, double now);
   void count(WebSocketEvent e, uint64_t n = 1) { events(e, n); }
@@ -114,6 +115,19 @@ void WebSocketListener::Impl::install_handlers() {
   server.set_message_handler([this](Hdl h, WsServer::message_ptr m) { on_message(h, std::move(m)); });
   server.set_close_handler([this](Hdl h) { on_closed(h); });
   server.set_fail_handler([this](Hdl h) { on_failed(h); });
+  server.set_http_handler([this](Hdl h) { on_plain_http(h); });
+}
+
+// A request without an upgrade gets 400 and the connection ends after it, with neither
+// the fail nor the close handler: it is forgotten here.
+void WebSocketListener::Impl::on_plain_http(Hdl hdl) {
+  std::error_code ec;
+  if (WsServer::connection_ptr con = server.get_con_from_hdl(hdl, ec)) {
+    con->set_status(websocketpp::http::status_code::bad_request);
+  }
+  auto it = peers.find(hdl);
+  if (it != peers.end() && !it->second.counted) count(WebSocketEvent::UpgradeFailed);
+  forget(hdl);
 }
 
 // Admission by the connection caps, before a byte of the upgrade is read: a refused
