@@ -8,6 +8,7 @@
 #include <asio.hpp>
 
 #include <keel/client/client.h>
+#include <keel/client/keel_client.h>
 #include <keel/client/transport.h>
 #include <keel/protocol/token.h>
 
@@ -141,6 +142,32 @@ TEST(WebSocketTransport, ATokenNamingTheListenerPlaysAndOneNamingOnlyTheUdpAddre
   EXPECT_GE(metric(m, "keel_drops_total{reason=\"token_wrong_address\"}"), 1) << m;
   EXPECT_EQ(metric(m, "keel_players"), 1);
   EXPECT_EQ(metric(m, "keel_websocket_connections"), 2);
+}
+
+// The C API takes a "ws://" server address and mints its development token for the
+// listener's host:port.
+TEST(WebSocketTransport, TheCApiPlaysOverAWsAddress) {
+  std::string dir = std::string(KEEL_BINARY_DIR) + "/test-client-output/ws_c_api";
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  Server server(dir);
+  ASSERT_GT(server.pid, 0);
+  const std::string url = "ws://" + server.ws + "/keel";
+  keel_client_config config;
+  keel_client_config_init(&config);
+  config.server_address = url.c_str();
+  keel_client* c = nullptr;
+  ASSERT_EQ(keel_client_create(&config, &c), KEEL_OK);
+  ASSERT_EQ(keel_client_connect_dev(c, 5, 0, now_s()), KEEL_OK);
+  const double end = now_s() + 8.0;
+  while (now_s() < end && keel_client_state(c) != KEEL_STATE_PLAYING) {
+    keel_client_update(c, now_s());
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  }
+  EXPECT_EQ(keel_client_state(c), KEEL_STATE_PLAYING);
+  keel_client_destroy(c);
+  config.server_address = "wss://127.0.0.1:1/";
+  EXPECT_NE(keel_client_create(&config, &c), KEEL_OK);
 }
 
 }  // namespace keel::client
