@@ -61,6 +61,14 @@ WebSocketClient::WebSocketClient(size_t max_message_bytes) : impl_(std::make_uni
   c.set_max_message_size(max_message_bytes * 2);
   c.set_open_handshake_timeout(5000);
   c.set_close_handshake_timeout(1000);
+  // Datagrams are small and late ones are worthless: no Nagle delay on the way out.
+  c.set_tcp_post_init_handler([this](websocketpp::connection_hdl h) {
+    std::error_code failed;
+    if (WsClient::connection_ptr con = impl_->client.get_con_from_hdl(h, failed)) {
+      asio::error_code ignored;
+      con->get_raw_socket().set_option(asio::ip::tcp::no_delay(true), ignored);
+    }
+  });
   c.set_open_handler([this](websocketpp::connection_hdl) { open_ = true; });
   c.set_fail_handler([this](websocketpp::connection_hdl) { closed_ = true, open_ = false; });
   c.set_close_handler([this](websocketpp::connection_hdl) { closed_ = true, open_ = false; });

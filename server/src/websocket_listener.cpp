@@ -150,6 +150,8 @@ void WebSocketListener::Impl::on_tcp_accepted(Hdl hdl) {
     return refuse_socket(WebSocketEvent::AddressFull);
   }
   ++from_address;
+  // Datagrams are small and late ones are worthless: no Nagle delay on the way out.
+  con->get_raw_socket().set_option(Tcp::no_delay(true), ec);
   Peer p;
   p.endpoint = Udp::endpoint(remote.address(), remote.port());
   p.tokens = limits.message_burst;
