@@ -87,7 +87,7 @@ void add_flags(CLI::App& app, ServerOptions& o) {
 
 ParsedCommandLine parse_command_line(int argc, const char* const* argv) {
   ServerOptions o;
-  CLI::App app{"keel-server: hosts Keel matches over UDP, records every match"};
+  CLI::App app{"keel-server: hosts Keel matches over UDP (and WebSocket), records every match"};
   app.set_config("--config", "", "read options from FILE (TOML: flag names without dashes, e.g. max-players = 8)");
   add_flags(app, o);
   ParsedCommandLine result;

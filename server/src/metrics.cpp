@@ -105,10 +105,10 @@ void line(std::string& out, const char* name, const char* type, const char* help
 std::string Metrics::prometheus_text() const {
   ServerCounters c = snapshot();
   std::string out;
-  line(out, "keel_packets_in_total", "counter", "UDP datagrams received.", c.packets_in);
-  line(out, "keel_packets_out_total", "counter", "UDP datagrams sent.", c.packets_out);
-  line(out, "keel_bytes_in_total", "counter", "UDP payload bytes received.", c.bytes_in);
-  line(out, "keel_bytes_out_total", "counter", "UDP payload bytes sent.", c.bytes_out);
+  line(out, "keel_packets_in_total", "counter", "Keel datagrams received (UDP datagrams and WebSocket messages).", c.packets_in);
+  line(out, "keel_packets_out_total", "counter", "Keel datagrams sent (UDP datagrams and WebSocket messages).", c.packets_out);
+  line(out, "keel_bytes_in_total", "counter", "Keel datagram bytes received.", c.bytes_in);
+  line(out, "keel_bytes_out_total", "counter", "Keel datagram bytes sent.", c.bytes_out);
   line(out, "keel_matches", "gauge", "Matches running.", c.matches);
   line(out, "keel_players", "gauge", "Clients connected.", c.players);
   line(out, "keel_ticks_total", "counter", "Ticks stepped, all matches.", c.ticks);
