@@ -222,4 +222,26 @@ TEST(WebSocket, HostilePeersAreCountedAndClosedWhileAUdpClientPlaysOn) {
   EXPECT_EQ(rs.server->counters().desyncs, 0u);
 }
 
+TEST(WebSocket, ConnectionsPastTheServerWideCapAreClosedAtAcceptAndCounted) {
+  server::ServerOptions o = websocket_options("ws_full");
+  o.websocket_max_connections = 2;
+  RunningServer rs(o);
+  asio::io_context io;
+  const std::string ws = rs.server->websocket_address();
+  RawPeer a(io, ws), b(io, ws);
+  ASSERT_NE(a.upgrade().find("101"), std::string::npos);
+  ASSERT_NE(b.upgrade().find("101"), std::string::npos);
+  RawPeer c(io, ws);
+  EXPECT_TRUE(c.closed_by_server(1.0, [] {}));
+  EXPECT_EQ(drops(rs, "websocket_full"), 1u);
+  EXPECT_EQ(drops(rs, "websocket_address_full"), 0u);
+  EXPECT_NE(rs.server->metrics_text().find("keel_websocket_connections 2\n"), std::string::npos);
+  // Room again once one closes.
+  a.socket.close();
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  RawPeer d(io, ws);
+  EXPECT_NE(d.upgrade().find("101"), std::string::npos);
+  EXPECT_EQ(drops(rs, "websocket_full"), 1u);
+}
+
 }  // namespace keel::test
