@@ -8,6 +8,8 @@ PACKAGES=(
   libglm-dev libxxhash-dev libtbb-dev
   libflatbuffers-dev flatbuffers-compiler
   libasio-dev libsodium-dev libzstd-dev
+  # keel-server's --websocket listener and the client SDK's WebSocket transport (header-only).
+  libwebsocketpp-dev
   libgtest-dev libcli11-dev nlohmann-json3-dev
   libbullet-dev
   # scripts/fuzz.sh (run by scripts/test.sh): clang-14, libFuzzer and the ASan/UBSan

@@ -214,7 +214,12 @@ keel_result keel_client_create(const keel_client_config* config, keel_client** o
   }
   try {
     std::string error;
-    auto transport = keel::client::open_udp_transport(config->server_address, error);
+    // "ws://host:port/path" reaches keel-server's --websocket listener; a development
+    // token then names its host:port, as tokens name any server address.
+    const std::string address = config->server_address;
+    const bool websocket = address.rfind("ws://", 0) == 0;
+    auto transport = websocket ? keel::client::open_websocket_transport(address, error)
+                               : keel::client::open_udp_transport(address, error);
     if (!transport) return create_failed(KEEL_ERROR_ADDRESS, error);
     if (config->link != nullptr) {
       auto link = keel::client::LinkConditionerConfig::symmetric(impairment(*config->link), config->link->seed);
@@ -241,7 +246,7 @@ keel_result keel_client_create(const keel_client_config* config, keel_client** o
     auto* c = new keel_client;
     c->sandbox = sandbox;
     c->client = std::make_unique<Client>(std::move(transport), std::move(cc));
-    c->server_address = config->server_address;
+    c->server_address = websocket ? address.substr(5, address.find('/', 5) - 5) : address;
     *out = c;
     return KEEL_OK;
   } catch (const std::exception& e) {

@@ -22,6 +22,24 @@ void add_flags(CLI::App& app, ServerOptions& o) {
       ->default_str("127.0.0.1:7777");
   app.add_option("--public-address", o.public_address,
                  "address connect tokens name for each --bind (when not the bind address)");
+  app.add_option("--websocket", o.websocket,
+                 "also accept clients over WebSocket (plain ws://) on this TCP address: 127.0.0.1:7778 (default: off)");
+  app.add_option("--websocket-public-address", o.websocket_public_address,
+                 "address connect tokens name for the WebSocket listener (when not its bind address)");
+  app.add_option("--websocket-max-connections", o.websocket_max_connections, "WebSocket connections open at once")
+      ->default_val(1024)->check(CLI::Range(1u, 65536u));
+  app.add_option("--websocket-max-per-address", o.websocket_max_per_address,
+                 "WebSocket connections open at once from one source IP address")
+      ->default_val(16)->check(CLI::Range(1u, 65536u));
+  app.add_option("--websocket-handshake-timeout", o.websocket_handshake_timeout,
+                 "seconds a WebSocket connection may take to finish its HTTP upgrade")
+      ->default_val(5.0)->check(CLI::Range(0.1, 60.0));
+  app.add_option("--websocket-idle-timeout", o.websocket_idle_timeout,
+                 "seconds without a message before a WebSocket connection is closed")
+      ->default_val(15.0)->check(CLI::Range(0.5, 3600.0));
+  app.add_option("--websocket-max-messages-per-second", o.websocket_max_messages_per_second,
+                 "messages per WebSocket connection per second; more are dropped")
+      ->default_val(400)->check(CLI::Range(10u, 100000u));
   app.add_option("--record", o.record_dir, "directory recordings are written to")->default_str("recordings");
   app.add_option("--stop-after-ticks", o.stop_after_ticks,
                  "stop cleanly once the start-up match has stepped N ticks (0 = run until signalled)");
@@ -69,7 +87,7 @@ void add_flags(CLI::App& app, ServerOptions& o) {
 
 ParsedCommandLine parse_command_line(int argc, const char* const* argv) {
   ServerOptions o;
-  CLI::App app{"keel-server: hosts Keel matches over UDP, records every match"};
+  CLI::App app{"keel-server: hosts Keel matches over UDP (and WebSocket), records every match"};
   app.set_config("--config", "", "read options from FILE (TOML: flag names without dashes, e.g. max-players = 8)");
   add_flags(app, o);
   ParsedCommandLine result;
@@ -110,6 +128,21 @@ keel::Status validate(const ServerOptions& o) {
   for (const std::string& p : o.public_address) {
     if (!parse_endpoint(p)) return keel::Error{"--public-address " + p + ": not an address"};
   }
+  if (!o.websocket.empty()) {
+    auto e = parse_endpoint(o.websocket);
+    if (!e) return keel::Error{"--websocket " + o.websocket + ": not an address; use 127.0.0.1:7778 or [::1]:7778"};
+    if (o.token_key_path.empty() && !is_loopback(e->address())) {
+      return keel::Error{"--websocket " + o.websocket + ": without --token-key the server runs in development mode "
+                        "and listens on loopback addresses only; make a key with keel-token keygen and pass --token-key"};
+    }
+  }
+  if (!o.websocket_public_address.empty()) {
+    if (o.websocket.empty()) return keel::Error{"--websocket-public-address: needs --websocket"};
+    auto e = parse_endpoint(o.websocket_public_address);
+    if (!e || e->port() == 0) {
+      return keel::Error{"--websocket-public-address " + o.websocket_public_address + ": not an address to reach"};
+    }
+  }
   if (!o.metrics_bind.empty()) {
     auto e = parse_endpoint(o.metrics_bind);
     if (!e) return keel::Error{"--metrics " + o.metrics_bind + ": not an address; use 127.0.0.1:9100"};
@@ -133,6 +166,13 @@ keel::Status validate(const ServerOptions& o) {
 }
 
 keel::Status check_token_addresses(const ServerOptions& o, bool agones_on) {
+  if (!o.websocket.empty() && o.websocket_public_address.empty() && !agones_on) {
+    auto e = parse_endpoint(o.websocket);
+    if (e && e->address().is_unspecified()) {
+      return keel::Error{"--websocket " + o.websocket + ": connect tokens name the address clients reach the server at, "
+                        "which " + o.websocket + " is not; pass --websocket-public-address HOST:PORT, or run under Agones"};
+    }
+  }
   if (!o.public_address.empty() || agones_on) return {};
   for (const std::string& b : o.bind) {
     auto e = parse_endpoint(b);

@@ -40,12 +40,75 @@ keel::Status FrontDoor::bind() {
     fds.push_back(s.native_handle());
     sockets_.push_back(std::move(s));
   }
-  sender_ = std::make_unique<DatagramSender>(std::move(fds), metrics_);
+  if (!options_.websocket.empty()) {
+    if (keel::Status st = listen_websocket(); !st) return st;
+  }
+  sender_ = std::make_unique<DatagramSender>(std::move(fds), metrics_, websocket_.get());
   return {};
+}
+
+// The WebSocket listener is one more socket to the rest of the server: its messages go
+// through on_datagram like a UDP socket's datagrams, with its own handshake, which
+// accepts tokens naming its bound address (or --websocket-public-address) as text of
+// the same canonical form UDP addresses have (docs/protocol.md, "WebSocket").
+keel::Status FrontDoor::listen_websocket() {
+  WebSocketLimits limits;
+  limits.max_connections = options_.websocket_max_connections;
+  limits.max_per_address = options_.websocket_max_per_address;
+  limits.handshake_timeout = options_.websocket_handshake_timeout;
+  limits.idle_timeout = options_.websocket_idle_timeout;
+  limits.messages_per_second = options_.websocket_max_messages_per_second;
+  limits.message_burst = options_.websocket_max_messages_per_second;
+  limits.max_message_bytes = kp::kMaxPacketBytes;
+  const uint32_t socket = static_cast<uint32_t>(sockets_.size());
+  websocket_ = std::make_unique<WebSocketListener>(
+      io_, limits,
+      [this, socket](const Udp::endpoint& peer, const uint8_t* data, size_t size) {
+        on_datagram(socket, peer, {data, size});
+      },
+      [this](WebSocketEvent event, uint64_t n) { count_websocket(event, n); });
+  const Udp::endpoint at = *parse_endpoint(options_.websocket);
+  std::string failed = websocket_->listen({at.address(), at.port()});
+  if (!failed.empty()) return keel::Error{"--websocket " + options_.websocket + ": " + failed};
+  const asio::ip::tcp::endpoint bound = websocket_->bound_endpoint();
+  websocket_address_ = format_endpoint(Udp::endpoint(bound.address(), bound.port()));
+  std::string token_address = !options_.websocket_public_address.empty() ? options_.websocket_public_address
+                              : bound.address().is_unspecified()         ? std::string()
+                                                                         : websocket_address_;
+  handshakes_.push_back(std::make_unique<kp::ServerHandshake>(key_, token_address));
+  if (!token_address.empty()) add_token_address(token_address);
+  return {};
+}
+
+void FrontDoor::count_websocket(WebSocketEvent event, uint64_t n) {
+  switch (event) {
+    case WebSocketEvent::Accepted: metrics_.websocket_accepted.fetch_add(n, std::memory_order_relaxed); return;
+    case WebSocketEvent::OpenNow: metrics_.websocket_connections.store(n, std::memory_order_relaxed); return;
+    case WebSocketEvent::Sent:
+      metrics_.packets_out.fetch_add(1, std::memory_order_relaxed);
+      metrics_.bytes_out.fetch_add(n, std::memory_order_relaxed);
+      return;
+    case WebSocketEvent::SendFailed: return metrics_.drop(ServerDrop::SendFailed, n);
+    case WebSocketEvent::Full: return metrics_.drop(ServerDrop::WebSocketFull, n);
+    case WebSocketEvent::AddressFull: return metrics_.drop(ServerDrop::WebSocketAddressFull, n);
+    case WebSocketEvent::UpgradeTimeout: return metrics_.drop(ServerDrop::WebSocketUpgradeTimeout, n);
+    case WebSocketEvent::UpgradeFailed: return metrics_.drop(ServerDrop::WebSocketUpgradeFailed, n);
+    case WebSocketEvent::TooLarge: return metrics_.drop(ServerDrop::WebSocketTooLarge, n);
+    case WebSocketEvent::TextFrame: return metrics_.drop(ServerDrop::WebSocketTextFrame, n);
+    case WebSocketEvent::BadFrame: return metrics_.drop(ServerDrop::WebSocketBadFrame, n);
+    case WebSocketEvent::RateLimited: return metrics_.drop(ServerDrop::WebSocketRateLimited, n);
+    case WebSocketEvent::Idle: return metrics_.drop(ServerDrop::WebSocketIdle, n);
+    case WebSocketEvent::SendBacklog: return metrics_.drop(ServerDrop::WebSocketSendBacklog, n);
+  }
 }
 
 void FrontDoor::start_receiving() {
   for (uint32_t i = 0; i < sockets_.size(); ++i) receive_next(i);
+  if (websocket_) websocket_->start_accepting();
+}
+
+void FrontDoor::close_websockets(double wait_seconds) {
+  if (websocket_) websocket_->close_all(wait_seconds);
 }
 
 void FrontDoor::receive_next(uint32_t socket) {

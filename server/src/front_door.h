@@ -10,6 +10,7 @@
 #include "metrics.h"
 #include "net.h"
 #include "router.h"
+#include "websocket_listener.h"
 
 #include <keel/protocol/handshake.h>
 #include <keel/protocol/token.h>
@@ -37,10 +38,16 @@ class FrontDoor {
   FrontDoor(asio::io_context& io, const ServerOptions& options, const protocol::TokenKey& key, Logger& log,
             Metrics& metrics, Router& router, AdmitFn admit, ClockFn clock);
 
-  /// Binds every --bind address (tick-thread start-up, before the I/O thread runs).
+  /// Binds every --bind address and the --websocket listener (tick-thread start-up,
+  /// before the I/O thread runs).
   keel::Status bind();
-  /// Starts one receive loop per socket (before the I/O thread runs).
+  /// Starts one receive loop per socket, and WebSocket accepts (before the I/O thread runs).
   void start_receiving();
+  /// Closes every WebSocket connection once what is queued for it is sent (shutdown,
+  /// after the last Disconnect was queued; waits at most `wait_seconds`).
+  void close_websockets(double wait_seconds);
+  /// The WebSocket listener's address as bound ("" without --websocket).
+  std::string websocket_address() const { return websocket_address_; }
   /// From now on handshakes are dropped (NotAdmitting): the server is stopping.
   void stop_admitting() { admitting_.store(false); }
 
@@ -58,6 +65,8 @@ class FrontDoor {
   void on_handshake(uint32_t socket, const Udp::endpoint& from, std::span<const uint8_t> bytes);
   void on_response(uint32_t socket, const Udp::endpoint& from, std::span<const uint8_t> bytes, uint64_t unix_now);
   bool add_token_address(const std::string& address);
+  keel::Status listen_websocket();
+  void count_websocket(WebSocketEvent event, uint64_t n);
 
   asio::io_context& io_;
   const ServerOptions& options_;
@@ -76,6 +85,9 @@ class FrontDoor {
   std::unique_ptr<DatagramSender> sender_;
   mutable std::mutex token_addresses_mutex_;  // a copy of what the handshakes accept
   std::vector<std::string> token_addresses_;
+  // After the UDP sockets: its socket number is sockets_.size() (DatagramSender, Router).
+  std::unique_ptr<WebSocketListener> websocket_;
+  std::string websocket_address_;
 };
 
 }  // namespace keel::server

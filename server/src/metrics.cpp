@@ -16,6 +16,16 @@ const char* to_string(ServerDrop d) {
     case ServerDrop::Late: return "late";
     case ServerDrop::HandshakeRateLimited: return "handshake_rate_limited";
     case ServerDrop::SendWithheld: return "send_withheld";
+    case ServerDrop::WebSocketFull: return "websocket_full";
+    case ServerDrop::WebSocketAddressFull: return "websocket_address_full";
+    case ServerDrop::WebSocketUpgradeTimeout: return "websocket_upgrade_timeout";
+    case ServerDrop::WebSocketUpgradeFailed: return "websocket_upgrade_failed";
+    case ServerDrop::WebSocketTooLarge: return "websocket_too_large";
+    case ServerDrop::WebSocketTextFrame: return "websocket_text_frame";
+    case ServerDrop::WebSocketBadFrame: return "websocket_bad_frame";
+    case ServerDrop::WebSocketRateLimited: return "websocket_rate_limited";
+    case ServerDrop::WebSocketIdle: return "websocket_idle";
+    case ServerDrop::WebSocketSendBacklog: return "websocket_send_backlog";
     case ServerDrop::kCount: break;
   }
   return "unknown";
@@ -95,10 +105,10 @@ void line(std::string& out, const char* name, const char* type, const char* help
 std::string Metrics::prometheus_text() const {
   ServerCounters c = snapshot();
   std::string out;
-  line(out, "keel_packets_in_total", "counter", "UDP datagrams received.", c.packets_in);
-  line(out, "keel_packets_out_total", "counter", "UDP datagrams sent.", c.packets_out);
-  line(out, "keel_bytes_in_total", "counter", "UDP payload bytes received.", c.bytes_in);
-  line(out, "keel_bytes_out_total", "counter", "UDP payload bytes sent.", c.bytes_out);
+  line(out, "keel_packets_in_total", "counter", "Keel datagrams received (UDP datagrams and WebSocket messages).", c.packets_in);
+  line(out, "keel_packets_out_total", "counter", "Keel datagrams sent (UDP datagrams and WebSocket messages).", c.packets_out);
+  line(out, "keel_bytes_in_total", "counter", "Keel datagram bytes received.", c.bytes_in);
+  line(out, "keel_bytes_out_total", "counter", "Keel datagram bytes sent.", c.bytes_out);
   line(out, "keel_matches", "gauge", "Matches running.", c.matches);
   line(out, "keel_players", "gauge", "Clients connected.", c.players);
   line(out, "keel_ticks_total", "counter", "Ticks stepped, all matches.", c.ticks);
@@ -110,6 +120,10 @@ std::string Metrics::prometheus_text() const {
   line(out, "keel_snapshots_sent_total", "counter", "Snapshot messages sent.", snapshots_sent.load());
   line(out, "keel_snapshots_skipped_total", "counter", "Snapshots skipped by a client's send budget.", snapshots_skipped.load());
   line(out, "keel_connections_total", "counter", "Clients admitted.", connections.load());
+  line(out, "keel_websocket_connections", "gauge", "WebSocket connections open (upgrading ones included).",
+       websocket_connections.load());
+  line(out, "keel_websocket_connections_total", "counter", "WebSocket connections accepted by the caps.",
+       websocket_accepted.load());
   line(out, "keel_client_memory_bytes", "gauge",
        "Bytes held for clients now (partial messages, out-of-order control messages, blocks).",
        client_memory.used());

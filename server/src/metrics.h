@@ -23,6 +23,17 @@ enum class ServerDrop : uint8_t {
   Late,                ///< an input for a tick already stepped
   HandshakeRateLimited,  ///< a handshake over the per-address or whole-server rate
   SendWithheld,        ///< a datagram not sent to an unproven client: over its allowance
+  // The WebSocket listener's refusals (websocket_listener.h): connections, then messages.
+  WebSocketFull,            ///< a connection past --websocket-max-connections (closed at accept)
+  WebSocketAddressFull,     ///< a connection past --websocket-max-per-address from one IP
+  WebSocketUpgradeTimeout,  ///< the HTTP upgrade did not finish within --websocket-handshake-timeout
+  WebSocketUpgradeFailed,   ///< not a valid WebSocket upgrade request
+  WebSocketTooLarge,        ///< a message longer than the largest Keel datagram (closed)
+  WebSocketTextFrame,       ///< a text message (closed: Keel datagrams are binary)
+  WebSocketBadFrame,        ///< a frame that breaks RFC 6455 (closed)
+  WebSocketRateLimited,     ///< a message over --websocket-max-messages-per-second
+  WebSocketIdle,            ///< a connection silent for --websocket-idle-timeout (closed)
+  WebSocketSendBacklog,     ///< a datagram not queued: the peer is not reading
   kCount
 };
 const char* to_string(ServerDrop d);
@@ -38,6 +49,8 @@ class Metrics {
   std::atomic<uint64_t> desyncs{0}, hash_checks{0}, inputs_missing{0};
   std::atomic<uint64_t> snapshots_sent{0}, snapshots_skipped{0};
   std::atomic<uint64_t> connections{0}, matches_started{0};
+  /// WebSocket connections open now (upgrading ones included) and accepted in all.
+  std::atomic<uint64_t> websocket_connections{0}, websocket_accepted{0};
   /// Bytes held for all clients' connections together (ServerOptions::clients_memory_bytes
   /// is its limit), and the per-client bound, for /metrics.
   protocol::MemoryBudget client_memory;

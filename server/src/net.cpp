@@ -1,6 +1,7 @@
 #include "net.h"
 
 #include "metrics.h"
+#include "websocket_listener.h"
 
 #include <keel/protocol/address.h>
 
@@ -37,6 +38,7 @@ bool is_loopback(const asio::ip::address& a) {
 }
 
 void DatagramSender::send(uint32_t socket, const Udp::endpoint& to, std::span<const uint8_t> bytes) const {
+  if (socket == fds_.size() && websocket_) return websocket_->send(to, bytes.data(), bytes.size());
   if (socket >= fds_.size()) return;
   ssize_t n = ::sendto(fds_[socket], bytes.data(), bytes.size(), MSG_DONTWAIT | MSG_NOSIGNAL,
                        to.data(), static_cast<socklen_t>(to.size()));

@@ -24,18 +24,23 @@ std::string format_endpoint(const Udp::endpoint& e);
 bool is_loopback(const asio::ip::address& a);
 
 class Metrics;
+class WebSocketListener;
 
 /// Sends datagrams on the server's sockets from any thread. A datagram goes straight to
 /// the kernel (sendto, non-blocking): the kernel serialises concurrent sends on one
 /// socket, and a full buffer drops the datagram (counted) instead of blocking a tick.
+/// Socket number `fds.size()`, when there is a WebSocket listener, is that listener: its
+/// datagrams are queued for the I/O thread, one binary message each.
 class DatagramSender {
  public:
-  DatagramSender(std::vector<int> fds, Metrics& metrics) : fds_(std::move(fds)), metrics_(metrics) {}
+  DatagramSender(std::vector<int> fds, Metrics& metrics, WebSocketListener* websocket = nullptr)
+      : fds_(std::move(fds)), metrics_(metrics), websocket_(websocket) {}
   void send(uint32_t socket, const Udp::endpoint& to, std::span<const uint8_t> bytes) const;
 
  private:
   std::vector<int> fds_;
   Metrics& metrics_;
+  WebSocketListener* websocket_;
 };
 
 }  // namespace keel::server

@@ -1,6 +1,7 @@
 // The server: what it is made of, its two threads and how it starts and stops (see
 // server.h). The parts, each in its own file:
 //   front_door.cpp       the UDP sockets and the handshake (I/O thread)
+//   websocket_listener.cpp  --websocket: clients over WebSocket, as one more socket (I/O thread)
 //   match_scheduler.cpp  admissions, the matches and their tasks on the arena (tick thread)
 //   metrics_endpoint.cpp /metrics and /healthz (I/O thread)
 //   agones_link.cpp      the Agones sidecar (its own thread)
@@ -148,6 +149,8 @@ void Server::Impl::shutdown() {
   const size_t ended = scheduler->end_all(fb::DenyReason::ServerShuttingDown);
   log.info("server_stopped", {{"ticks", final_tick}, {"matches", ended}});
   print_recordings();
+  // The Disconnects just queued go out before each WebSocket's close frame.
+  front_door.close_websockets(1.0);
   // Agones: the recordings are final; tell the sidecar this GameServer is done.
   agones.shut_down();
   endpoint.stop();
@@ -246,7 +249,8 @@ keel::Status Server::start() {
   m.log.info("server_started", {{"bind", binds}, {"token_addresses", token_addresses}, {"scene", m.options.scene_path},
                                 {"tick_rate", m.flag_settings.scene->settings.tick_rate},
                                 {"snapshot_rate", m.options.snapshot_rate}, {"threads", threads},
-                                {"record", m.options.record_dir}, {"metrics", m.endpoint.address()}});
+                                {"record", m.options.record_dir}, {"metrics", m.endpoint.address()},
+                                {"websocket", m.front_door.websocket_address()}});
   m.health.note_loop(m.now().ns, m.metrics);
   st = m.agones.start();
   if (!st) return st;
@@ -293,6 +297,7 @@ int Server::run() {
 
 std::vector<std::string> Server::bound_addresses() const { return impl_->front_door.bound_addresses(); }
 std::string Server::metrics_address() const { return impl_->endpoint.address(); }
+std::string Server::websocket_address() const { return impl_->front_door.websocket_address(); }
 
 std::vector<std::string> Server::token_addresses() const {
   return impl_->front_door.token_addresses();

@@ -245,7 +245,10 @@ protocol::TokenKey load_key(const std::string& path) {
 
 std::unique_ptr<Bot> make_bot(const BotOptions& o, uint32_t i, const protocol::TokenKey& key, double now) {
   std::string error;
-  auto transport = client::open_udp_transport(o.server, error);
+  // Over WebSocket the same datagrams travel one per binary message, to the listener's
+  // HOST:PORT, which the minted token names as it would a UDP address.
+  auto transport = o.websocket ? client::open_websocket_transport(o.server, error)
+                               : client::open_udp_transport(o.server, error);
   if (!transport) throw std::runtime_error(error);
   auto bot = std::make_unique<Bot>();
   bot->index = i;

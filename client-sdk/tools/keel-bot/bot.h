@@ -17,6 +17,7 @@ enum class InputKind { RandomWalk, Script, Idle, Seek };
 
 struct BotOptions {
   std::string server;                 ///< HOST:PORT
+  bool websocket = false;             ///< --websocket: server is keel-server's WebSocket listener
   uint32_t bots = 1;
   bool predict = false;
   double seconds = 10;

@@ -1,6 +1,6 @@
 // keel-bot --server HOST:PORT [--bots N] [--mode interpolate|predict] [--seconds S]
 //          [--loss P] [--duplicate P] [--reorder P] [--latency-ms MS] [--jitter-ms MS]
-//          [--summary OUT.json] [--token-key KEYFILE] ...
+//          [--summary OUT.json] [--token-key KEYFILE] [--websocket] ...
 #include "bot.h"
 
 #include <CLI/CLI.hpp>
@@ -39,6 +39,8 @@ int main(int argc, char** argv) {
   double outage_at = -1;
   CLI::App app{"keel-bot: headless Keel clients for tests and load"};
   app.add_option("--server", o.server, "server address HOST:PORT")->required();
+  app.add_flag("--websocket", o.websocket,
+               "connect over WebSocket: --server is keel-server's --websocket address (plain ws://)");
   app.add_option("--bots", o.bots, "clients to run in this process")->check(CLI::Range(1u, 1024u));
   app.add_option("--mode", mode, "interpolate or predict")->check(CLI::IsMember({"interpolate", "predict"}));
   app.add_option("--seconds", o.seconds, "how long to run")->check(CLI::Range(0.1, 86400.0));

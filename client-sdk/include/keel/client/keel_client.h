@@ -120,7 +120,7 @@ typedef struct keel_link_config {
 
 typedef struct keel_client_config {
   keel_mode mode;
-  const char* server_address;   /* "host:port" (required) */
+  const char* server_address;   /* "host:port" (UDP), or "ws://host:port/path" (WebSocket); required */
   const keel_link_config* link; /* NULL: no conditioner */
   double interpolation_delay_intervals; /* <= 0: default (3 snapshot intervals) */
   uint32_t max_rollback_ticks;  /* 0: default (32) */

@@ -39,6 +39,20 @@ class Transport {
 /// cannot be resolved or the socket cannot be opened.
 std::unique_ptr<Transport> open_udp_transport(const std::string& server_address, std::string& error);
 
+/// A WebSocket connection (RFC 6455, plain ws://) to keel-server's --websocket listener,
+/// one binary message per datagram (docs/protocol.md, "WebSocket"): "ws://host:port/path"
+/// or "host:port" (path "/"). Non-blocking like the UDP transport: it connects and
+/// upgrades in the background of send() and receive(), holding the first few datagrams
+/// until the upgrade is done. A closed connection counts each send as a send error and is
+/// replaced by a new one a second later (the session times out and reconnects over it).
+/// Returns nullptr and sets `error` for a malformed address (wss:// included: TLS is a
+/// reverse proxy's job).
+std::unique_ptr<Transport> open_websocket_transport(const std::string& url_or_host_port, std::string& error);
+
+/// The "ws://host:port/path" open_websocket_transport connects to for `url_or_host_port`;
+/// "" and `error` set when it is malformed.
+std::string websocket_uri(const std::string& url_or_host_port, std::string& error);
+
 /// Splits "host:port" / "[v6]:port" (keel/protocol/address.h: an IPv6 address must be
 /// bracketed). False when malformed or the port is not 1..65535.
 bool split_host_port(const std::string& address, std::string& host, uint16_t& port);

@@ -20,6 +20,17 @@ struct ServerOptions {
   /// not the bind address (behind NAT, or bound to 0.0.0.0). One per --bind, in order.
   /// Under Agones the GameServer's address is accepted as well.
   std::vector<std::string> public_address;
+  /// --websocket HOST:PORT: also accept clients over WebSocket (RFC 6455, plain ws://; TLS
+  /// is a reverse proxy's job), one Keel datagram per binary message. Empty = off.
+  std::string websocket;
+  /// --websocket-public-address: the "host:port" connect tokens name for the WebSocket
+  /// listener, when it is not its bind address (bound to 0.0.0.0, or behind a proxy).
+  std::string websocket_public_address;
+  uint32_t websocket_max_connections = 1024;   ///< --websocket-max-connections open at once
+  uint32_t websocket_max_per_address = 16;     ///< --websocket-max-per-address from one source IP
+  double websocket_handshake_timeout = 5.0;    ///< --websocket-handshake-timeout s for the HTTP upgrade
+  double websocket_idle_timeout = 15.0;        ///< --websocket-idle-timeout s without a message
+  uint32_t websocket_max_messages_per_second = 400;  ///< --websocket-max-messages-per-second per connection
   std::string record_dir = "recordings";  ///< --record
   uint64_t stop_after_ticks = 0;          ///< --stop-after-ticks: 0 = run until signalled
   uint64_t match_seed = 0;                ///< --match-seed: every match's random seed; 0 = a fresh one per match

@@ -80,6 +80,8 @@ class Server {
   std::vector<std::string> token_addresses() const;
   /// "host:port" of the metrics endpoint ("" when off).
   std::string metrics_address() const;
+  /// The --websocket listener's address as bound, "host:port"; "" without one.
+  std::string websocket_address() const;
   ServerCounters counters() const;
   /// Prometheus text, as /metrics serves it.
   std::string metrics_text() const;
