@@ -52,7 +52,7 @@ class LagRules final : public Rules {
     GameSpec s;
     s.name = "lagshot";
     s.pose_history_ticks = history_ticks_;
-    s.input.add_fixed("aim_x", -10.0f, 10.0f, 0.01f);
+    s.input.add_fixed("aim_x", -50.0f, 50.0f, 0.01f);
     s.input.add_bool("fire");
     s.state.global.add("hits", StateType::U32);
     s.state.global.add("misses", StateType::U32);
