@@ -1,7 +1,8 @@
 // keel-lag-bench: what lag compensation costs. A field of N x N kinematic spheres crossing
 // at 10 m/s over a static floor; one player. Measured in alternating rounds, medians:
-//   step    Match::step + Match::hash per tick, the game keeping 60 ticks of pose history
-//           and keeping none (the history's recording, its bytes and their hash);
+//   step    Match::step + Match::hash per tick, and Match::step alone, the game keeping 60
+//           ticks of pose history and keeping none (the history's recording, its bytes
+//           and their hash);
 //   query   a ray across the field: raycast_as_seen at lag 0 (the plain query), lag 6,
 //           and lag 6 with a fraction (blended poses).
 // Usage: keel-lag-bench [N=16] [ROUNDS=5]
@@ -85,13 +86,13 @@ using Clock = std::chrono::steady_clock;
 
 double us_since(Clock::time_point t0) { return std::chrono::duration<double, std::micro>(Clock::now() - t0).count(); }
 
-// Microseconds per step + hash over `ticks` ticks.
-double time_steps(game::Match& m, int ticks) {
+// Microseconds per step (+ hash) over `ticks` ticks.
+double time_steps(game::Match& m, int ticks, bool hash = true) {
   volatile uint64_t sink = 0;
   const auto t0 = Clock::now();
   for (int t = 0; t < ticks; ++t) {
     m.step(inputs(m.tick(), {6, 0}));
-    sink = sink + m.hash();
+    if (hash) sink = sink + m.hash();
   }
   return us_since(t0) / ticks;
 }
@@ -123,7 +124,7 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "usage: keel-lag-bench [N 1..100] [ROUNDS 1..100]\n");
     return 2;
   }
-  std::vector<double> step_none, step_hist, q0, q6, q6f;
+  std::vector<double> step_none, step_hist, only_none, only_hist, q0, q6, q6f;
   for (int r = 0; r < rounds; ++r) {
     game::Match plain = make(n, 0);
     game::Match hist = make(n, 60);
@@ -131,6 +132,8 @@ int main(int argc, char** argv) {
     time_steps(hist, 60);
     step_none.push_back(time_steps(plain, 300));
     step_hist.push_back(time_steps(hist, 300));
+    only_none.push_back(time_steps(plain, 300, false));
+    only_hist.push_back(time_steps(hist, 300, false));
     q0.push_back(time_queries(hist, {0, 0}, n, 2000));
     q6.push_back(time_queries(hist, {6, 0}, n, 2000));
     q6f.push_back(time_queries(hist, {6, 128}, n, 2000));
@@ -139,6 +142,8 @@ int main(int argc, char** argv) {
               size_t(61) * (12 + size_t(n) * n * game::kPastPoseBytes));
   std::printf("step+hash us: no history %.2f, history %.2f (ratio %.2f)\n", median(step_none), median(step_hist),
               median(step_hist) / median(step_none));
+  std::printf("step alone us: no history %.2f, history %.2f (ratio %.2f)\n", median(only_none), median(only_hist),
+              median(only_hist) / median(only_none));
   std::printf("raycast_as_seen us: lag 0 %.2f, lag 6 %.2f (ratio %.1f), lag 6 + fraction %.2f (ratio %.1f)\n",
               median(q0), median(q6), median(q6) / median(q0), median(q6f), median(q6f) / median(q0));
   return 0;

@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 
 namespace keel::game {
 
@@ -58,21 +59,42 @@ void Match::record_poses() {
   history_.push_back(std::move(frame));
 }
 
+namespace {
+// Little-endian stores into bytes already sized (the layout ByteWriter writes, without a
+// push_back per byte: the ring is written and hashed every tick).
+uint8_t* store_u32(uint8_t* p, uint32_t v) {
+  p[0] = uint8_t(v);
+  p[1] = uint8_t(v >> 8);
+  p[2] = uint8_t(v >> 16);
+  p[3] = uint8_t(v >> 24);
+  return p + 4;
+}
+uint8_t* store_f32(uint8_t* p, float v) {
+  uint32_t bits;
+  std::memcpy(&bits, &v, 4);
+  return store_u32(p, bits);
+}
+uint8_t* store_u64(uint8_t* p, uint64_t v) { return store_u32(store_u32(p, uint32_t(v)), uint32_t(v >> 32)); }
+}  // namespace
+
 void Match::write_history(std::vector<uint8_t>& out) const {
-  keel::ByteWriter w(out);
-  w.u32(uint32_t(history_.size()));
+  size_t bytes = 4;
+  for (const PoseFrame& f : history_) bytes += 12 + f.poses.size() * kPastPoseBytes;
+  const size_t at = out.size();
+  out.resize(at + bytes);
+  uint8_t* p = store_u32(out.data() + at, uint32_t(history_.size()));
   for (const PoseFrame& f : history_) {
-    w.u64(f.tick);
-    w.u32(uint32_t(f.poses.size()));
-    for (const PastPose& p : f.poses) {
-      w.u32(p.body_id);
-      w.f32(p.position.x);
-      w.f32(p.position.y);
-      w.f32(p.position.z);
-      w.f32(p.rotation.x);
-      w.f32(p.rotation.y);
-      w.f32(p.rotation.z);
-      w.f32(p.rotation.w);
+    p = store_u64(p, f.tick);
+    p = store_u32(p, uint32_t(f.poses.size()));
+    for (const PastPose& q : f.poses) {
+      p = store_u32(p, q.body_id);
+      p = store_f32(p, q.position.x);
+      p = store_f32(p, q.position.y);
+      p = store_f32(p, q.position.z);
+      p = store_f32(p, q.rotation.x);
+      p = store_f32(p, q.rotation.y);
+      p = store_f32(p, q.rotation.z);
+      p = store_f32(p, q.rotation.w);
     }
   }
 }
