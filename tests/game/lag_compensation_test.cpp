@@ -118,6 +118,20 @@ TEST(LagCompensation, ARestoredMatchJudgesAsTheOneThatSteppedThere) {
   EXPECT_EQ(stepped.state().get_u32(kMisses), 6u);
 }
 
+TEST(LagCompensation, VerdictsAndHashesDoNotDependOnThreads) {
+  std::vector<uint64_t> hashes[2];
+  for (int run = 0; run < 2; ++run) {
+    Match m = make_match();
+    m.set_threads(run == 0 ? 1 : 4);
+    step_to(m, 30);
+    for (int i = 0; i < 30; ++i) {
+      m.step(fire(m, 2.0f + 0.05f * float(i), uint16_t(i % 10), uint8_t(i * 9)));
+      hashes[run].push_back(m.hash());
+    }
+  }
+  EXPECT_EQ(hashes[0], hashes[1]);
+}
+
 TEST(LagCompensation, TheHashCoversTheHistory) {
   Match a = make_match();
   step_to(a, 10);
