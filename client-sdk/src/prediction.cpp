@@ -87,13 +87,16 @@ game::TickInputs Predictor::predict_inputs(uint64_t tick) const {
   game::TickInputs in;
   for (const game::PlayerSlot& slot : predicted_->players()) {
     game::InputFrame frame;
+    game::ViewStamp view;  // ours: the present (a predicting client shows this tick)
     if (slot.player == local_player_) {
       frame = local_input_at(tick);
     } else {
+      // The others repeat their last confirmed frame, and with it its view.
       const game::PlayerSlot* c = confirmed_->find_player(slot.player);
       frame = c != nullptr ? c->last_input : slot.last_input;
+      view = c != nullptr ? c->view : slot.view;
     }
-    in.inputs.push_back({slot.player, frame});
+    in.inputs.push_back({slot.player, frame, view});
   }
   return in;
 }

@@ -51,6 +51,11 @@ Expected<Match> Match::create_unguarded(const sim::SceneDef& scene, std::unique_
   if (!rules) return Error{"a match needs its game's rules"};
   GameSpec spec = rules->spec();
   if (Status st = spec.validate(); !st) return st.error();
+  if (spec.pose_history_ticks != 0 && spec.pose_history_ticks < scene.settings.tick_rate) {
+    return Error{"game \"" + spec.name + "\" keeps " + std::to_string(spec.pose_history_ticks) +
+                 " ticks of pose history, less than one second at the scene's " +
+                 std::to_string(scene.settings.tick_rate) + " ticks a second (raise pose_history_ticks)"};
+  }
   auto world = sim::World::from_scene(scene);
   if (!world) return world.error();
   Match m(scene, std::move(*world), std::move(rules), std::move(spec));
@@ -66,6 +71,7 @@ Expected<Match> Match::create_unguarded(const sim::SceneDef& scene, std::unique_
   m.random_ = XXH3_64bits_withSeed(m.spec_.name.data(), m.spec_.name.size(), seed);
   m.rules_->on_start(m);
   m.apply_body_changes();
+  m.record_poses();
   return m;
 }
 
@@ -227,14 +233,18 @@ void Match::step(const TickInputs& in) {
   for (size_t i = 0; i < players_.size(); ++i) {
     PlayerSlot& slot = players_[i];
     InputFrame frame = slot.last_input;
+    ViewStamp view = slot.view;  // a repeated frame repeats its view's lag too
     for (const PlayerInput& pi : in.inputs) {
       if (pi.player == slot.player) {
         frame = pi.frame;
+        view = pi.view;
         break;
       }
     }
     layout.sanitize(frame);
+    clamp_view(view);
     slot.last_input = frame;
+    slot.view = view;
     rules_->apply_input(*this, slot, frame);
   }
   apply_body_changes();
@@ -242,6 +252,7 @@ void Match::step(const TickInputs& in) {
   before_world_step_ = false;
   rules_->after_step(*this);
   apply_body_changes();
+  record_poses();
 }
 
 std::vector<uint8_t> Match::save_state() const {
@@ -272,8 +283,13 @@ void Match::write_own_state(std::vector<uint8_t>& out) const {
     w.u32(s.character);
     w.u32(s.spawn_index);
     for (uint32_t c = 0; c < components; ++c) w.u32(s.last_input.code[c]);
+    if (spec_.pose_history_ticks != 0) {
+      w.u16(s.view.lag);
+      w.u8(s.view.fraction);
+    }
     write_state_values(spec_.state.player, s.state, out);
   }
+  if (spec_.pose_history_ticks != 0) write_history(out);
 }
 
 Status Match::restore_state(std::span<const uint8_t> bytes) {
@@ -304,7 +320,8 @@ Status Match::restore_state(std::span<const uint8_t> bytes) {
   if (!read_state_values(spec_.state.global, bytes, at, state)) return Error{"match state: the game's state is damaged"};
   r = keel::ByteReader(bytes.subspan(at));
   const uint32_t components = spec_.input.components();
-  const size_t slot_bytes = 12 + 4 * size_t(components) + spec_.state.player.state_bytes();
+  const bool keeps_history = spec_.pose_history_ticks != 0;
+  const size_t slot_bytes = 12 + 4 * size_t(components) + (keeps_history ? 3 : 0) + spec_.state.player.state_bytes();
   uint32_t n = r.count(slot_bytes, kMaxPlayersPerMatch, "player");
   at += r.position();
   std::vector<PlayerSlot> players(n);
@@ -317,14 +334,29 @@ Status Match::restore_state(std::span<const uint8_t> bytes) {
     s.spawn_index = r.u32();
     for (uint32_t c = 0; c < components; ++c) s.last_input.code[c] = r.u32();
     if (r.ok() && !spec_.input.valid(s.last_input)) r.fail("player " + std::to_string(s.player) + "'s last input is out of range");
+    if (keeps_history) {
+      s.view.lag = r.u16();
+      s.view.fraction = r.u8();
+      if (r.ok() && (s.view.lag > spec_.pose_history_ticks || (s.view.lag == 0 && s.view.fraction != 0))) {
+        r.fail("player " + std::to_string(s.player) + "'s view is outside the pose history");
+      }
+    }
     if (!r.ok()) return Error{"match state is damaged: " + r.error()};
     at += r.position();
     if (!read_state_values(spec_.state.player, bytes, at, s.state)) {
       return Error{"match state: player " + std::to_string(s.player) + "'s game state is damaged"};
     }
   }
+  std::deque<PoseFrame> history;
+  if (keeps_history && !read_history(bytes, at, history)) return Error{"match state: the pose history is damaged"};
   sim::World world;
   if (Status st = world.restore_state(bytes.subspan(at)); !st) return st;
+  if (keeps_history && (history.empty() || history.back().tick != world.tick())) {
+    return Error{"match state: the pose history does not end at the world's tick"};
+  }
+  for (const PlayerSlot& s : players) {
+    if (s.view.lag >= history.size() && s.view.lag != 0) return Error{"match state: a player's view is older than the pose history"};
+  }
   world.set_threads(world_.settings().threads);
   world_ = std::move(world);
   players_ = std::move(players);
@@ -333,6 +365,7 @@ Status Match::restore_state(std::span<const uint8_t> bytes) {
   random_ = random;
   next_body_id_ = next_id;
   joins_ = joins;
+  history_ = std::move(history);
   pending_.clear();
   events_.clear();
   before_world_step_ = false;

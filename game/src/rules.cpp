@@ -14,6 +14,10 @@ namespace keel::game {
 namespace {
 constexpr char kSpecMagic[4] = {'K', 'G', 'S', 'P'};
 constexpr uint32_t kSpecVersion = 1;
+// Version 2 adds the pose history after the event types. A spec that keeps none is written
+// as version 1, byte for byte what it was before, so its hash (and every match state and
+// golden chain that starts with it) is unchanged.
+constexpr uint32_t kSpecVersionWithHistory = 2;
 }  // namespace
 
 Status GameSpec::validate() const {
@@ -34,6 +38,10 @@ Status GameSpec::validate() const {
   if (max_bodies_per_player > 4096 || max_extra_bodies > (1u << 20)) {
     return Error{"game \"" + name + "\" declares more bodies than a match can hold"};
   }
+  if (pose_history_ticks > kMaxPoseHistoryTicks) {
+    return Error{"game \"" + name + "\" keeps a pose history of " + std::to_string(pose_history_ticks) +
+                 " ticks; at most " + std::to_string(kMaxPoseHistoryTicks) + " are allowed"};
+  }
   return Status::ok();
 }
 
@@ -47,7 +55,7 @@ uint32_t GameSpec::find_event(std::string_view event_name) const {
 void write_spec(const GameSpec& spec, std::vector<uint8_t>& out) {
   keel::ByteWriter w(out);
   for (char c : kSpecMagic) w.u8(uint8_t(c));
-  w.u32(kSpecVersion);
+  w.u32(spec.pose_history_ticks != 0 ? kSpecVersionWithHistory : kSpecVersion);
   w.str(spec.name);
   w.u32(spec.version);
   w.u32(spec.max_bodies_per_player);
@@ -59,6 +67,7 @@ void write_spec(const GameSpec& spec, std::vector<uint8_t>& out) {
     w.str(e.name);
     write_layout(e.payload, out);
   }
+  if (spec.pose_history_ticks != 0) w.u32(spec.pose_history_ticks);
 }
 
 Expected<GameSpec> read_spec(std::span<const uint8_t> bytes) {
@@ -66,7 +75,10 @@ Expected<GameSpec> read_spec(std::span<const uint8_t> bytes) {
   for (char c : kSpecMagic) {
     if (r.u8() != uint8_t(c)) return Error{"not a Keel game spec"};
   }
-  if (uint32_t v = r.u32(); v != kSpecVersion) return Error{"game spec version " + std::to_string(v) + " is not supported"};
+  const uint32_t version = r.u32();
+  if (version != kSpecVersion && version != kSpecVersionWithHistory) {
+    return Error{"game spec version " + std::to_string(version) + " is not supported"};
+  }
   GameSpec spec;
   spec.name = r.str(kMaxNameBytes, "game name");
   spec.version = r.u32();
@@ -98,6 +110,12 @@ Expected<GameSpec> read_spec(std::span<const uint8_t> bytes) {
     spec.events.push_back(std::move(type));
   }
   if (!e.ok()) return Error{"game spec events are damaged: " + e.error()};
+  if (version == kSpecVersionWithHistory) {
+    keel::ByteReader h = reader_at(at);
+    spec.pose_history_ticks = h.u32();
+    if (!h.ok() || spec.pose_history_ticks == 0) return Error{"game spec's pose history is damaged"};
+    at += h.position();
+  }
   if (at != bytes.size()) return Error{"game spec has " + std::to_string(bytes.size() - at) + " bytes past its end"};
   if (Status st = spec.validate(); !st) return Error{"game spec is invalid: " + st.error().message};
   return spec;

@@ -13,6 +13,8 @@
 
 #include "input_bits.h"
 
+#include <algorithm>
+
 namespace keel::protocol {
 namespace {
 
@@ -37,6 +39,60 @@ bool read_input(BitReader& r, const game::Layout& layout, const game::PlayerInpu
   return same_player ? read_change(r, layout, prev->frame, e.frame) : read_full(r, layout, e.frame);
 }
 
+// Views travel in their own field (ServerInputFrameRun.views), so a run of a game that
+// never compensates lag carries none: per input of every frame, a changed flag against
+// the view of the same position in the frame before (when the same player; else the
+// present), then when changed lag:int[0, kMaxPoseHistoryTicks] and fraction:8.
+const game::ViewStamp* prev_view(const std::vector<game::PlayerInput>& prev, size_t i, uint32_t player) {
+  return i < prev.size() && prev[i].player == player ? &prev[i].view : nullptr;
+}
+
+std::vector<uint8_t> encode_run_views(std::span<const InputFrameMessage> frames) {
+  bool any = false;
+  for (const InputFrameMessage& f : frames) {
+    for (const game::PlayerInput& in : f.inputs.inputs) any = any || in.view != game::ViewStamp{};
+  }
+  if (!any) return {};
+  BitWriter w;
+  const std::vector<game::PlayerInput> none;
+  const std::vector<game::PlayerInput>* prev = &none;
+  for (const InputFrameMessage& f : frames) {
+    for (size_t i = 0; i < f.inputs.inputs.size(); ++i) {
+      const game::PlayerInput& in = f.inputs.inputs[i];
+      const game::ViewStamp* before = prev_view(*prev, i, in.player);
+      const game::ViewStamp base = before ? *before : game::ViewStamp{};
+      w.write_bool(in.view != base);
+      if (in.view == base) continue;
+      w.write_int(std::min<int64_t>(in.view.lag, game::kMaxPoseHistoryTicks), 0, game::kMaxPoseHistoryTicks);
+      w.write_bits(in.view.fraction, 8);
+    }
+    prev = &f.inputs.inputs;
+  }
+  return w.finish();
+}
+
+DropReason decode_run_views(const fb::ServerInputFrameRun& run, std::vector<InputFrameMessage>& frames) {
+  if (run.views() == nullptr || run.views()->size() == 0) return DropReason::None;
+  BitReader r({run.views()->data(), run.views()->size()});
+  const std::vector<game::PlayerInput> none;
+  const std::vector<game::PlayerInput>* prev = &none;
+  for (InputFrameMessage& f : frames) {
+    for (size_t i = 0; i < f.inputs.inputs.size() && r.ok(); ++i) {
+      game::PlayerInput& in = f.inputs.inputs[i];
+      const game::ViewStamp* before = prev_view(*prev, i, in.player);
+      in.view = before ? *before : game::ViewStamp{};
+      if (!r.read_bool()) continue;
+      const int64_t lag = r.read_int(0, game::kMaxPoseHistoryTicks);
+      if (r.ok() && (lag < 0 || lag > game::kMaxPoseHistoryTicks)) return DropReason::OutOfRange;
+      in.view.lag = uint16_t(lag);
+      in.view.fraction = uint8_t(r.read_bits(8));
+    }
+    prev = &f.inputs.inputs;
+  }
+  if (!r.ok()) return DropReason::MalformedPayload;
+  return r.at_end() ? DropReason::None : DropReason::MalformedPayload;
+}
+
 }  // namespace
 
 std::vector<uint8_t> encode_input_frame_run(const game::Layout& layout, std::span<const InputFrameMessage> frames) {
@@ -57,9 +113,11 @@ std::vector<uint8_t> encode_input_frame_run(const game::Layout& layout, std::spa
     prev = &f.inputs.inputs;
   }
   std::vector<uint8_t> payload = w.finish();
-  flatbuffers::FlatBufferBuilder fbb(payload.size() + 64);
-  auto body = fb::CreateServerInputFrameRunDirect(
-      fbb, frames.empty() ? 0 : frames.front().tick, static_cast<uint16_t>(frames.size()), &payload);
+  const std::vector<uint8_t> views = encode_run_views(frames);
+  flatbuffers::FlatBufferBuilder fbb(payload.size() + views.size() + 64);
+  auto body = fb::CreateServerInputFrameRunDirect(fbb, frames.empty() ? 0 : frames.front().tick,
+                                                  static_cast<uint16_t>(frames.size()), &payload,
+                                                  views.empty() ? nullptr : &views);
   return finish_message(fbb, fb::Body::ServerInputFrameRun, body.Union());
 }
 
@@ -94,7 +152,8 @@ DropReason decode_input_frame_run(const game::Layout& layout, const fb::ServerIn
     out.push_back(std::move(f));
   }
   if (!r.ok()) return DropReason::MalformedPayload;
-  return r.at_end() ? DropReason::None : DropReason::MalformedPayload;
+  if (!r.at_end()) return DropReason::MalformedPayload;
+  return decode_run_views(run, out);
 }
 
 }  // namespace keel::protocol

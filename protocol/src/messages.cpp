@@ -60,7 +60,7 @@ DropReason check_gameplay(const fb::Message& m) {
     case fb::Body::InputBatch: {
       auto* b = m.body_as_InputBatch();
       bool ok = b->count() >= 1 && b->count() <= L::kMaxInputWindow &&
-                size_of(b->frames()) <= L::kMaxInputBatchBytes;
+                size_of(b->frames()) <= L::kMaxInputBatchBytes && size_of(b->views()) <= L::kMaxViewBytes;
       return ok ? DropReason::None : DropReason::OutOfRange;
     }
     case fb::Body::ServerInputFrame:
@@ -72,7 +72,7 @@ DropReason check_gameplay(const fb::Message& m) {
       // (decode_input_frame_run); here only its bounds.
       auto* r = m.body_as_ServerInputFrameRun();
       bool ok = r->count() >= 1 && r->count() <= FrameWindow::kMaxFrames && r->payload() != nullptr &&
-                r->first_tick() <= UINT64_MAX - r->count();
+                r->first_tick() <= UINT64_MAX - r->count() && size_of(r->views()) <= L::kMaxRunViewBytes;
       return ok ? DropReason::None : DropReason::OutOfRange;
     }
     case fb::Body::GameEvents: {

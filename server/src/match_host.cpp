@@ -306,6 +306,13 @@ game::InputFrame MatchHost::missing_input(uint32_t player) const {
   return slot != nullptr ? slot->last_input : game::InputFrame{};
 }
 
+// A repeated frame repeats its view too (the match's rule), written out like the frame.
+game::ViewStamp MatchHost::missing_view(uint32_t player) const {
+  if (std::find(joined_now_.begin(), joined_now_.end(), player) != joined_now_.end()) return {};
+  const game::PlayerSlot* slot = match_.find_player(player);
+  return slot != nullptr ? slot->view : game::ViewStamp{};
+}
+
 game::TickInputs MatchHost::build_inputs() {
   game::TickInputs in;
   in.events = std::move(pending_events_);
@@ -323,19 +330,20 @@ game::TickInputs MatchHost::build_inputs() {
   }
   const uint64_t tick = match_.tick();
   for (uint32_t player : present_) {
-    game::InputFrame frame = missing_input(player);
+    game::PlayerInput input(player, missing_input(player), missing_view(player));
     bool fresh = false;
     for (Session& s : sessions_) {
       if (s.player != player || s.state == SessionState::Closed) continue;
       auto it = s.inputs.find(tick);
       if (it != s.inputs.end()) {
-        frame = it->second;
+        input.frame = it->second.frame;
+        input.view = it->second.view;
         fresh = true;
       }
       s.inputs.erase(s.inputs.begin(), s.inputs.upper_bound(tick));
     }
     if (!fresh) services_.metrics.inputs_missing.fetch_add(1);
-    in.inputs.push_back({player, frame});
+    in.inputs.push_back(input);
   }
   return in;
 }

@@ -159,6 +159,7 @@ class MatchHost : public std::enable_shared_from_this<MatchHost> {
   void measure_schedule(Now now);
   game::TickInputs build_inputs();
   game::InputFrame missing_input(uint32_t player) const;
+  game::ViewStamp missing_view(uint32_t player) const;
   void remember(uint64_t tick, uint64_t hash, const game::TickInputs& inputs);
   void send_snapshots();
   void send_frames();

@@ -250,12 +250,17 @@ void MatchHost::handle_input(Session& s, std::span<const uint8_t> bytes) {
   s.snapshots.on_ack(batch.ack_snapshot_tick());
   if (s.frames_on) s.frames.on_ack(batch.ack_input_frame_tick());
   if (s.state != SessionState::Playing) return;  // Syncing: acknowledgements only
-  std::vector<std::pair<uint64_t, game::InputFrame>> fresh;
+  std::vector<std::pair<uint64_t, game::PlayerInput>> fresh;
   const uint64_t tick = match_.tick();
+  const uint64_t clamped_before = s.input_rx.views_clamped();
   r = s.input_rx.receive(match_.input_layout(), batch, tick, fresh);
   if (r != kp::DropReason::None) {
     services_.metrics.drop(r);
     return;
+  }
+  if (s.input_rx.views_clamped() != clamped_before && services_.log.enabled(LogLevel::Debug)) {
+    // A view from the future or older than any history: clamped (protocol.md, "View stamps").
+    services_.log.debug("views clamped", {{"player", s.player}, {"count", s.input_rx.views_clamped() - clamped_before}});
   }
   if (services_.log.enabled(LogLevel::Debug)) {
     services_.log.debug("inputs", {{"player", s.player}, {"tick", tick}, {"first", batch.first_tick()},

@@ -40,7 +40,7 @@ struct Session {
   protocol::Connection conn;
   protocol::InputReceiver input_rx;
   /// Accepted inputs waiting for their tick: ticks in [match tick, match tick + 120].
-  std::map<uint64_t, game::InputFrame> inputs;
+  std::map<uint64_t, game::PlayerInput> inputs;  ///< frame and sanitised view (player unset)
   protocol::SnapshotSender snapshots;
   protocol::FrameWindow frames;
   bool frames_on = false;  ///< frames are added from the checkpoint's tick on

@@ -99,8 +99,10 @@ struct Shape {
 
 /// A collider placed in world space at its body's pose (what the narrowphase, queries and
 /// the character controller test against).
-inline ShapeGeom placed_geom(const Shape& s, const Body& b) {
-  const Transform xf = compose(b.origin, s.local);
+/// A collider's geometry with its body frame at `origin` (a query "as it was" places a
+/// body where it once stood; everything else uses the body's own origin, below).
+inline ShapeGeom placed_geom(const Shape& s, const Transform& origin) {
+  const Transform xf = compose(origin, s.local);
   // Every field named once (no default-filled copy overwritten field by field).
   return ShapeGeom{.type = s.type,
                    .position = xf.position,
@@ -113,6 +115,8 @@ inline ShapeGeom placed_geom(const Shape& s, const Body& b) {
                    .heightfield = s.heightfield.get(),
                    .placed_hull = nullptr};
 }
+
+inline ShapeGeom placed_geom(const Shape& s, const Body& b) { return placed_geom(s, b.origin); }
 
 /// A body's contact outputs of the last step (derived, not state): kept apart from the
 /// bodies, so clearing them every tick writes one small array rather than every body.

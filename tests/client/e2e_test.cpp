@@ -454,6 +454,41 @@ TEST_F(EndToEnd, ReconnectsAfterAThreeSecondOutage) {
   EXPECT_NE(server_->log_text().find("client_left"), std::string::npos);
 }
 
+// Lag compensation's view stamps over the real path: an interpolating client stamps each
+// input with the tick it renders, keel-server clamps and applies it and records it. On
+// loopback the client renders about its interpolation delay (three snapshot intervals of
+// two ticks) plus its input lead behind the tick each input is for.
+TEST_F(EndToEnd, AnInterpolatingClientsInputsCarryTheTickItRendered) {
+  const auto start = Clock::now();
+  auto now = [&] { return std::chrono::duration<double>(Clock::now() - start).count(); };
+  std::unique_ptr<Client> client = connect_walker(502, now());
+  ASSERT_TRUE(client);
+  while (now() < 3.0) {
+    client->update(now());
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  }
+  ASSERT_EQ(client->state(), State::Playing);
+  client->disconnect(now());
+  server_->stop();
+  std::string out;
+  EXPECT_EQ(run(bin("keel-replay") + " verify " + server_->recording(0).string(), &out), 0) << out;
+  auto rec = replay::Recording::open(server_->recording(0).string());
+  ASSERT_TRUE(rec) << rec.error().message;
+  std::vector<uint32_t> lags;
+  replay::TickCursor cursor = rec->ticks_from_start();
+  while (std::optional<replay::TickRecord> t = cursor.next()) {
+    for (const game::PlayerInput& in : t->inputs.inputs) lags.push_back(in.view.lag);
+  }
+  ASSERT_GT(lags.size(), 60u);
+  // The last second of the session: the client has been rendering snapshots for a while.
+  std::vector<uint32_t> steady(lags.end() - 60, lags.end());
+  std::sort(steady.begin(), steady.end());
+  EXPECT_GE(steady.front(), 1u);    // an interpolating client always renders the past
+  EXPECT_LE(steady.back(), 60u);    // and not further back than a second on loopback
+  EXPECT_GE(steady[30], 3u) << "median lag";
+  EXPECT_LE(steady[30], 30u) << "median lag";
+}
+
 TEST_F(EndToEnd, TheCExamplePlays) {
   std::string out;
   EXPECT_EQ(run(bin("keel-client-c-example") + " " + server_->address() + " 2 predict", &out), 0) << out;

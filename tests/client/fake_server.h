@@ -229,10 +229,10 @@ class FakeServer {
     if (protocol::check_message(bytes, m) != protocol::DropReason::None) return;
     if (m->body_type() != protocol::fb::Body::InputBatch) return;
     auto* batch = m->body_as_InputBatch();
-    std::vector<std::pair<uint64_t, game::InputFrame>> fresh;
+    std::vector<std::pair<uint64_t, game::PlayerInput>> fresh;
     if (p.receiver.receive(match_.input_layout(), *batch, match_.tick(), fresh) == protocol::DropReason::None) {
       for (auto& [tick, q] : fresh) {
-        if (tick >= match_.tick()) p.inputs[tick] = q;
+        if (tick >= match_.tick()) p.inputs[tick] = q.frame;
       }
     }
     p.window.on_ack(batch->ack_input_frame_tick());

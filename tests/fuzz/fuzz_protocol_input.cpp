@@ -76,7 +76,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (kp::check_message(rest, m) != kp::DropReason::None) return 0;
   if (m->body_type() == kp::fb::Body::InputBatch) {
     kp::InputReceiver receiver;
-    std::vector<std::pair<uint64_t, kg::InputFrame>> fresh;
+    std::vector<std::pair<uint64_t, kg::PlayerInput>> fresh;
     const auto& batch = *m->body_as_InputBatch();
     if (receiver.receive(layout, batch, batch.first_tick(), fresh) == kp::DropReason::None) {
       require(fresh.size() == batch.count(), "a first batch delivered another number of frames");

@@ -123,12 +123,12 @@ TEST(InputCodec, SandboxInputIsQuantisedSanitisedAndStable) {
   const kp::fb::Message* m = nullptr;
   ASSERT_EQ(kp::check_message(msg, m), kp::DropReason::None);
   kp::InputReceiver receiver;
-  std::vector<std::pair<uint64_t, kg::InputFrame>> fresh;
+  std::vector<std::pair<uint64_t, kg::PlayerInput>> fresh;
   ASSERT_EQ(receiver.receive(l, *m->body_as_InputBatch(), 10, fresh), kp::DropReason::None);
   ASSERT_EQ(fresh.size(), 1u);
   kg::InputFrame want = wild;
   EXPECT_FALSE(l.sanitize(want));
-  EXPECT_EQ(fresh[0].second, want);
+  EXPECT_EQ(fresh[0].second.frame, want);
   EXPECT_EQ(l.buttons(want, kButtons), 3u);
 }
 
@@ -396,7 +396,7 @@ TEST(InputCodec, ALayoutWithNoFieldsCostsOneBitAFrame) {
   const kp::fb::Message* m = nullptr;
   ASSERT_EQ(kp::check_message(msg, m), kp::DropReason::None);
   kp::InputReceiver receiver;
-  std::vector<std::pair<uint64_t, kg::InputFrame>> fresh;
+  std::vector<std::pair<uint64_t, kg::PlayerInput>> fresh;
   ASSERT_EQ(receiver.receive(none, *m->body_as_InputBatch(), 105, fresh), kp::DropReason::None);
   EXPECT_EQ(fresh.size(), 10u);
   EXPECT_EQ(receiver.ack_tick(), 109u);
@@ -443,12 +443,12 @@ TEST(InputCodec, EveryInputArrivesOnceOverALossyLink) {
     for (auto& d : up.receive(now)) {
       const kp::fb::Message* m = nullptr;
       ASSERT_EQ(kp::check_message(d, m), kp::DropReason::None);
-      std::vector<std::pair<uint64_t, kg::InputFrame>> fresh;
+      std::vector<std::pair<uint64_t, kg::PlayerInput>> fresh;
       auto r = receiver.receive(l, *m->body_as_InputBatch(), t, fresh);
       ASSERT_TRUE(r == kp::DropReason::None || r == kp::DropReason::Duplicate);
       for (auto& [tick, f] : fresh) {
         EXPECT_EQ(got.count(tick), 0u) << "delivered twice: " << tick;
-        got[tick] = f;
+        got[tick] = f.frame;
       }
     }
     // The server's ack travels back (as it would in a snapshot's or frame's message).
@@ -477,7 +477,7 @@ TEST(InputCodec, BatchesOutsideTheTickWindowAreRefused) {
   const kp::fb::Message* m = nullptr;
   ASSERT_EQ(kp::check_message(msg, m), kp::DropReason::None);
   const kp::fb::InputBatch& batch = *m->body_as_InputBatch();
-  std::vector<std::pair<uint64_t, kg::InputFrame>> fresh;
+  std::vector<std::pair<uint64_t, kg::PlayerInput>> fresh;
   // At most kMaxAhead (120) ahead of the server's tick and kMaxBehind (256) behind it.
   EXPECT_EQ(kp::InputReceiver().receive(l, batch, 100, fresh), kp::DropReason::OutOfRange);
   EXPECT_EQ(kp::InputReceiver().receive(l, batch, 5000 - 121, fresh), kp::DropReason::OutOfRange);
@@ -502,7 +502,7 @@ TEST(InputCodec, DuplicatesAndOverlapsDeliverEachTickOnce) {
     return s.build_batch(0, 0);
   };
   kp::InputReceiver r;
-  std::vector<std::pair<uint64_t, kg::InputFrame>> fresh;
+  std::vector<std::pair<uint64_t, kg::PlayerInput>> fresh;
   auto receive = [&](const std::vector<uint8_t>& msg) {
     const kp::fb::Message* m = nullptr;
     EXPECT_EQ(kp::check_message(msg, m), kp::DropReason::None);
@@ -519,7 +519,7 @@ TEST(InputCodec, DuplicatesAndOverlapsDeliverEachTickOnce) {
   ASSERT_EQ(fresh.size(), 2u);
   EXPECT_EQ(fresh[0].first, 104u);
   EXPECT_EQ(fresh[1].first, 105u);
-  EXPECT_EQ(fresh[1].second, frame_for(105));
+  EXPECT_EQ(fresh[1].second.frame, frame_for(105));
   EXPECT_EQ(r.ack_tick(), 105u);
 }
 

@@ -21,6 +21,7 @@ namespace {
 constexpr size_t kEventBytes = 5;       // u8 kind, u32 player
 constexpr size_t kInputBytes = 5;       // u32 player, u8 component count (then the codes)
 constexpr size_t kGameEventBytes = 5;   // u32 type, u8 component count (then the codes)
+constexpr size_t kViewBytes = 7;        // u32 input index, u16 lag, u8 fraction
 constexpr size_t kCheckpointRefBytes = 16;
 constexpr size_t kLostRangeBytes = 17;  // u64 first, u64 last, u8 up_to
 
@@ -60,6 +61,11 @@ uint64_t max_checkpoint_state_bytes(const sim::SceneDef& scene, const game::Game
   uint64_t bytes = kBase + bodies * kPerBody + (scene.joints.size() + scene.characters.size()) * kPerJoint;
   bytes += 8 * (uint64_t(spec.state.global.elements()) + players * spec.state.player.elements());
   bytes += players * 4 * game::kMaxComponents + 12 * game::kMaxTimers;
+  // A game's pose history: its frames (12 bytes each) of 32 bytes a body, and each
+  // player's view (3 bytes).
+  if (spec.pose_history_ticks != 0) {
+    bytes += (uint64_t(spec.pose_history_ticks) + 1) * (12 + bodies * game::kPastPoseBytes) + 4 + players * 3;
+  }
   for (const sim::BodyDef& b : scene.bodies) {
     for (const sim::ColliderDef& c : b.colliders) {
       bytes += kPerCollider + 12 * uint64_t(c.points.size()) + 4 * uint64_t(c.indices.size()) + 4 * uint64_t(c.heights.size());
@@ -186,6 +192,19 @@ void encode_tick(const TickRecord& t, std::vector<uint8_t>& out) {
     w.u32(e.type);
     write_codes(w, e.payload, used_components(e.payload));
   }
+  // The inputs' view stamps (lag compensation), appended so that readers before them skip
+  // them, and only when one is not the present: a tick without any is the bytes it was.
+  uint32_t views = 0;
+  for (const game::PlayerInput& in : t.inputs.inputs) views += in.view != game::ViewStamp{} ? 1 : 0;
+  if (views == 0) return;
+  w.u32(views);
+  for (uint32_t i = 0; i < t.inputs.inputs.size(); ++i) {
+    const game::ViewStamp& v = t.inputs.inputs[i].view;
+    if (v == game::ViewStamp{}) continue;
+    w.u32(i);
+    w.u16(v.lag);
+    w.u8(v.fraction);
+  }
 }
 
 keel::Expected<TickRecord> decode_tick(std::span<const uint8_t> payload) {
@@ -212,6 +231,26 @@ keel::Expected<TickRecord> decode_tick(std::span<const uint8_t> payload) {
   for (game::GameEvent& e : t.events) {
     e.type = r.u32();
     read_codes(r, e.payload, "a game event");
+  }
+  if (r.ok() && r.left() > 0) {
+    // View stamps: each names an input by its index, ascending, at most one per input.
+    const size_t inputs = t.inputs.inputs.size();
+    n = r.count(kViewBytes, uint32_t(inputs), "view stamp");
+    uint64_t next = 0;
+    for (uint32_t k = 0; k < n && r.ok(); ++k) {
+      const uint32_t i = r.u32();
+      game::ViewStamp v;
+      v.lag = r.u16();
+      v.fraction = r.u8();
+      if (!r.ok()) break;
+      if (i < next || i >= inputs) {
+        r.fail("view stamp " + std::to_string(k) + " names input " + std::to_string(i) + " out of order or past the " +
+               std::to_string(inputs) + " inputs");
+        break;
+      }
+      t.inputs.inputs[i].view = v;
+      next = uint64_t(i) + 1;
+    }
   }
   if (!r.ok()) return field_error("tick", r);
   return t;

@@ -51,8 +51,8 @@ void for_each_tree(const WorldImpl& w, Visit&& visit) {
 // Calls f(world-space triangle) for every triangle of a concave collider whose bounds
 // meet `box` (world space), in ascending triangle index.
 template <class F>
-void for_each_triangle(const Shape& s, const Body& b, const AABB& box, F&& f) {
-  const ShapeGeom g = placed_geom(s, b);
+void for_each_triangle(const Shape& s, const Transform& origin, const AABB& box, F&& f) {
+  const ShapeGeom g = placed_geom(s, origin);
   AABB local{Vec3(std::numeric_limits<float>::max()), Vec3(-std::numeric_limits<float>::max())};
   for (int i = 0; i < 8; ++i) {
     const Vec3 corner((i & 1) ? box.upper.x : box.lower.x, (i & 2) ? box.upper.y : box.lower.y,
@@ -76,13 +76,14 @@ void for_each_triangle(const Shape& s, const Body& b, const AABB& box, F&& f) {
 
 // A cast against a concave collider: the earliest hit over its triangles facing the
 // cast (a triangle is one-sided for queries too). A ray is tested exactly.
-bool cast_concave(const Shape& s, const Body& b, const query::Core& core, const Vec3& delta, query::CastHit& out) {
+bool cast_concave(const Shape& s, const Transform& origin, const query::Core& core, const Vec3& delta,
+                  query::CastHit& out) {
   const Vec3 h = core_half_size(core);
   const Vec3 c0 = query::core_center(core), c1 = c0 + delta;
   const AABB box{glm::min(c0, c1) - h, glm::max(c0, c1) + h};
   const bool ray = core.type == ShapeType::Sphere && core.radius == 0.0f;
   bool hit = false;
-  for_each_triangle(s, b, box, [&](const Triangle& tri) {
+  for_each_triangle(s, origin, box, [&](const Triangle& tri) {
     if (!(glm::dot(tri.normal, delta) < 0.0f)) return;
     query::CastHit ch;
     if (ray) {
@@ -100,10 +101,10 @@ bool cast_concave(const Shape& s, const Body& b, const query::Core& core, const 
   return hit;
 }
 
-bool overlaps_concave(const Shape& s, const Body& b, const query::Core& core) {
+bool overlaps_concave(const Shape& s, const Transform& origin, const query::Core& core) {
   const Vec3 c = query::core_center(core), h = core_half_size(core);
   bool any = false;
-  for_each_triangle(s, b, AABB{c - h, c + h}, [&](const Triangle& tri) {
+  for_each_triangle(s, origin, AABB{c - h, c + h}, [&](const Triangle& tri) {
     any = any || query::shapes_overlap(core, query::triangle_core(tri.v[0], tri.v[1], tri.v[2]));
   });
   return any;
@@ -172,7 +173,7 @@ std::optional<QueryHit> cast_core(const WorldImpl& w, const query::Core& core, c
     const Shape& s = w.shapes[slot];
     const Body& b = w.bodies[s.body];
     query::CastHit ch;
-    const bool did_hit = is_concave(s.type) ? cast_concave(s, b, core, delta, ch)
+    const bool did_hit = is_concave(s.type) ? cast_concave(s, b.origin, core, delta, ch)
                                             : query::cast(core, delta, query::core_of(placed_geom(s, b)), ch);
     if (did_hit) {
       QueryHit h{BodyId{s.body, b.generation}, b.id, collider_index(b, slot), ch.fraction * max_distance, ch.point,
@@ -197,7 +198,7 @@ std::vector<OverlapHit> overlap_core(const WorldImpl& w, const query::Core& core
     if (!passes(w, slot, filter)) return;
     const Shape& s = w.shapes[slot];
     const Body& b = w.bodies[s.body];
-    const bool hit = is_concave(s.type) ? overlaps_concave(s, b, core)
+    const bool hit = is_concave(s.type) ? overlaps_concave(s, b.origin, core)
                                         : query::shapes_overlap(core, query::core_of(placed_geom(s, b)));
     if (hit) {
       out.push_back(OverlapHit{BodyId{s.body, b.generation}, b.id});
@@ -212,6 +213,97 @@ std::vector<OverlapHit> overlap_core(const WorldImpl& w, const query::Core& core
             out.end());
   return out;
 }
+
+// ---------------------------------------------------------------------------------------
+// Queries against posed bodies (the world as it was): the static tree as it is, then every
+// listed movable body at its given pose, by brute force over the list.
+
+namespace {
+
+// The movable bodies of `posed` the query may meet, with the pose to test each at: listed
+// ones that are still in the world and not static (static bodies are in the static tree,
+// tested where they are). A body's reach sphere around its posed origin culls it first.
+template <class Near, class Test>
+void for_each_posed(const WorldImpl& w, std::span<const PosedBody> posed, Near&& near, Test&& test) {
+  for (const PosedBody& p : posed) {
+    auto it = w.id_to_slot.find(p.body_id);
+    if (it == w.id_to_slot.end()) continue;  // gone since: nothing left to test
+    const Body& b = w.bodies[it->second];
+    if (!b.alive || b.motion == MotionType::Static) continue;
+    if (!near(p.position, b.reach)) continue;
+    const Transform at{p.position, p.rotation};
+    for (uint32_t slot : b.shapes) test(slot, b, at);
+  }
+}
+
+// Whether a sphere of `radius` at `center` comes within `reach` of the segment a..a+delta.
+bool segment_near(const Vec3& a, const Vec3& delta, float radius, const Vec3& center, float reach) {
+  const float len2 = glm::dot(delta, delta);
+  float t = len2 > 0.0f ? glm::dot(center - a, delta) / len2 : 0.0f;
+  t = std::clamp(t, 0.0f, 1.0f);
+  const Vec3 d = a + delta * t - center;
+  const float r = radius + reach + 1.0e-3f;  // a millimetre for rounding
+  return glm::dot(d, d) <= r * r;
+}
+
+std::optional<QueryHit> cast_core_posed(const WorldImpl& w, std::span<const PosedBody> posed, const query::Core& core,
+                                        const Vec3& dir, float max_distance, const QueryFilter& filter) {
+  std::optional<QueryHit> best;
+  const Vec3 delta = dir * max_distance;
+  const Vec3 origin = query::core_center(core);
+  const Vec3 inflate = core_half_size(core);
+  auto test = [&](uint32_t slot, const Body& b, const Transform& at) {
+    const Shape& s = w.shapes[slot];
+    query::CastHit ch;
+    const bool did_hit = is_concave(s.type) ? cast_concave(s, at, core, delta, ch)
+                                            : query::cast(core, delta, query::core_of(placed_geom(s, at)), ch);
+    if (!did_hit) return;
+    QueryHit h{BodyId{s.body, b.generation}, b.id, collider_index(b, slot), ch.fraction * max_distance, ch.point,
+               ch.normal};
+    if (!best || hit_before(h, *best)) best = h;
+  };
+  auto visit = [&](uint32_t slot, float) -> float {
+    if (passes(w, slot, filter)) test(slot, w.bodies[w.shapes[slot].body], w.bodies[w.shapes[slot].body].origin);
+    return best ? best->distance / max_distance : 1.0f;
+  };
+  w.broadphase.static_tree().ray_query(origin, delta, inflate, 1.0f, visit);
+  const float radius = std::sqrt(glm::dot(inflate, inflate));
+  for_each_posed(
+      w, posed, [&](const Vec3& c, float reach) { return segment_near(origin, delta, radius, c, reach); },
+      [&](uint32_t slot, const Body& b, const Transform& at) {
+        if (passes(w, slot, filter)) test(slot, b, at);
+      });
+  return best;
+}
+
+std::vector<OverlapHit> overlap_core_posed(const WorldImpl& w, std::span<const PosedBody> posed, const query::Core& core,
+                                           const QueryFilter& filter) {
+  std::vector<OverlapHit> out;
+  const Vec3 c = query::core_center(core);
+  const Vec3 h = core_half_size(core);
+  auto test = [&](uint32_t slot, const Body& b, const Transform& at) {
+    const Shape& s = w.shapes[slot];
+    const bool hit = is_concave(s.type) ? overlaps_concave(s, at, core)
+                                        : query::shapes_overlap(core, query::core_of(placed_geom(s, at)));
+    if (hit) out.push_back(OverlapHit{BodyId{s.body, b.generation}, b.id});
+  };
+  w.broadphase.static_tree().query(AABB{c - h, c + h}, [&](uint32_t slot) {
+    if (passes(w, slot, filter)) test(slot, w.bodies[w.shapes[slot].body], w.bodies[w.shapes[slot].body].origin);
+  });
+  const float radius = std::sqrt(glm::dot(h, h));
+  for_each_posed(
+      w, posed, [&](const Vec3& p, float reach) { return segment_near(c, Vec3(0.0f), radius, p, reach); },
+      [&](uint32_t slot, const Body& b, const Transform& at) {
+        if (passes(w, slot, filter)) test(slot, b, at);
+      });
+  std::sort(out.begin(), out.end(), [](const OverlapHit& a, const OverlapHit& b) { return a.body_id < b.body_id; });
+  out.erase(std::unique(out.begin(), out.end(),
+                        [](const OverlapHit& a, const OverlapHit& b) { return a.body_id == b.body_id; }),
+            out.end());
+  return out;
+}
+
+}  // namespace
 
 // ---------------------------------------------------------------------------------------
 // Public API (keel/sim/query.h)
@@ -284,6 +376,41 @@ std::vector<OverlapHit> overlap(const World& world, const QueryShape& shape, con
                                 const QueryFilter& filter) {
   if (!usable(shape, pose)) return {};
   return overlap_core(WorldAccess::impl(world), query_core(shape, normalized(pose)), filter);
+}
+
+// Poses come from the caller (a match's history, restored from bytes): non-finite ones
+// are never fed to the tests. Non-finite query input finds nothing, as above.
+namespace {
+bool posed_usable(std::span<const PosedBody> posed) {
+  for (const PosedBody& p : posed) {
+    if (!usable(QueryShape::sphere(1.0f), Transform{p.position, p.rotation})) return false;
+  }
+  return true;
+}
+}  // namespace
+
+std::optional<QueryHit> raycast_posed(const World& world, std::span<const PosedBody> posed, const Vec3& origin,
+                                      const Vec3& direction, float max_distance, const QueryFilter& filter) {
+  Vec3 dir;
+  if (!finite(origin) || !unit_direction(direction, max_distance, dir) || !posed_usable(posed)) return std::nullopt;
+  return cast_core_posed(WorldAccess::impl(world), posed, query::point_core(origin, 0.0f), dir, max_distance, filter);
+}
+
+std::optional<QueryHit> shape_cast_posed(const World& world, std::span<const PosedBody> posed, const QueryShape& shape,
+                                         const Transform& start, const Vec3& direction, float max_distance,
+                                         const QueryFilter& filter) {
+  Vec3 dir;
+  if (!usable(shape, start) || !unit_direction(direction, max_distance, dir) || !posed_usable(posed)) {
+    return std::nullopt;
+  }
+  return cast_core_posed(WorldAccess::impl(world), posed, query_core(shape, normalized(start)), dir, max_distance,
+                         filter);
+}
+
+std::vector<OverlapHit> overlap_posed(const World& world, std::span<const PosedBody> posed, const QueryShape& shape,
+                                      const Transform& pose, const QueryFilter& filter) {
+  if (!usable(shape, pose) || !posed_usable(posed)) return {};
+  return overlap_core_posed(WorldAccess::impl(world), posed, query_core(shape, normalized(pose)), filter);
 }
 
 }  // namespace keel::sim

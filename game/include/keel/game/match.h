@@ -7,9 +7,11 @@
 #include <keel/game/rules.h>
 #include <keel/sim/defs.h>
 #include <keel/base/expected.h>
+#include <keel/sim/query.h>
 #include <keel/sim/world.h>
 
 #include <cstdint>
+#include <deque>
 #include <map>
 #include <memory>
 #include <optional>
@@ -28,9 +30,24 @@ struct PlayerEvent {
   friend bool operator==(const PlayerEvent&, const PlayerEvent&) = default;
 };
 
+/// What a player was looking at when its input was sampled: the world `lag` ticks before
+/// the tick its frame is applied at, `fraction`/256 of the way on to the tick after (the
+/// client's interpolation). The default, lag 0, is the present. Match::step clamps it into
+/// the history the match holds (docs/game-rules.md, "Lag compensation").
+struct ViewStamp {
+  uint16_t lag = 0;
+  uint8_t fraction = 0;
+  friend bool operator==(const ViewStamp&, const ViewStamp&) = default;
+};
+
 struct PlayerInput {
+  PlayerInput() = default;
+  PlayerInput(uint32_t player_id, const InputFrame& input, ViewStamp seen = {})
+      : player(player_id), frame(input), view(seen) {}
+
   uint32_t player = 0;
   InputFrame frame;
+  ViewStamp view;  ///< what the player saw when it sampled `frame`
 
   friend bool operator==(const PlayerInput&, const PlayerInput&) = default;
 };
@@ -51,6 +68,7 @@ struct PlayerSlot {
   uint32_t character = 0;    ///< user id of the body the player controls (0 = none); set by the rules
   uint32_t spawn_index = 0;  ///< joins so far modulo the scene's spawn points
   InputFrame last_input;     ///< the last frame applied
+  ViewStamp view;            ///< the view of the last frame applied, clamped (repeated with it)
   StateValues state;         ///< the game's per-player fields (GameSpec::state.player)
 };
 
@@ -58,6 +76,24 @@ struct PlayerSlot {
 inline constexpr uint32_t kMaxPlayersPerMatch = 256;
 inline constexpr uint32_t kMaxTimers = 256;
 inline constexpr uint32_t kMaxPendingBodyChanges = 1024;
+
+/// One body's pose in a tick of the match's pose history.
+struct PastPose {
+  uint32_t body_id = 0;
+  sim::Vec3 position{0.0f};
+  sim::Quat rotation{1.0f, 0.0f, 0.0f, 0.0f};
+  friend bool operator==(const PastPose&, const PastPose&) = default;
+};
+
+/// Every movable body's pose at the end of one tick, by body id.
+struct PoseFrame {
+  uint64_t tick = 0;
+  std::vector<PastPose> poses;
+  friend bool operator==(const PoseFrame&, const PoseFrame&) = default;
+};
+
+/// Bytes the pose history holds per body per tick (a u32 id, 3 + 4 floats).
+inline constexpr uint32_t kPastPoseBytes = 32;
 
 class Match {
  public:
@@ -135,6 +171,35 @@ class Match {
   /// Relabels a body. State like any other change: call it from the game's hooks only.
   void set_body_kind(uint32_t body_user_id, uint32_t kind);
 
+  // --- lag compensation (docs/game-rules.md, "Lag compensation") ---
+  /// Queries "as this player saw the world": against the poses of the tick its frame's
+  /// view names (interpolated by its fraction), for the player's frame being applied now.
+  /// Static bodies are where they are; a movable body is where it was then, and bodies
+  /// that did not exist then are left out. A view of lag 0 (the present, and always when
+  /// the game keeps no history or `player` is not in the match) is the plain query on the
+  /// world as it is. Deterministic: the same verdict on the server, in a replay and in a
+  /// predicting client, whatever was restored when.
+  std::optional<sim::QueryHit> raycast_as_seen(uint32_t player, const sim::Vec3& origin, const sim::Vec3& direction,
+                                               float max_distance, const sim::QueryFilter& filter = {}) const;
+  std::optional<sim::QueryHit> shape_cast_as_seen(uint32_t player, const sim::QueryShape& shape,
+                                                  const sim::Transform& start, const sim::Vec3& direction,
+                                                  float max_distance, const sim::QueryFilter& filter = {}) const;
+  std::vector<sim::OverlapHit> overlap_as_seen(uint32_t player, const sim::QueryShape& shape,
+                                               const sim::Transform& pose, const sim::QueryFilter& filter = {}) const;
+  /// The tick a player's current view names (tick() - lag) and its fraction; the present
+  /// for a player not in the match.
+  std::pair<uint64_t, uint8_t> view_of(uint32_t player) const;
+  /// The poses a view sees (the posed list the *_as_seen queries use), by body id.
+  std::vector<sim::PosedBody> poses_seen(const ViewStamp& view) const;
+  /// The pose history, oldest first; its newest frame is this tick's (the state after the
+  /// last step). Empty when the game keeps none (GameSpec::pose_history_ticks = 0).
+  const std::deque<PoseFrame>& pose_history() const { return history_; }
+  /// The oldest lag a view may have now: ticks of history held before the present.
+  uint32_t max_view_lag() const { return history_.empty() ? 0 : uint32_t(history_.size() - 1); }
+  /// Clamps a view into the history held now (lag at most max_view_lag(); the present
+  /// has no fraction). Returns true when it was already inside.
+  bool clamp_view(ViewStamp& view) const;
+
   // --- events ---
   /// Emits an event of type `type` (GameSpec::events index) with its payload
   /// (sanitised against the type's layout). At most kMaxEventsPerTick a tick; past
@@ -171,6 +236,9 @@ class Match {
   void fire_timers();
   void apply_body_changes();
   uint64_t next_fire_tick() const;  // the world tick of the next step that fires timers
+  void record_poses();  // appends this tick's poses to the history, dropping the oldest
+  void write_history(std::vector<uint8_t>& out) const;
+  bool read_history(std::span<const uint8_t> bytes, size_t& at, std::deque<PoseFrame>& out) const;
 
   sim::SceneDef scene_;
   sim::World world_;
@@ -184,6 +252,11 @@ class Match {
   uint64_t seed_ = 0;                // not state: what create() was given
   uint32_t next_body_id_ = 1;
   uint32_t joins_ = 0;  // players ever joined: picks spawn points round-robin
+  // State when the game keeps one (GameSpec::pose_history_ticks): the poses of the last
+  // pose_history_ticks + 1 ticks, oldest first, the newest this tick's. A joining client
+  // or a replay restored from a checkpoint needs it to judge the next second's shots as
+  // the server does, so it travels in the state bytes and the hash covers it.
+  std::deque<PoseFrame> history_;
   // Not state: body changes waiting for the next apply point (empty between steps) and
   // the events of the last step (outputs of a step, recorded and sent, never read back).
   std::vector<BodyChange> pending_;

@@ -25,6 +25,8 @@ struct EventType {
 
 inline constexpr uint32_t kMaxEventTypes = 64;
 inline constexpr uint32_t kMaxEventsPerTick = 64;
+/// The longest pose history a game may keep: 4 s at the highest tick rate (120 Hz).
+inline constexpr uint32_t kMaxPoseHistoryTicks = 480;
 
 /// One event a step emitted: its type (index into GameSpec::events) and payload codes.
 struct GameEvent {
@@ -45,6 +47,11 @@ struct GameSpec {
   /// recording accepts: scene bodies + per_player * players + extra.
   uint32_t max_bodies_per_player = 16;
   uint32_t max_extra_bodies = 0;
+  /// Ticks of pose history the match keeps for lag-compensated queries
+  /// (Match::raycast_as_seen and the others; docs/game-rules.md, "Lag compensation"):
+  /// 0 = none (the queries see the present), else at least the scene's tick rate (one
+  /// second; Match::create refuses less) and at most kMaxPoseHistoryTicks.
+  uint32_t pose_history_ticks = 0;
 
   /// validate() on every layout, plus the name and the event bounds.
   Status validate() const;

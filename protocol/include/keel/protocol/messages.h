@@ -23,6 +23,10 @@ struct MessageLimits {
   static constexpr size_t kMaxChallengeBytes = 512;
   static constexpr uint32_t kMaxInputWindow = 64;       ///< frames in an InputBatch
   static constexpr size_t kMaxInputBatchBytes = 1024;
+  /// InputBatch.views: at most 1 + 41 bits a frame (a changed flag, the lag, the fraction).
+  static constexpr size_t kMaxViewBytes = 512;
+  /// ServerInputFrameRun.views: 1 + 17 bits per input of a run of 64 ticks of 256 players.
+  static constexpr size_t kMaxRunViewBytes = 64 * 256 * 3;
   static constexpr size_t kMaxSnapshotBytes = 256 * 1024;
 };
 

@@ -90,6 +90,8 @@ nlohmann::ordered_json inputs_json(const game::GameSpec& spec, const game::TickI
   nlohmann::ordered_json out = nlohmann::ordered_json::array();
   for (const game::PlayerInput& in : inputs.inputs) {
     out.push_back({{"player", in.player}, {"input", values_json(spec.input, in.frame)}});
+    // Only a view that is not the present is shown: lag compensation's (game-rules.md 11).
+    if (in.view != game::ViewStamp{}) out.back()["view"] = {{"lag", in.view.lag}, {"fraction", in.view.fraction}};
   }
   return out;
 }

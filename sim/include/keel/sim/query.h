@@ -17,6 +17,7 @@
 #include <cstdint>
 #include <memory>
 #include <optional>
+#include <span>
 #include <vector>
 
 namespace keel::sim {
@@ -92,5 +93,29 @@ std::optional<QueryHit> shape_cast(const World& world, const QueryShape& shape, 
 /// Every body one of whose colliders overlaps `shape` placed at `pose`, by user id.
 std::vector<OverlapHit> overlap(const World& world, const QueryShape& shape, const Transform& pose,
                                 const QueryFilter& filter = {});
+
+/// A movable body placed where it once stood: the *_posed queries test its colliders with
+/// its body frame at this pose (what BodyState::position and rotation give) instead of
+/// where it is now.
+struct PosedBody {
+  uint32_t body_id = 0;  ///< the body's user id
+  Vec3 position{0.0f};
+  Quat rotation{1.0f, 0.0f, 0.0f, 0.0f};
+};
+
+/// The queries above against the world as it was at some earlier moment (a match's lag
+/// compensation): static bodies where they are; every movable (dynamic or kinematic) body
+/// at its pose in `posed` when it is listed, and left out when it is not (it was not
+/// there). Listed bodies no longer in the world, or static now, are skipped. The order of
+/// `posed` never decides a result (ties go by user id as above). Cost: the static tree's
+/// walk plus, for each listed body, a distance test of its reach sphere and then the exact
+/// test of its colliders, so O(listed bodies) per query. A non-finite pose finds nothing.
+std::optional<QueryHit> raycast_posed(const World& world, std::span<const PosedBody> posed, const Vec3& origin,
+                                      const Vec3& direction, float max_distance, const QueryFilter& filter = {});
+std::optional<QueryHit> shape_cast_posed(const World& world, std::span<const PosedBody> posed, const QueryShape& shape,
+                                         const Transform& start, const Vec3& direction, float max_distance,
+                                         const QueryFilter& filter = {});
+std::vector<OverlapHit> overlap_posed(const World& world, std::span<const PosedBody> posed, const QueryShape& shape,
+                                      const Transform& pose, const QueryFilter& filter = {});
 
 }  // namespace keel::sim
