@@ -18,8 +18,10 @@
 #include <stdint.h>
 
 /* 2: modules carry their own Keel (version 1 modules called into the host's) and must
- * be built from the loading program's Keel version. */
-#define KEEL_GAME_ABI_VERSION 2u
+ * be built from the loading program's Keel version.
+ * 3: Match, GameSpec and PlayerInput gained lag compensation (the pose history and
+ * view stamps), so a version 2 module's objects have other layouts. */
+#define KEEL_GAME_ABI_VERSION 3u
 #define KEEL_GAME_ENTRY_SYMBOL "keel_game_module"
 
 #ifdef __cplusplus
