@@ -120,8 +120,10 @@ float InterestSender::relevance(const InterestFrame& frame, size_t body, Track& 
     float near = std::max(config_.near_distance, 0.01f);
     falloff = 1.0f / (1.0f + dist2 / (near * near));
   }
+  // The client may hold a newer value than the acknowledged one (sent, its ack still on
+  // the way): the body is settled only when what was last sent is what it acknowledged.
   const QuantBody& now = frame.current->bodies[body];
-  bool changed = !t.has_baseline || !(t.baseline == now);
+  bool changed = !t.has_baseline || !(t.baseline == now) || !(t.last_sent == t.baseline);
   return std::min(rel.weight, 1e6f) * falloff * (changed ? 1.0f : config_.still_factor);
 }
 
@@ -205,7 +207,8 @@ std::vector<uint8_t> InterestSender::encode(const InterestFrame& frame, double a
     chosen.push_back(c);
     if (!t.in_interest) ++holding;
   }
-  if (chosen.empty() && leaves == 0) return {};
+  const bool idle_due = current.tick - last_sent_ >= config_.idle_interval;
+  if (chosen.empty() && leaves == 0 && !idle_due) return {};
   std::vector<uint32_t> left;
   std::vector<uint8_t> message = build(frame, chosen, left);
   while (static_cast<double>(snapshot_wire_bytes(message.size())) > allowance && !chosen.empty()) {
@@ -213,7 +216,8 @@ std::vector<uint8_t> InterestSender::encode(const InterestFrame& frame, double a
     message = build(frame, chosen, left);
   }
   if (static_cast<double>(snapshot_wire_bytes(message.size())) > allowance) return {};
-  if (chosen.empty() && left.empty()) return {};
+  if (chosen.empty() && left.empty() && !idle_due) return {};
+  last_sent_ = current.tick;
   // A body that comes back before its leave was acknowledged is simply sent again.
   std::erase_if(pending_left_, [&](uint32_t id) {
     return std::any_of(chosen.begin(), chosen.end(), [&](const Candidate& c) { return tracks_[c.track].id == id; });
@@ -227,6 +231,7 @@ std::vector<uint8_t> InterestSender::encode(const InterestFrame& frame, double a
     t.priority = 0.0f;
     if (!usable_baseline(t, current.tick)) last_.full.push_back(t.id);
     record.bodies.push_back({t.id, t.epoch, t.sends, now});
+    t.last_sent = now;
     ++t.sends;
     last_.bodies.push_back(now);
   }
@@ -238,6 +243,16 @@ std::vector<uint8_t> InterestSender::encode(const InterestFrame& frame, double a
 }
 
 // --- receiver ----------------------------------------------------------------------------
+
+QuantSnapshot InterestReceiver::held() const {
+  QuantSnapshot s;
+  s.tick = latest_tick_;
+  s.bodies.reserve(tracks_.size());
+  for (const Track& t : tracks_) {
+    if (!t.samples.empty()) s.bodies.push_back(t.samples.back().value);
+  }
+  return s;
+}
 
 InterestReceiver::Track* InterestReceiver::track(uint32_t id) {
   auto it = std::lower_bound(tracks_.begin(), tracks_.end(), id,

@@ -11,6 +11,8 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdio>
+#include <cstdlib>
 #include <deque>
 
 namespace kp = keel::protocol;
@@ -380,4 +382,73 @@ TEST(Interest, MalformedPayloadsAreRefused) {
   ASSERT_EQ(kp::check_message(m, msg), kp::DropReason::None);
   EXPECT_EQ(rx.receive(*msg->body_as_PartialSnapshot()), kp::DropReason::None);
   EXPECT_EQ(rx.bodies(), f.bodies.size());
+}
+
+namespace {
+
+// The fuzz target's baselines (tests/fuzz/fuzz_protocol_snapshot.cpp).
+kp::QuantSnapshot fuzz_baseline(uint64_t tick, uint32_t shift) {
+  kp::QuantSnapshot s;
+  s.tick = tick;
+  for (uint32_t i = 0; i < 40; ++i) {
+    kp::QuantBody b;
+    b.id = 1 + i * 2;
+    b.pos[0] = 1000 + i * 30 + shift;
+    b.pos[1] = 500 + shift;
+    b.pos[2] = 2000 - i;
+    b.largest = 3;
+    b.rot[0] = b.rot[1] = b.rot[2] = 1023;
+    b.at_rest = (i % 3) == 0;
+    s.bodies.push_back(b);
+  }
+  return s;
+}
+
+}  // namespace
+
+// Seeds for fuzz_protocol_snapshot: PartialSnapshot payloads at tick 105 against the
+// fuzz target's receiver (bodies held at ticks 100 and 104), one with deltas and leaves,
+// one in full; each must decode there. Written only when asked:
+//   KEEL_WRITE_FUZZ_SEEDS=tests/fuzz/corpus build/bin/keel_protocol_tests --gtest_filter='Interest.FuzzSeeds'
+TEST(Interest, FuzzSeeds) {
+  kp::SnapshotConfig c;
+  kp::InterestSender tx(c);
+  kp::InterestReceiver rx(c);
+  auto payload_of = [](const std::vector<uint8_t>& m) {
+    const kp::fb::Message* msg = nullptr;
+    EXPECT_EQ(kp::check_message(m, msg), kp::DropReason::None);
+    auto* p = msg->body_as_PartialSnapshot()->payload();
+    return std::vector<uint8_t>(p->begin(), p->end());
+  };
+  std::vector<uint8_t> full;
+  for (uint64_t tick : {100u, 104u}) {
+    kp::QuantSnapshot s = fuzz_baseline(tick, uint32_t(tick - 100));
+    std::vector<ks::Vec3> pos(s.bodies.size(), ks::Vec3(0.0f));
+    std::vector<uint8_t> m = tx.encode({&s, pos, {}, std::nullopt}, 1e9);
+    if (tick == 100) full = payload_of(m);
+    const kp::fb::Message* msg = nullptr;
+    ASSERT_EQ(kp::check_message(m, msg), kp::DropReason::None);
+    ASSERT_EQ(rx.receive(*msg->body_as_PartialSnapshot()), kp::DropReason::None);
+    tx.on_ack(tick);
+  }
+  kp::QuantSnapshot s = fuzz_baseline(105, 7);
+  s.bodies.resize(30);  // ten bodies leave
+  std::vector<ks::Vec3> pos(s.bodies.size(), ks::Vec3(0.0f));
+  std::vector<uint8_t> m = tx.encode({&s, pos, {}, std::nullopt}, 1e9);
+  ASSERT_EQ(tx.last_sent().left.size(), 10u);
+  ASSERT_TRUE(tx.last_sent().full.empty());
+  std::vector<uint8_t> delta = payload_of(m);
+  const kp::fb::Message* msg = nullptr;
+  ASSERT_EQ(kp::check_message(m, msg), kp::DropReason::None);
+  ASSERT_EQ(rx.receive(*msg->body_as_PartialSnapshot()), kp::DropReason::None);
+  EXPECT_EQ(rx.bodies(), 30u);
+  const char* dir = std::getenv("KEEL_WRITE_FUZZ_SEEDS");
+  if (dir == nullptr) return;
+  for (auto& [name, bytes] : {std::pair{"partial_delta", delta}, std::pair{"partial_full", full}}) {
+    std::string path = std::string(dir) + "/protocol_snapshot/" + name;
+    FILE* f = std::fopen(path.c_str(), "wb");
+    ASSERT_NE(f, nullptr) << path;
+    std::fwrite(bytes.data(), 1, bytes.size(), f);
+    std::fclose(f);
+  }
 }

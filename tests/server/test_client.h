@@ -13,6 +13,7 @@
 #include <keel/protocol/input_codec.h>
 #include <keel/protocol/messages.h>
 #include <keel/scene/scene.h>
+#include <keel/protocol/interest.h>
 #include <keel/protocol/snapshot_stream.h>
 #include <keel/protocol/token.h>
 #include <keel/game/match.h>
@@ -128,6 +129,8 @@ class TestClient {
   bool scene_ready_ = false;
   std::optional<protocol::SnapshotConfig> config_;
   std::optional<protocol::SnapshotReceiver> snapshot_rx_;
+  std::optional<protocol::InterestReceiver> interest_rx_;
+  protocol::QuantSnapshot held_;  // the newest snapshot's view of the world
   std::optional<game::Match> match_;
   protocol::FrameReceiver frame_rx_;
   std::map<uint64_t, protocol::InputFrameMessage> frames_ahead_;

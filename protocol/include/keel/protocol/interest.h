@@ -21,6 +21,7 @@
 #include <keel/protocol/drop.h>
 #include <keel/protocol/messages.h>
 #include <keel/protocol/snapshot_codec.h>
+#include <keel/game/rules.h>
 
 #include <cstdint>
 #include <deque>
@@ -55,13 +56,13 @@ struct InterestConfig {
   /// Relevance factor of a body whose value equals the one the client acknowledged
   /// (it already shows it): 0 sends it no more until it changes.
   float still_factor = 0.0f;
+  /// With nothing to send, an empty snapshot still goes out at most every this many
+  /// ticks: the client's clock and render time follow the snapshots' ticks.
+  uint32_t idle_interval = 12;
 };
 
 /// What the game says about one body for one viewer (game::Rules::relevance).
-struct BodyRelevance {
-  float weight = 1.0f;  ///< 0: out of interest; otherwise scales the priority
-  bool always = false;  ///< relevant at any distance (a ball, a flag carrier)
-};
+using BodyRelevance = game::BodyInterest;
 
 /// One snapshot's worth of what the sender chooses from, for one client.
 struct InterestFrame {
@@ -114,6 +115,7 @@ class InterestSender {
     uint32_t baseline_send = 0;
     uint64_t baseline_tick = 0;
     QuantBody baseline;
+    QuantBody last_sent;  ///< the newest value sent (valid once sends > 0)
   };
   struct SentBody {
     uint32_t id;
@@ -147,6 +149,7 @@ class InterestSender {
   std::deque<Sent> sent_;
   uint64_t acked_ = 0;
   uint64_t last_tick_ = 0;
+  uint64_t last_sent_ = 0;
   PartialUpdate last_;
 };
 
@@ -163,6 +166,8 @@ class InterestReceiver {
   uint64_t ack_tick() const { return latest_tick_; }
   /// The newest value held of `id`, or nullptr.
   const QuantBody* find(uint32_t id) const;
+  /// The newest value of every body held, sorted by id, at the newest decoded tick.
+  QuantSnapshot held() const;
   size_t bodies() const { return tracks_.size(); }
 
  private:
