@@ -110,10 +110,12 @@ void InterestSender::leave(Track& t) {
 
 // How much body `body` matters to this client now; < 0: out of its interest.
 float InterestSender::relevance(const InterestFrame& frame, size_t body, Track& t) {
-  BodyRelevance rel = frame.relevance.empty() ? BodyRelevance{} : frame.relevance[body];
+  // Spans that do not match the bodies are ignored (the defaults: weight 1, no viewer).
+  const size_t n = frame.current->bodies.size();
+  BodyRelevance rel = frame.relevance.size() == n ? frame.relevance[body] : BodyRelevance{};
   if (!(rel.weight > 0.0f) || !std::isfinite(rel.weight)) return -1.0f;
   float falloff = 1.0f;
-  if (frame.viewer && !rel.always) {
+  if (frame.viewer && !rel.always && frame.positions.size() == n) {
     sim::Vec3 d = frame.positions[body] - *frame.viewer;
     float dist2 = glm::dot(d, d);
     if (config_.radius > 0.0f && dist2 > config_.radius * config_.radius) return -1.0f;

@@ -75,5 +75,36 @@ TEST(ServerInterest, ABusySceneStaysWithinTheClientsBudget) {
   EXPECT_EQ(rs.server->wait(), 0);
 }
 
+// A client's hello may lower its budget (never raise it): two clients of one busy match,
+// one asking for 24 kbit/s of the server's 64, get about what each asked for.
+TEST(ServerInterest, AClientMayAskForLessThanTheServersBudget) {
+  auto opts = test_options("interest_hello_budget");
+  opts.scene_path = std::string(KEEL_SOURCE_DIR) + "/scenes/pile.json";
+  opts.client_kbps = 64;
+  RunningServer rs(opts);
+  TestClientOptions slow_options;
+  slow_options.server = rs.address;
+  slow_options.client_id = 10;
+  slow_options.max_kbps = 24;
+  auto slow = std::make_unique<TestClient>(rs.io, slow_options);
+  slow->start(seconds_now());
+  auto full = rs.client(11);
+  ASSERT_TRUE(drive({slow.get(), full.get()}, 5.0, [&] {
+    return slow->playing() && full->playing() && slow->snapshots() >= 5 && full->snapshots() >= 5;
+  }));
+  const double t0 = seconds_now();
+  const uint64_t slow0 = slow->bytes_received(), full0 = full->bytes_received();
+  drive({slow.get(), full.get()}, 2.0);
+  const double seconds = seconds_now() - t0;
+  const double slow_rate = double(slow->bytes_received() - slow0) / seconds;
+  const double full_rate = double(full->bytes_received() - full0) / seconds;
+  EXPECT_LE(slow_rate * seconds, 24 * 125.0 * (seconds + 0.25) + 2000);
+  EXPECT_GE(slow_rate, 24 * 125.0 * 0.6);
+  EXPECT_GE(full_rate, 64 * 125.0 * 0.6);
+  EXPECT_GT(full_rate, 1.8 * slow_rate);
+  rs.server->request_stop();
+  EXPECT_EQ(rs.server->wait(), 0);
+}
+
 }  // namespace
 }  // namespace keel::test

@@ -143,7 +143,8 @@ void TestClient::on_control(std::span<const uint8_t> bytes, double now) {
       newest_server_tick_time_ = now;
       accept_time_ = now;
       flatbuffers::FlatBufferBuilder fbb(32);
-      auto body = fb::CreateClientHello(fbb, options_.predict ? fb::ClientMode::Predict : fb::ClientMode::Interpolate, false);
+      auto body = fb::CreateClientHello(fbb, options_.predict ? fb::ClientMode::Predict : fb::ClientMode::Interpolate, false,
+                                        options_.max_kbps);
       conn_->send(kp::Channel::Control, kp::finish_message(fbb, fb::Body::ClientHello, body.Union()));
       break;
     }

@@ -42,6 +42,8 @@ struct TestClientOptions {
   std::vector<std::string> token_addresses;
   /// The local UDP port to bind (0: any). A restarted client binds its old one.
   uint16_t local_port = 0;
+  /// ClientHello.max_kbps: the client's own cap on its snapshot budget (0 = the server's).
+  uint32_t max_kbps = 0;
   /// A token to use instead of minting one (a reconnect with the same token).
   std::optional<protocol::ConnectToken> token;
 };

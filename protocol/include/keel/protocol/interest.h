@@ -68,7 +68,7 @@ using BodyRelevance = game::BodyInterest;
 struct InterestFrame {
   const QuantSnapshot* current = nullptr;  ///< every candidate body, sorted by id
   std::span<const sim::Vec3> positions;    ///< world positions, parallel to current->bodies
-  std::span<const BodyRelevance> relevance;  ///< parallel; empty = weight 1 each
+  std::span<const BodyRelevance> relevance;  ///< parallel; empty (or another size) = weight 1 each
   std::optional<sim::Vec3> viewer;         ///< the client's body; none = uniform (spectator)
 };
 
