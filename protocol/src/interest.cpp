@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <type_traits>
 
 namespace keel::protocol {
 namespace {
@@ -149,11 +150,15 @@ std::vector<uint8_t> InterestSender::build(const InterestFrame& frame, const std
     bool delta = usable_baseline(t, tick);
     entries.push_back({&frame.current->bodies[c.body], delta ? &t.baseline : nullptr, delta ? t.baseline_tick : 0});
   }
-  // The pending leaves, but not those of bodies this message sends again.
+  // The pending leaves, but not those of bodies this message sends again (`order` is in
+  // id order: tracks follow the candidate bodies, which are sorted by id).
   left.clear();
   for (uint32_t id : pending_left_) {
     if (left.size() == InterestLimits::kMaxLeavesPerMessage) break;
-    bool again = std::any_of(order.begin(), order.end(), [&](const Candidate& c) { return tracks_[c.track].id == id; });
+    bool again = std::binary_search(order.begin(), order.end(), id, [&](const auto& a, const auto& b) {
+      if constexpr (std::is_same_v<std::decay_t<decltype(a)>, uint32_t>) return a < tracks_[b.track].id;
+      else return tracks_[a.track].id < b;
+    });
     if (!again) left.push_back(id);
   }
   std::vector<uint8_t> payload = encode_partial(tick, entries, left, snapshot_);
@@ -196,7 +201,8 @@ std::vector<uint8_t> InterestSender::encode(const InterestFrame& frame, double a
   double room_bits = (allowance - static_cast<double>(fixed_bytes)) * 8.0;
   std::vector<Candidate> chosen;
   for (const Candidate& c : candidates) {
-    if (chosen.size() >= InterestLimits::kMaxBodiesPerMessage) break;
+    // No body costs less than about 24 bits (an id, a flag, three zero residuals...).
+    if (chosen.size() >= InterestLimits::kMaxBodiesPerMessage || room_bits < 24.0) break;
     Track& t = tracks_[c.track];
     if (!t.in_interest && holding >= InterestLimits::kMaxInterestBodies) continue;
     BitWriter w;
@@ -221,9 +227,12 @@ std::vector<uint8_t> InterestSender::encode(const InterestFrame& frame, double a
   if (chosen.empty() && left.empty() && !idle_due) return {};
   last_sent_ = current.tick;
   // A body that comes back before its leave was acknowledged is simply sent again.
-  std::erase_if(pending_left_, [&](uint32_t id) {
-    return std::any_of(chosen.begin(), chosen.end(), [&](const Candidate& c) { return tracks_[c.track].id == id; });
-  });
+  if (!pending_left_.empty()) {
+    std::vector<uint32_t> sent_ids;
+    for (const Candidate& c : chosen) sent_ids.push_back(tracks_[c.track].id);
+    std::sort(sent_ids.begin(), sent_ids.end());
+    std::erase_if(pending_left_, [&](uint32_t id) { return std::binary_search(sent_ids.begin(), sent_ids.end(), id); });
+  }
   Sent record{current.tick, {}, left};
   last_.left = left;
   for (const Candidate& c : chosen) {
