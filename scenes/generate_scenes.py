@@ -18,6 +18,9 @@ script. Layouts (docs/scene-format.md describes the format):
   vehicle.json           4 cars rolling down a ramp into a wall of boxes, on wheel joints
   convex_pile.json       a mesh floor + 500 convex hulls of 8-32 points in a 10x5x10 grid
   terrain.json           a 64 x 64 m heightfield bowl + 240 spheres, capsules and boxes rolling down
+  arena.json             a 480 x 480 m ground, 2000 dynamic boxes and spheres scattered over it and
+                         64 kinematic player capsules on an 8 x 8 grid (interest management:
+                         keel-netbench --interest drives the players)
 
 Common to all: density 1000 kg/m^3, friction 0.6, restitution 0, tick_rate 60, body ids
 unique and consecutive from 1 (the ground is body 1). Only the standard library is used.
@@ -453,6 +456,27 @@ def vehicle():
     return s
 
 
+def arena():
+    """Body 1: a static 480 x 1 x 480 m slab (top face y = 0). Bodies 2 .. 2001: boxes and
+    spheres (every third) resting at uniformly random points of x, z in [-230, 230].
+    Bodies 2002 .. 2065: kinematic capsules, the players, on an 8 x 8 grid 56 m apart."""
+    rng = Lcg(2027)
+    bodies = [body(1, "Static", (0.0, -0.5, 0.0), box_collider(240.0, 0.5, 240.0))]
+    for n in range(2000):
+        x, z = rng.uniform(-230.0, 230.0), rng.uniform(-230.0, 230.0)
+        body_id = len(bodies) + 1
+        if n % 3 == 2:
+            bodies.append(body(body_id, "Dynamic", (x, 0.4, z), sphere_collider(0.4)))
+        else:
+            bodies.append(body(body_id, "Dynamic", (x, 0.5, z), box_collider(0.5, 0.5, 0.5),
+                               yaw_quat(rng.uniform(0.0, 90.0))))
+    for i in range(8):
+        for k in range(8):
+            position = (-196.0 + 56.0 * i, 1.0, -196.0 + 56.0 * k)
+            bodies.append(body(len(bodies) + 1, "Kinematic", position, capsule_collider(0.4, 0.5)))
+    return scene("arena", bodies)
+
+
 def render(s):
     """JSON with one body / spawn point per line: diffable, and far smaller than indent=2."""
     lines = ["{"]
@@ -484,6 +508,7 @@ SCENES = {
     "chain.json": chain,
     "vehicle.json": vehicle,
     "terrain.json": terrain,
+    "arena.json": arena,
 }
 
 

@@ -12,6 +12,7 @@
 #include <keel/protocol/messages.h>
 #include <keel/scene/scene.h>
 #include <keel/protocol/snapshot_stream.h>
+#include <keel/protocol/interest.h>
 
 #include <algorithm>
 #include <chrono>
@@ -120,6 +121,7 @@ struct Client::Impl {
   std::optional<sim::SceneDef> scene;
   protocol::SnapshotConfig snapshot_config;
   std::unique_ptr<protocol::SnapshotReceiver> snapshot_receiver;
+  std::unique_ptr<protocol::InterestReceiver> interest_receiver;  // partial snapshots
   SnapshotBuffer buffer;
   std::deque<BlockAnnouncement> block_infos;
   std::deque<std::vector<uint8_t>> blocks;
@@ -193,6 +195,8 @@ struct Client::Impl {
   void on_scene(std::span<const uint8_t> block, double now);
   void on_checkpoint(const BlockAnnouncement& info, std::span<const uint8_t> block, double now);
   void on_snapshot(std::span<const uint8_t> bytes, double now);
+  void on_partial_snapshot(const protocol::fb::PartialSnapshot& message, double now);
+  void snapshot_arrived(uint64_t tick, double now);
   void on_frame(std::span<const uint8_t> bytes, double now);
   void enter_playing(uint64_t tick);
 
@@ -219,6 +223,7 @@ void Client::Impl::reset_session() {
   response.clear();
   scene.reset();
   snapshot_receiver.reset();
+  interest_receiver.reset();
   block_infos.clear();
   blocks.clear();
   frame_receiver.reset();
@@ -485,7 +490,7 @@ void Client::Impl::on_accept(const protocol::fb::ConnectionAccept& m, double now
   flatbuffers::FlatBufferBuilder fbb(64);
   auto mode = config.mode == Mode::Predict ? protocol::fb::ClientMode::Predict
                                            : protocol::fb::ClientMode::Interpolate;
-  auto hello = protocol::fb::CreateClientHello(fbb, mode, false);
+  auto hello = protocol::fb::CreateClientHello(fbb, mode, false, config.max_kbps);
   send_control(protocol::finish_message(fbb, protocol::fb::Body::ClientHello, hello.Union()));
 }
 
@@ -615,6 +620,7 @@ void Client::Impl::on_scene(std::span<const uint8_t> block, double /*now*/) {
   description.on_scene(*scene);
   snapshot_config = sc;
   snapshot_receiver = std::make_unique<protocol::SnapshotReceiver>(sc);
+  interest_receiver = std::make_unique<protocol::InterestReceiver>(sc);
   if (config.mode == Mode::Interpolate) {
     enter_playing(newest_server_tick);
   } else {
@@ -659,6 +665,10 @@ void Client::Impl::enter_playing(uint64_t tick) {
 void Client::Impl::on_snapshot(std::span<const uint8_t> bytes, double now) {
   const protocol::fb::Message* m = nullptr;
   DropReason r = protocol::check_message(bytes, m);
+  if (r == DropReason::None && m->body_type() == protocol::fb::Body::PartialSnapshot && interest_receiver) {
+    on_partial_snapshot(*m->body_as_PartialSnapshot(), now);
+    return;
+  }
   if (r == DropReason::None && (m->body_type() != protocol::fb::Body::Snapshot || !snapshot_receiver)) {
     r = DropReason::TypeNotAllowed;
   }
@@ -672,10 +682,31 @@ void Client::Impl::on_snapshot(std::span<const uint8_t> bytes, double now) {
   bodies.reserve(q.bodies.size());
   for (const protocol::QuantBody& b : q.bodies) bodies.push_back(protocol::dequantize(b, snapshot_config));
   buffer.add(q.tick, std::move(bodies), now, tick_rate);
+  snapshot_arrived(q.tick, now);
+}
+
+// Interest management: the bodies this snapshot updates get a sample each, those that
+// left the client's interest are dropped from the buffer (and so from pose()).
+void Client::Impl::on_partial_snapshot(const protocol::fb::PartialSnapshot& message, double now) {
+  DropReason r = interest_receiver->receive(message);
+  if (r != DropReason::None) {
+    drops.add(r);
+    return;
+  }
+  const protocol::PartialUpdate& u = interest_receiver->last();
+  std::vector<sim::BodyState> bodies;
+  bodies.reserve(u.bodies.size());
+  for (const protocol::QuantBody& b : u.bodies) bodies.push_back(protocol::dequantize(b, snapshot_config));
+  buffer.add_partial(u.tick, bodies, u.left, now, tick_rate);
+  stats.interest_left += u.left.size();
+  snapshot_arrived(u.tick, now);
+}
+
+void Client::Impl::snapshot_arrived(uint64_t tick, double now) {
   ++stats.snapshots_received;
   heard_since_playing = true;
-  newest_server_tick = std::max(newest_server_tick, q.tick);
-  clock.observe(q.tick, now);
+  newest_server_tick = std::max(newest_server_tick, tick);
+  clock.observe(tick, now);
 }
 
 void Client::Impl::on_frame(std::span<const uint8_t> bytes, double now) {
@@ -775,7 +806,9 @@ void Client::Impl::produce_inputs(double now) {
 }
 
 void Client::Impl::send_batch() {
-  uint64_t snapshot_ack = snapshot_receiver ? snapshot_receiver->ack_tick() : 0;
+  // A server sends one kind of snapshot; the newest decoded of either is acknowledged.
+  uint64_t snapshot_ack = std::max(snapshot_receiver ? snapshot_receiver->ack_tick() : 0,
+                                   interest_receiver ? interest_receiver->ack_tick() : 0);
   uint64_t frame_ack = frame_receiver ? frame_receiver->ack_tick() : 0;
   // The server treats a tick as held once a confirmed frame (predicting) or a snapshot
   // (interpolating) shows it stepped; inputs at or before it need not be resent.
@@ -788,7 +821,7 @@ void Client::Impl::send_batch() {
 void Client::Impl::request_resync(double now) {
   if (awaiting_checkpoint && now - last_resync < kResyncRepeat) return;
   flatbuffers::FlatBufferBuilder fbb(64);
-  auto hello = protocol::fb::CreateClientHello(fbb, protocol::fb::ClientMode::Predict, true);
+  auto hello = protocol::fb::CreateClientHello(fbb, protocol::fb::ClientMode::Predict, true, config.max_kbps);
   if (!send_control(protocol::finish_message(fbb, protocol::fb::Body::ClientHello, hello.Union()))) return;
   // Frames after this belong to the new checkpoint's chain: hold them until it arrives.
   awaiting_checkpoint = true;

@@ -136,5 +136,6 @@ void Rules::before_step(Match&) {}
 void Rules::apply_input(Match&, PlayerSlot&, const InputFrame&) {}
 void Rules::after_step(Match&) {}
 std::optional<std::string> Rules::match_over(const Match&) const { return std::nullopt; }
+void Rules::relevance(const Match&, uint32_t, std::span<const uint32_t>, std::span<BodyInterest>) const {}
 
 }  // namespace keel::game

@@ -86,6 +86,10 @@ DropReason check_gameplay(const fb::Message& m) {
       bool ok = size_of(s->payload()) <= L::kMaxSnapshotBytes;
       return ok ? DropReason::None : DropReason::OutOfRange;
     }
+    case fb::Body::PartialSnapshot: {
+      bool ok = size_of(m.body_as_PartialSnapshot()->payload()) <= L::kMaxSnapshotBytes;
+      return ok ? DropReason::None : DropReason::OutOfRange;
+    }
     case fb::Body::MatchEvent:
       return m.body_as_MatchEvent()->kind() > fb::MatchEventKind::MAX ? DropReason::OutOfRange
                                                                       : DropReason::None;

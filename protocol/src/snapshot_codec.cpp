@@ -660,3 +660,31 @@ uint64_t snapshot_older_tick(std::span<const uint8_t> payload, uint64_t base_tic
 }
 
 }  // namespace keel::protocol
+
+#include "body_bits.h"
+
+namespace keel::protocol::body_bits {
+
+void write_full(BitWriter& w, const QuantBody& b, const SnapshotConfig& c) { Codec(c).write_full(w, b); }
+
+bool read_full(BitReader& r, QuantBody& b, const SnapshotConfig& c) {
+  Codec(c).read_full(r, b);
+  return r.ok() && plausible_rotation(b, c.rotation_bits);
+}
+
+void write_delta(BitWriter& w, const QuantBody& cur, const QuantBody& base, const SnapshotConfig& c) {
+  w.write_bool(cur.at_rest);
+  w.write_bool(cur.largest == base.largest);
+  Prediction same{{base.pos[0], base.pos[1], base.pos[2]}, {base.rot[0], base.rot[1], base.rot[2]}};
+  Codec(c).write_delta(w, cur, base, same);
+}
+
+bool read_delta(BitReader& r, const QuantBody& base, QuantBody& out, const SnapshotConfig& c) {
+  out.at_rest = r.read_bool();
+  bool same_largest = r.read_bool();
+  Prediction same{{base.pos[0], base.pos[1], base.pos[2]}, {base.rot[0], base.rot[1], base.rot[2]}};
+  Codec(c).read_delta(r, base, same, same_largest, out);
+  return r.ok() && plausible_rotation(out, c.rotation_bits);
+}
+
+}  // namespace keel::protocol::body_bits

@@ -6,6 +6,7 @@
 #include <CLI/CLI.hpp>
 
 #include <algorithm>
+#include <cmath>
 #include <cctype>
 #include <sstream>
 
@@ -63,8 +64,12 @@ void add_flags(CLI::App& app, ServerOptions& o) {
       ->check(CLI::IsMember({0u, 30u, 60u, 120u}));
   app.add_option("--max-catch-up-ticks", o.max_catch_up_ticks, "ticks stepped at once after a stall; the rest are dropped")
       ->default_val(5)->check(CLI::Range(1u, 120u));
-  app.add_option("--client-kbps", o.client_kbps, "send budget per client in kbit/s; over it, snapshots are skipped")
-      ->default_val(4000)->check(CLI::Range(16u, 1000000u));
+  app.add_option("--client-kbps", o.client_kbps,
+                 "send budget per client in kbit/s (IPv4/UDP headers counted); each snapshot holds the most relevant bodies that fit")
+      ->default_val(256)->check(CLI::Range(16u, 1000000u));
+  app.add_option("--interest-radius", o.interest_radius,
+                 "metres around a player's character beyond which bodies leave its interest; 0 = no radius")
+      ->default_val(0.0f)->check(CLI::Range(0.0f, 100000.0f));
   app.add_option("--threads", o.threads, "threads stepping matches (0 = one per core)")
       ->default_val(0)->check(CLI::Range(0u, 256u));
   app.add_flag("--log-json", o.log_json, "log JSON lines instead of human-readable lines");
@@ -159,7 +164,13 @@ keel::Status validate(const ServerOptions& o) {
   if (o.tick_rate != 0 && o.tick_rate != 30 && o.tick_rate != 60 && o.tick_rate != 120) {
     return keel::Error{"--tick-rate " + std::to_string(o.tick_rate) + ": use 30, 60 or 120"};
   }
-  if (o.snapshot_rate == 0 || o.max_players == 0 || o.max_matches == 0) {
+  if (o.client_kbps < 16) {
+    return keel::Error{"--client-kbps " + std::to_string(o.client_kbps) + ": use at least 16 (a snapshot with a few bodies)"};
+  }
+  if (!std::isfinite(o.interest_radius) || o.interest_radius < 0.0f) {
+    return keel::Error{"--interest-radius: metres >= 0 (0 = no radius)"};
+  }
+    if (o.snapshot_rate == 0 || o.max_players == 0 || o.max_matches == 0) {
     return keel::Error{"--snapshot-rate, --max-players and --max-matches must be at least 1"};
   }
   return {};

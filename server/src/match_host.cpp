@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <ctime>
 #include <filesystem>
 #include <random>
@@ -46,6 +47,13 @@ std::string utc_stamp() {
   return buf;
 }
 
+kp::InterestConfig interest_config(const ServerOptions& options) {
+  kp::InterestConfig c;
+  c.budget_bytes_per_second = options.client_kbps * 125.0;
+  c.radius = options.interest_radius;
+  return c;
+}
+
 }  // namespace
 
 keel::Expected<std::shared_ptr<MatchHost>> MatchHost::create(uint64_t id, const MatchSettings& settings,
@@ -70,6 +78,7 @@ MatchHost::MatchHost(uint64_t id, game::Match match, const MatchSettings& settin
       max_players_(settings.max_players),
       scene_binary_(keel::scene::scene_to_binary(scene_)),
       snapshot_config_(kp::SnapshotConfig::for_scene(scene_)),
+      interest_config_(interest_config(services.options)),
       scene_description_(kp::WorldDescription::from_scene(scene_)),
       description_(scene_description_),
       services_(std::move(services)),
@@ -470,17 +479,46 @@ void MatchHost::send_snapshots() {
   bool any = false;
   for (const Session& s : sessions_) any = any || s.state == SessionState::Playing;
   if (!any) return;
-  kp::QuantSnapshot quant = kp::quantize(kp::snapshot_bodies(match_.world()), tick, snapshot_config_);
+  std::vector<sim::BodyState> bodies = kp::snapshot_bodies(match_.world());
+  std::sort(bodies.begin(), bodies.end(), [](const sim::BodyState& a, const sim::BodyState& b) { return a.id < b.id; });
+  kp::QuantSnapshot quant = kp::quantize(bodies, tick, snapshot_config_);
+  std::vector<sim::Vec3> positions;
+  positions.reserve(bodies.size());
+  for (const sim::BodyState& b : bodies) positions.push_back(b.position);
+  std::vector<kp::BodyRelevance> relevance;
   for (Session& s : sessions_) {
     if (s.state != SessionState::Playing) continue;
-    // A client that cannot keep up gets fewer snapshots, never a stalled server.
-    if (s.budget_bytes < 0) {
+    // A client that cannot keep up gets fewer snapshots, never a stalled server; each
+    // one holds what the budget allows now, the most relevant bodies first.
+    if (s.budget_bytes <= 0) {
       services_.metrics.snapshots_skipped.fetch_add(1);
       continue;
     }
-    std::vector<uint8_t> msg = s.snapshots.encode(quant);
+    std::optional<sim::Vec3> viewer;
+    if (!guarded("relevance", [&] { relevance_for(s, quant, relevance, viewer); })) return;
+    std::vector<uint8_t> msg = s.snapshots.encode({&quant, positions, relevance, viewer}, s.budget_bytes);
     if (msg.empty()) continue;
     if (s.conn.send(kp::Channel::Snapshot, msg)) services_.metrics.snapshots_sent.fetch_add(1);
+  }
+}
+
+// The viewer is the player's character (PlayerSlot::character); a client without one is
+// a spectator and sees every body alike. The rules' weights are checked: anything but a
+// finite weight >= 0 counts as 0.
+void MatchHost::relevance_for(const Session& s, const kp::QuantSnapshot& bodies,
+                              std::vector<kp::BodyRelevance>& out, std::optional<sim::Vec3>& viewer) const {
+  viewer.reset();
+  if (const game::PlayerSlot* slot = match_.find_player(s.player); slot != nullptr && slot->character != 0) {
+    sim::BodyId body = match_.world().find_body(slot->character);
+    if (match_.world().is_valid(body)) viewer = match_.world().body_state(body).position;
+  }
+  std::vector<uint32_t> ids;
+  ids.reserve(bodies.bodies.size());
+  for (const kp::QuantBody& b : bodies.bodies) ids.push_back(b.id);
+  out.assign(ids.size(), kp::BodyRelevance{});
+  match_.rules().relevance(match_, s.player, ids, out);
+  for (kp::BodyRelevance& r : out) {
+    if (!std::isfinite(r.weight) || r.weight < 0.0f) r.weight = 0.0f;
   }
 }
 
@@ -492,9 +530,9 @@ void MatchHost::send_frames() {
 }
 
 void MatchHost::flush_connections(Now now) {
-  const double budget_rate = services_.options.client_kbps * 125.0;  // bytes per second
   for (Session& s : sessions_) {
     if (s.state == SessionState::Closed) continue;
+    const double budget_rate = s.kbps * 125.0;  // bytes per second
     double dt = std::max(0.0, now.s() - s.bucket_time);
     s.bucket_time = now.s();
     s.budget_bytes = std::min(budget_rate * 0.25, s.budget_bytes + dt * budget_rate);
@@ -503,7 +541,10 @@ void MatchHost::flush_connections(Now now) {
     for (const auto& d : s.conn.update(now.s())) {
       if (!may_send(s, d.size())) continue;  // reliable data in it is resent later
       services_.sender.send(s.socket, s.endpoint, d);
-      s.budget_bytes -= double(d.size());
+      // Every datagram is charged, with its IPv4/UDP header (what snapshot_wire_bytes
+      // counts); the debt is bounded, so a large block (the scene, a checkpoint) delays
+      // snapshots by at most a quarter of a second of budget after it.
+      s.budget_bytes = std::max(-budget_rate * 0.25, s.budget_bytes - double(d.size() + 28));
       s.bytes_sent += d.size();
       bytes_sent_.fetch_add(d.size(), std::memory_order_relaxed);
     }

@@ -162,6 +162,9 @@ class MatchHost : public std::enable_shared_from_this<MatchHost> {
   game::ViewStamp missing_view(uint32_t player) const;
   void remember(uint64_t tick, uint64_t hash, const game::TickInputs& inputs);
   void send_snapshots();
+  /// What the rules say each snapshot body is worth to `s`'s client, and where it stands.
+  void relevance_for(const Session& s, const protocol::QuantSnapshot& bodies,
+                     std::vector<protocol::BodyRelevance>& out, std::optional<sim::Vec3>& viewer) const;
   void send_frames();
   void send_game_events();
   /// Bodies the step added or removed, to every described client (BodyAdded/Removed).
@@ -181,6 +184,7 @@ class MatchHost : public std::enable_shared_from_this<MatchHost> {
   const uint32_t max_players_;
   std::vector<uint8_t> scene_binary_;
   protocol::SnapshotConfig snapshot_config_;
+  protocol::InterestConfig interest_config_;  // every client's, before its hello's own cap
   // The scene's bodies as the scene block describes them, and every body of the match now
   // (scene bodies as the scene describes them, later ones from the world).
   protocol::WorldDescription scene_description_;

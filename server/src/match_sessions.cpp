@@ -131,7 +131,7 @@ void MatchHost::open_session(Admission& a, Now now) {
   })) {
     ++index;
   }
-  Session& s = sessions_.emplace_back(snapshot_config_, connection_config_);
+  Session& s = sessions_.emplace_back(snapshot_config_, interest_config_, connection_config_);
   s.player = player;
   s.client_index = index;
   s.socket = a.socket;
@@ -275,6 +275,10 @@ void MatchHost::handle_input(Session& s, std::span<const uint8_t> bytes) {
 
 void MatchHost::on_hello(Session& s, const fb::ClientHello& hello) {
   bool predict = hello.mode() == fb::ClientMode::Predict;
+  // A client may lower its own snapshot budget (a slow link), never raise it.
+  const double server_kbps = services_.options.client_kbps;
+  s.kbps = hello.max_kbps() != 0 ? std::min<double>(server_kbps, hello.max_kbps()) : server_kbps;
+  s.snapshots.set_budget(s.kbps * 125.0);
   switch (s.state) {
     case SessionState::Accepted:
       s.predict = predict;

@@ -7,6 +7,7 @@
 #include <keel/protocol/connection.h>
 #include <keel/protocol/frame_window.h>
 #include <keel/protocol/input_codec.h>
+#include <keel/protocol/interest.h>
 #include <keel/protocol/snapshot_stream.h>
 
 #include <array>
@@ -23,8 +24,9 @@ const char* to_string(SessionState s);
 enum class SyncStep { None, Scene, CheckpointDue, Checkpoint };
 
 struct Session {
-  Session(const protocol::SnapshotConfig& config, const protocol::ConnectionConfig& connection)
-      : conn(connection), snapshots(config) {}
+  Session(const protocol::SnapshotConfig& config, const protocol::InterestConfig& interest,
+          const protocol::ConnectionConfig& connection)
+      : conn(connection), snapshots(config, interest), kbps(interest.budget_bytes_per_second / 125.0) {}
 
   uint32_t player = 0;
   uint32_t client_index = 0;
@@ -41,7 +43,8 @@ struct Session {
   protocol::InputReceiver input_rx;
   /// Accepted inputs waiting for their tick: ticks in [match tick, match tick + 120].
   std::map<uint64_t, game::PlayerInput> inputs;  ///< frame and sanitised view (player unset)
-  protocol::SnapshotSender snapshots;
+  /// Partial snapshots: the client's interest, by priority within its budget.
+  protocol::InterestSender snapshots;
   protocol::FrameWindow frames;
   bool frames_on = false;  ///< frames are added from the checkpoint's tick on
   /// The client has been sent the world description's catch-up (after the scene's
@@ -62,6 +65,7 @@ struct Session {
   bool proven = false;
   double unproven_allowance = 0;
   double rate_tokens = 0;    ///< packets the client may still send (token bucket)
+  double kbps = 256;         ///< its budget: --client-kbps, or less when its hello asks
   double budget_bytes = 0;   ///< bytes the server may still send it (token bucket)
   double bucket_time = 0;
   double last_heard = 0;     ///< s: when a packet from the client last authenticated

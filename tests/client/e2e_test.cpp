@@ -65,8 +65,11 @@ class ServerProcess {
       std::string exe = bin("keel-server");
       std::string scene = std::string(KEEL_SOURCE_DIR) + "/scenes/demo.json";
       std::string rec = (dir_ / "rec").string();
+      // A budget that carries every moving body in every snapshot, so that each snapshot
+      // tick is one at which every body has a sample of its own (interest management
+      // under a tight budget is tests/protocol/interest_test.cpp's).
       ::execl(exe.c_str(), exe.c_str(), "--scene", scene.c_str(), "--bind", address_.c_str(), "--record",
-              rec.c_str(), "--status-interval", "0", static_cast<char*>(nullptr));
+              rec.c_str(), "--status-interval", "0", "--client-kbps", "4000", static_cast<char*>(nullptr));
       ::_exit(127);
     }
     // Ready when it says so (bounded).

@@ -112,3 +112,55 @@ TEST(Interpolation, RefusesOldSnapshotsAndStaysBounded) {
 
 }  // namespace
 }  // namespace keel::client
+
+namespace keel::client {
+namespace {
+
+// Partial snapshots: each body between its own samples, whatever the snapshots in
+// between carried; a body at rest holds until about one interval before it next moved;
+// a body that left the client's interest is gone, and drawn again once it comes back.
+TEST(Interpolation, PartialSnapshotsInterpolateEachBodyBetweenItsOwnSamples) {
+  SnapshotBuffer buf;
+  sim::BodyState a0 = body(1, 0, 0, 0), b0 = body(2, 10, 0, 0);
+  b0.sleeping = true;  // at rest
+  std::vector<sim::BodyState> first = {a0, b0};
+  ASSERT_TRUE(buf.add_partial(10, first, {}, 1.0, 60));
+  // Ticks 12 .. 18 carry body 1 only; body 2 stays at rest, unsent.
+  for (uint64_t t = 12; t <= 18; t += 2) {
+    sim::BodyState a = body(1, float(t - 10), 0, 0);
+    ASSERT_TRUE(buf.add_partial(t, std::span(&a, 1), {}, 1.0 + (t - 10) / 60.0, 60));
+  }
+  sim::BodyState b1 = body(2, 12, 0, 0);
+  ASSERT_TRUE(buf.add_partial(20, std::span(&b1, 1), {}, 1.2, 60));
+  EXPECT_FLOAT_EQ(buf.sample(1, 13.0)->position.x, 3.0f);
+  // Body 2: held at rest through tick 18 (one interval of 2 ticks before its next sample),
+  // then blended to tick 20.
+  EXPECT_FLOAT_EQ(buf.sample(2, 15.0)->position.x, 10.0f);
+  EXPECT_FLOAT_EQ(buf.sample(2, 18.0)->position.x, 10.0f);
+  EXPECT_FLOAT_EQ(buf.sample(2, 19.0)->position.x, 11.0f);
+  EXPECT_FLOAT_EQ(buf.sample(2, 20.0)->position.x, 12.0f);
+  // Past its newest sample a body at rest is shown where it is, not extrapolated.
+  sim::BodyState b2 = body(2, 12, 0, 0);
+  b2.sleeping = true;
+  ASSERT_TRUE(buf.add_partial(22, std::span(&b2, 1), {}, 1.23, 60));
+  auto still = buf.sample(2, 40.0);
+  ASSERT_TRUE(still);
+  EXPECT_FALSE(still->extrapolated);
+  EXPECT_FLOAT_EQ(still->position.x, 12.0f);
+  // Body 1 leaves the client's interest: gone; when it comes back, drawn from its new sample.
+  const uint32_t left[] = {1};
+  ASSERT_TRUE(buf.add_partial(24, {}, left, 1.26, 60));
+  EXPECT_FALSE(buf.sample(1, 24.0).has_value());
+  EXPECT_EQ(buf.bodies(), 1u);
+  sim::BodyState back = body(1, -5, 0, 0);
+  ASSERT_TRUE(buf.add_partial(30, std::span(&back, 1), {}, 1.36, 60));
+  EXPECT_FLOAT_EQ(buf.sample(1, 30.0)->position.x, -5.0f);
+  EXPECT_FLOAT_EQ(buf.sample(1, 25.0)->position.x, -5.0f);  // no sample from before it left
+  // A whole-world snapshot: what it does not hold is gone.
+  ASSERT_TRUE(buf.add(32, {body(2, 12, 0, 0)}, 1.4, 60));
+  EXPECT_FALSE(buf.sample(1, 32.0).has_value());
+  EXPECT_TRUE(buf.sample(2, 32.0).has_value());
+}
+
+}  // namespace
+}  // namespace keel::client

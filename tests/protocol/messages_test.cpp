@@ -98,6 +98,18 @@ TEST(Messages, GameplayRoundTrips) {
   EXPECT_EQ(e->expected_hash(), 1u);
   EXPECT_EQ(e->reported_hash(), 2u);
   auto bi = build(fb::Body::BlockInfo, [&](auto& b) { return fb::CreateBlockInfo(b, 1, 600, 4 << 20); });
+  auto partial = build(fb::Body::PartialSnapshot, [&](auto& b) {
+    return fb::CreatePartialSnapshotDirect(b, 300, &payload);
+  });
+  auto* ps = checked(partial)->body_as_PartialSnapshot();
+  EXPECT_EQ(ps->tick(), 300u);
+  EXPECT_EQ(std::vector<uint8_t>(ps->payload()->begin(), ps->payload()->end()), payload);
+  std::vector<uint8_t> huge(kp::MessageLimits::kMaxSnapshotBytes + 1, 0);
+  auto too_big = build(fb::Body::PartialSnapshot, [&](auto& b) {
+    return fb::CreatePartialSnapshotDirect(b, 301, &huge);
+  });
+  const fb::Message* refused = nullptr;
+  EXPECT_EQ(kp::check_message(too_big, refused), kp::DropReason::OutOfRange);
   auto* info = checked(bi)->body_as_BlockInfo();
   EXPECT_EQ(info->kind(), 1u);
   EXPECT_EQ(info->tick(), 600u);
@@ -106,9 +118,9 @@ TEST(Messages, GameplayRoundTrips) {
 
 // ServerInputFrameRun's round trip is in frame_run_test.cpp, GameEvents' in
 // game_events_test.cpp and BodyAdded's and BodyRemoved's in world_description_test.cpp,
-// with their codecs. A message appended to the Body union needs a round trip too: this
-// stops the build until it has one.
-static_assert(fb::Body::MAX == fb::Body::BodyRemoved,
+// with their codecs; PartialSnapshot's payload codec is in interest_test.cpp. A message
+// appended to the Body union needs a round trip too: this stops the build until it has one.
+static_assert(fb::Body::MAX == fb::Body::PartialSnapshot,
               "a new message in messages.fbs needs a round trip in messages_test.cpp");
 
 TEST(Messages, ClientHelloRoundTrips) {

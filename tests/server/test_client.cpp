@@ -143,7 +143,8 @@ void TestClient::on_control(std::span<const uint8_t> bytes, double now) {
       newest_server_tick_time_ = now;
       accept_time_ = now;
       flatbuffers::FlatBufferBuilder fbb(32);
-      auto body = fb::CreateClientHello(fbb, options_.predict ? fb::ClientMode::Predict : fb::ClientMode::Interpolate, false);
+      auto body = fb::CreateClientHello(fbb, options_.predict ? fb::ClientMode::Predict : fb::ClientMode::Interpolate, false,
+                                        options_.max_kbps);
       conn_->send(kp::Channel::Control, kp::finish_message(fbb, fb::Body::ClientHello, body.Union()));
       break;
     }
@@ -170,6 +171,7 @@ void TestClient::on_block(std::vector<uint8_t> block) {
     scene_ = std::move(*scene);
     config_ = kp::SnapshotConfig::for_scene(*scene_);
     snapshot_rx_.emplace(*config_);
+    interest_rx_.emplace(*config_);
     scene_ready_ = true;
     return;
   }
@@ -183,14 +185,24 @@ void TestClient::on_block(std::vector<uint8_t> block) {
 
 void TestClient::on_snapshot(std::span<const uint8_t> bytes, double now) {
   const fb::Message* m = nullptr;
-  if (!snapshot_rx_ || kp::check_message(bytes, m) != kp::DropReason::None ||
-      m->body_type() != fb::Body::Snapshot) {
+  if (!snapshot_rx_ || kp::check_message(bytes, m) != kp::DropReason::None) return;
+  uint64_t tick = 0;
+  if (m->body_type() == fb::Body::PartialSnapshot) {
+    // keel-server's interest management: the bodies held are what every partial
+    // snapshot so far updated.
+    if (interest_rx_->receive(*m->body_as_PartialSnapshot()) != kp::DropReason::None) return;
+    held_ = interest_rx_->held();
+    tick = held_.tick;
+  } else if (m->body_type() == fb::Body::Snapshot) {
+    if (snapshot_rx_->receive(*m->body_as_Snapshot()) != kp::DropReason::None) return;
+    held_ = snapshot_rx_->latest();
+    tick = held_.tick;
+  } else {
     return;
   }
-  if (snapshot_rx_->receive(*m->body_as_Snapshot()) != kp::DropReason::None) return;
   ++snapshots_;
-  if (snapshot_rx_->latest().tick > newest_server_tick_) {
-    newest_server_tick_ = snapshot_rx_->latest().tick;
+  if (tick > newest_server_tick_) {
+    newest_server_tick_ = tick;
     newest_server_tick_time_ = now;
   }
 }
@@ -241,7 +253,7 @@ uint64_t TestClient::server_tick_estimate(double now) const {
 }
 
 const kp::QuantSnapshot* TestClient::latest_snapshot() const {
-  return snapshot_rx_ && snapshots_ > 0 ? &snapshot_rx_->latest() : nullptr;
+  return snapshot_rx_ && snapshots_ > 0 ? &held_ : nullptr;
 }
 
 void TestClient::client_tick(double now) {
@@ -256,7 +268,7 @@ void TestClient::client_tick(double now) {
     inputs_sent_[next_input_tick_] = q;
     ++next_input_tick_;
   }
-  uint64_t ack_snap = snapshot_rx_ ? snapshot_rx_->ack_tick() : 0;
+  uint64_t ack_snap = snapshot_rx_ ? std::max(snapshot_rx_->ack_tick(), interest_rx_->ack_tick()) : 0;
   uint64_t ack_frame = match_ ? frame_rx_.ack_tick() : 0;
   input_tx_.on_ack(options_.predict ? ack_frame : ack_snap);
   auto batch = input_tx_.build_batch(ack_snap, ack_frame);

@@ -13,6 +13,7 @@
 #include <keel/protocol/input_codec.h>
 #include <keel/protocol/messages.h>
 #include <keel/scene/scene.h>
+#include <keel/protocol/interest.h>
 #include <keel/protocol/snapshot_stream.h>
 #include <keel/protocol/token.h>
 #include <keel/game/match.h>
@@ -41,6 +42,8 @@ struct TestClientOptions {
   std::vector<std::string> token_addresses;
   /// The local UDP port to bind (0: any). A restarted client binds its old one.
   uint16_t local_port = 0;
+  /// ClientHello.max_kbps: the client's own cap on its snapshot budget (0 = the server's).
+  uint32_t max_kbps = 0;
   /// A token to use instead of minting one (a reconnect with the same token).
   std::optional<protocol::ConnectToken> token;
 };
@@ -128,6 +131,8 @@ class TestClient {
   bool scene_ready_ = false;
   std::optional<protocol::SnapshotConfig> config_;
   std::optional<protocol::SnapshotReceiver> snapshot_rx_;
+  std::optional<protocol::InterestReceiver> interest_rx_;
+  protocol::QuantSnapshot held_;  // the newest snapshot's view of the world
   std::optional<game::Match> match_;
   protocol::FrameReceiver frame_rx_;
   std::map<uint64_t, protocol::InputFrameMessage> frames_ahead_;

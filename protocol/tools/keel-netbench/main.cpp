@@ -16,6 +16,12 @@
 // a match of the scene with no players), against the step itself, in rounds of one
 // second; last line:
 //   describe bodies=.. step_us_median=.. describe_us_median=.. ratio=..
+//
+// keel-netbench SCENE --interest [--clients N] [--client-kbps K] [--interest-radius R]
+// [--everything] measures interest management with many clients (interest_bench.cpp);
+// last line: interest mode=.. kbps_down_mean=.. pos_err_mm_p50=.. pos_err_mm_p99=.. ...
+#include "interest_bench.h"
+
 #include <keel/protocol/connection.h>
 #include <keel/protocol/link_sim.h>
 #include <keel/protocol/messages.h>
@@ -51,6 +57,8 @@ struct Options {
   uint32_t rotation_bits = 11;
   uint32_t resolution = 512;
   bool describe = false;
+  bool interest = false;
+  InterestBenchOptions interest_options;
 };
 
 // A match with no players and no rules of its own: the scene stepped as keel-server
@@ -267,6 +275,16 @@ int main(int argc, char** argv) {
   app.add_option("--rotation-bits", o.rotation_bits, "bits per smallest-three component")->default_val(11)->check(CLI::Range(9, 15));
   app.add_option("--resolution", o.resolution, "position grid steps per metre")->default_val(512)->check(CLI::Range(16, 4096));
   app.add_flag("--describe", o.describe, "measure the world description's cost per tick instead");
+  app.add_flag("--interest", o.interest, "interest management with many clients instead (the scene's kinematic bodies are the players)");
+  app.add_option("--clients", o.interest_options.clients, "--interest: players measured, each a client")
+      ->default_val(64)->check(CLI::Range(1, 256));
+  app.add_option("--client-kbps", o.interest_options.kbps, "--interest: per-client budget, kbit/s")
+      ->default_val(256)->check(CLI::Range(16.0, 100000.0));
+  app.add_option("--interest-radius", o.interest_options.radius, "--interest: m beyond which bodies leave a client's interest; 0 = none")
+      ->default_val(0)->check(CLI::Range(0.0, 100000.0));
+  app.add_option("--view-radius", o.interest_options.view_radius, "--interest: m around a player within which the error is measured")
+      ->default_val(60)->check(CLI::Range(1.0, 100000.0));
+  app.add_flag("--everything", o.interest_options.everything, "--interest: send every client the whole world, no budget");
   CLI11_PARSE(app, argc, argv);
 
   auto scene = keel::scene::load_scene_file(o.scene);
@@ -288,6 +306,14 @@ int main(int argc, char** argv) {
   if (!config.valid()) {
     std::fprintf(stderr, "keel-netbench: the scene's bounds need more than 24 bits per axis at this resolution\n");
     return 1;
+  }
+  if (o.interest) {
+    o.interest_options.seconds = o.seconds;
+    o.interest_options.snapshot_rate = o.snapshot_rate;
+    o.interest_options.rtt_ms = o.rtt_ms;
+    o.interest_options.loss = o.loss;
+    o.interest_options.seed = o.seed;
+    return run_interest(o.interest_options, *world, config);
   }
   Bench bench(o, *world, config);
   bench.run();

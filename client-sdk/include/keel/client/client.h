@@ -96,6 +96,9 @@ struct ClientConfig {
   bool auto_reconnect = true;       ///< after a time-out (not after a deny or disconnect)
   double reconnect_delay = 0.5;     ///< s between a time-out and the next attempt
   bool resync_on_desync = true;     ///< ask for a new checkpoint after a hash mismatch
+  /// The client's own cap on its snapshot budget, kbit/s (ClientHello.max_kbps); 0 = the
+  /// server's --client-kbps. The server never gives more than its own.
+  uint32_t max_kbps = 0;
   /// Fresh tokens for reconnect attempts (a matchmaking call in a game); when unset, the
   /// client reuses its token, which works from the same socket until the token expires.
   std::function<std::optional<protocol::ConnectToken>()> token_source;
@@ -119,7 +122,8 @@ struct ClientStats {
   uint64_t connects = 0;            ///< ConnectionAccepts received
   uint64_t reconnects = 0;          ///< connects after the first
   uint64_t timeouts = 0;
-  uint64_t snapshots_received = 0;  ///< decoded
+  uint64_t snapshots_received = 0;  ///< decoded (whole-world and partial)
+  uint64_t interest_left = 0;       ///< bodies the server said left this client's interest
   uint64_t frames_received = 0;     ///< ServerInputFrames accepted
   uint64_t inputs_sent = 0;         ///< distinct input ticks produced and sent
   uint64_t inputs_late = 0;         ///< predicted mode: the server applied something else at their tick

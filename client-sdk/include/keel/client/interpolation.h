@@ -16,6 +16,7 @@
 #include <deque>
 #include <optional>
 #include <span>
+#include <unordered_map>
 #include <vector>
 
 namespace keel::client {
@@ -25,7 +26,7 @@ struct InterpolationConfig {
   double jitter_factor = 2.0;     ///< the delay also covers this many times the jitter
   double fixed_delay = -1.0;      ///< s; >= 0 overrides the adaptive delay
   double max_extrapolation = 0.25;  ///< s past the newest snapshot, then poses hold
-  size_t capacity = 128;          ///< snapshots kept (older ones are dropped)
+  size_t capacity = 128;          ///< snapshots kept, and samples per body (older ones are dropped)
 };
 
 /// A body's pose for rendering.
@@ -40,11 +41,19 @@ class SnapshotBuffer {
  public:
   explicit SnapshotBuffer(const InterpolationConfig& config = {}) : config_(config) {}
 
-  /// Adds a decoded snapshot (bodies sorted by id) of server tick `tick` that arrived at
-  /// local time `now`. Older-than-newest snapshots are ignored (returns false).
+  /// Adds a decoded whole-world snapshot (bodies sorted by id) of server tick `tick` that
+  /// arrived at local time `now`: a body it does not hold is gone. Older-than-newest
+  /// snapshots are ignored (returns false).
   bool add(uint64_t tick, std::vector<sim::BodyState> bodies, double now, uint32_t tick_rate);
-  /// The pose of `body` at fractional server tick `tick`, or nullopt when no snapshot
-  /// holds the body.
+  /// Adds a partial snapshot (interest management): `updated` bodies get a sample at
+  /// `tick`, the others keep theirs, and the `left` ones (out of the client's interest)
+  /// are dropped. Each body is interpolated between its own samples.
+  bool add_partial(uint64_t tick, std::span<const sim::BodyState> updated, std::span<const uint32_t> left,
+                   double now, uint32_t tick_rate);
+  /// The pose of `body` at fractional server tick `tick`, or nullopt when the body is not
+  /// held (never received, or gone / out of interest). Between the body's own samples it
+  /// is interpolated; past its newest it is extrapolated from its last two, unless that
+  /// sample is at rest (a resting body is simply not sent again).
   std::optional<BodyPose> sample(uint32_t body, double tick) const;
 
   /// Smoothed ticks between consecutive snapshots, and the arrival jitter (s).
@@ -59,18 +68,26 @@ class SnapshotBuffer {
   /// The ticks of the snapshots held, oldest first.
   std::vector<uint64_t> ticks() const;
   void clear();
+  /// Bodies held.
+  size_t bodies() const { return tracks_.size(); }
 
  private:
   struct Entry {
     uint64_t tick = 0;
     double arrival = 0;
-    std::vector<sim::BodyState> bodies;  // sorted by id
   };
-  static const sim::BodyState* find(const Entry& e, uint32_t body);
-  BodyPose extrapolate(uint32_t body, double tick) const;
+  struct Sample {
+    uint64_t tick = 0;
+    sim::BodyState state;
+  };
+  using Track = std::deque<Sample>;
+  bool note_arrival(uint64_t tick, double now, uint32_t tick_rate);
+  void push(uint32_t id, uint64_t tick, const sim::BodyState& state);
+  BodyPose extrapolate(const Track& track, double tick) const;
 
   InterpolationConfig config_;
   std::deque<Entry> snapshots_;
+  std::unordered_map<uint32_t, Track> tracks_;
   uint32_t tick_rate_ = 60;
   double interval_ticks_ = 2.0;
   double jitter_ = 0;

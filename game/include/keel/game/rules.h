@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -65,6 +66,13 @@ void write_spec(const GameSpec& spec, std::vector<uint8_t>& out);
 Expected<GameSpec> read_spec(std::span<const uint8_t> bytes);
 uint64_t spec_hash(const GameSpec& spec);
 
+/// What one body is worth to one client, for the server's interest management
+/// (docs/game-rules.md, "Relevance"). Host-side only: never state, never hashed.
+struct BodyInterest {
+  float weight = 1.0f;  ///< 0: the client is not sent the body; else scales its priority
+  bool always = false;  ///< relevant at any distance (beyond the interest radius too)
+};
+
 /// The game rules. Every hook runs inside Match::step (or Match::create for on_start)
 /// in the order docs/architecture.md gives. Hooks must be deterministic
 /// (docs/determinism.md) and keep every piece of state in the match — its declared
@@ -93,6 +101,11 @@ class Rules {
   /// while it goes on. A function of the match's state alone, so a replay and a
   /// predicting client reach it at the same tick.
   virtual std::optional<std::string> match_over(const Match& match) const;
+  /// Interest management, asked by the server only (never inside a step, never part of
+  /// the match's state): for each of `bodies` (user ids, ascending), how much it matters
+  /// to `viewer`'s client (a player id). `out` holds the default, weight 1, on entry.
+  virtual void relevance(const Match& match, uint32_t viewer, std::span<const uint32_t> bodies,
+                         std::span<BodyInterest> out) const;
 };
 
 }  // namespace keel::game

@@ -45,7 +45,8 @@ struct ServerOptions {
   uint32_t snapshot_rate = 30;            ///< --snapshot-rate per second
   uint32_t tick_rate = 0;                 ///< --tick-rate: 0 = the scene's (30, 60 or 120)
   uint32_t max_catch_up_ticks = 5;        ///< --max-catch-up-ticks after a stall
-  uint32_t client_kbps = 4000;            ///< --client-kbps: per-client send budget
+  uint32_t client_kbps = 256;             ///< --client-kbps: per-client send budget (snapshots fill it)
+  float interest_radius = 0.0f;           ///< --interest-radius m around a player's character; 0 = none
   /// Largest large block (uncompressed) a client may send; 0 (the default) refuses every
   /// client block fragment unread (block_refused). Only a game that reads client blocks
   /// turns this on; Keel itself never needs one.

@@ -1,0 +1,200 @@
+// Interest management for snapshot clients: which bodies a client is sent, in what order,
+// within its bandwidth budget, and the partial snapshot that carries them.
+//
+// Per client, every body has a priority that grows each snapshot it is not sent, by its
+// relevance to that client: the game's weight, times a falloff with the distance to the
+// client's own body (none for spectators), times whether the body changed since the
+// value the client acknowledged. Each PartialSnapshot is filled in priority order up to
+// the bytes the budget allows (packet-layer overhead counted); the bodies sent start
+// again from zero. A body the game weighs 0, or beyond the interest radius, leaves the
+// client's interest: the client is told (until it acknowledges a snapshot saying so) and
+// drops it; when it returns it is sent in full.
+//
+// Every body is delta-encoded against its own baseline: the newest value of that body
+// the client acknowledged (InputBatch.ack_snapshot_tick names a PartialSnapshot; every
+// body in it is then acknowledged). The receiver keeps each body's last
+// kSamplesPerBody decoded values and the sender uses a baseline only while the client
+// must still hold it, so a lost packet never leaves the client unable to decode.
+// docs/protocol.md ("Partial snapshots") has the bit layout.
+#pragma once
+
+#include <keel/protocol/drop.h>
+#include <keel/protocol/messages.h>
+#include <keel/protocol/snapshot_codec.h>
+#include <keel/game/rules.h>
+
+#include <cstdint>
+#include <deque>
+#include <optional>
+#include <span>
+#include <vector>
+
+namespace keel::protocol {
+
+struct InterestLimits {
+  /// Bodies in one PartialSnapshot (updates), and leave ids in one.
+  static constexpr uint32_t kMaxBodiesPerMessage = 1024;
+  static constexpr uint32_t kMaxLeavesPerMessage = 1024;
+  /// Decoded values the receiver keeps per body: the window a baseline must lie in.
+  static constexpr uint32_t kSamplesPerBody = 16;
+  /// Bodies one client may hold at once (receiver memory: this x kSamplesPerBody values).
+  static constexpr uint32_t kMaxInterestBodies = 8192;
+  /// Sent snapshots the sender remembers until acknowledged.
+  static constexpr uint32_t kSentHistory = 64;
+  /// A baseline further back than this is not used (the age is coded in the payload).
+  static constexpr uint64_t kMaxBaselineAge = 65535;
+};
+
+struct InterestConfig {
+  /// The client's downstream budget for snapshots, in wire bytes (datagrams with the
+  /// packet header, tag, chunk headers and 28 bytes of IPv4/UDP header each).
+  double budget_bytes_per_second = 256 * 125.0;  ///< 256 kbit/s
+  /// Metres from the viewer beyond which a body leaves interest; 0 = no radius.
+  float radius = 0.0f;
+  /// Metres at which the distance falloff halves a body's relevance (1 / (1 + (d/near)^2)).
+  float near_distance = 16.0f;
+  /// Relevance factor of a body whose value equals the one the client acknowledged
+  /// (it already shows it): 0 sends it no more until it changes.
+  float still_factor = 0.0f;
+  /// With nothing to send, an empty snapshot still goes out at most every this many
+  /// ticks: the client's clock and render time follow the snapshots' ticks.
+  uint32_t idle_interval = 12;
+};
+
+/// What the game says about one body for one viewer (game::Rules::relevance).
+using BodyRelevance = game::BodyInterest;
+
+/// One snapshot's worth of what the sender chooses from, for one client.
+struct InterestFrame {
+  const QuantSnapshot* current = nullptr;  ///< every candidate body, sorted by id
+  std::span<const sim::Vec3> positions;    ///< world positions, parallel to current->bodies
+  std::span<const BodyRelevance> relevance;  ///< parallel; empty (or another size) = weight 1 each
+  std::optional<sim::Vec3> viewer;         ///< the client's body; none = uniform (spectator)
+};
+
+/// Wire bytes (packet header, tag, chunk headers, IPv4/UDP header) of one snapshot
+/// message of `message_bytes`, as the Connection sends it alone: one datagram, or
+/// fragments of 1024 bytes.
+size_t snapshot_wire_bytes(size_t message_bytes);
+
+/// The body changes of one PartialSnapshot, decoded.
+struct PartialUpdate {
+  uint64_t tick = 0;
+  std::vector<QuantBody> bodies;  ///< updated bodies, sorted by id
+  std::vector<uint32_t> left;     ///< bodies that left the client's interest, ascending
+  std::vector<uint32_t> full;     ///< ids of the updated bodies sent in full, ascending
+};
+
+class InterestSender {
+ public:
+  explicit InterestSender(const SnapshotConfig& snapshot, const InterestConfig& config = {});
+
+  /// The client decoded the PartialSnapshot of `tick` (unknown or stale ticks ignored).
+  void on_ack(uint64_t tick);
+  /// A PartialSnapshot message for `frame` no larger on the wire than `allowance` bytes
+  /// (snapshot_wire_bytes), or empty when nothing fits or nothing is due. Ticks must
+  /// increase from call to call.
+  std::vector<uint8_t> encode(const InterestFrame& frame, double allowance);
+
+  /// Bodies in the client's interest now (sent since they last entered).
+  size_t in_interest() const;
+  /// What the last encode put in its message (tests, benchmarks).
+  const PartialUpdate& last_sent() const { return last_; }
+  uint64_t acked_tick() const { return acked_; }
+  const InterestConfig& config() const { return config_; }
+  void set_budget(double bytes_per_second) { config_.budget_bytes_per_second = bytes_per_second; }
+
+ private:
+  struct Track {
+    uint32_t id = 0;
+    float priority = 0.0f;
+    bool in_interest = false;
+    bool has_baseline = false;
+    uint32_t epoch = 0;  ///< bumped when the body leaves: older acks no longer count
+    uint32_t sends = 0;  ///< times sent
+    uint32_t baseline_send = 0;
+    uint64_t baseline_tick = 0;
+    QuantBody baseline;
+    QuantBody last_sent;  ///< the newest value sent (valid once sends > 0)
+  };
+  struct SentBody {
+    uint32_t id;
+    uint32_t epoch;
+    uint32_t send;
+    QuantBody value;
+  };
+  struct Sent {
+    uint64_t tick = 0;
+    std::vector<SentBody> bodies;
+    std::vector<uint32_t> left;
+  };
+  struct Candidate {
+    size_t track;
+    size_t body;  // index into frame.current->bodies
+  };
+
+  void sync_tracks(const QuantSnapshot& current);
+  float relevance(const InterestFrame& frame, size_t body, Track& t);
+  void leave(Track& t);
+  bool usable_baseline(const Track& t, uint64_t tick) const;
+  /// The message of `chosen`; `left` is set to the leaves it carries.
+  std::vector<uint8_t> build(const InterestFrame& frame, const std::vector<Candidate>& chosen,
+                             std::vector<uint32_t>& left);
+  Track* find_track(uint32_t id);
+
+  SnapshotConfig snapshot_;
+  InterestConfig config_;
+  std::vector<Track> tracks_;  // sorted by id
+  std::vector<uint32_t> pending_left_;  // left, not yet in an acknowledged snapshot; ascending
+  std::deque<Sent> sent_;
+  uint64_t acked_ = 0;
+  uint64_t last_tick_ = 0;
+  uint64_t last_sent_ = 0;
+  PartialUpdate last_;
+};
+
+class InterestReceiver {
+ public:
+  explicit InterestReceiver(const SnapshotConfig& config) : config_(config) {}
+
+  /// Decodes a checked PartialSnapshot. On None, last() holds its changes and every
+  /// updated body's value is kept as a possible baseline. Stale: not newer than the
+  /// newest decoded one, or a baseline it names is not held.
+  DropReason receive(const fb::PartialSnapshot& message);
+  const PartialUpdate& last() const { return last_; }
+  /// What to acknowledge: the newest decoded tick (0 = none yet).
+  uint64_t ack_tick() const { return latest_tick_; }
+  /// The newest value held of `id`, or nullptr.
+  const QuantBody* find(uint32_t id) const;
+  /// The newest value of every body held, sorted by id, at the newest decoded tick.
+  QuantSnapshot held() const;
+  size_t bodies() const { return tracks_.size(); }
+
+ private:
+  struct Sample {
+    uint64_t tick;
+    QuantBody value;
+  };
+  struct Track {
+    uint32_t id = 0;
+    std::deque<Sample> samples;  // oldest first, at most kSamplesPerBody
+  };
+  Track* track(uint32_t id);
+
+  SnapshotConfig config_;
+  std::vector<Track> tracks_;  // sorted by id
+  uint64_t latest_tick_ = 0;
+  PartialUpdate last_;
+};
+
+/// The payload codec (exposed for the fuzz target and tests). `baseline(id, tick)` gives
+/// the receiver's value of body `id` at `tick`, or nullptr.
+struct PartialEntry {
+  const QuantBody* value;
+  const QuantBody* baseline;  ///< nullptr: in full
+  uint64_t baseline_tick;
+};
+std::vector<uint8_t> encode_partial(uint64_t tick, std::span<const PartialEntry> bodies,
+                                    std::span<const uint32_t> left, const SnapshotConfig& config);
+
+}  // namespace keel::protocol

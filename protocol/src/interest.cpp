@@ -1,0 +1,316 @@
+#include <keel/protocol/interest.h>
+
+#include "body_bits.h"
+#include "interest_codec.h"
+
+#include <keel/protocol/packet.h>
+#include <keel/protocol/snapshot_stream.h>
+
+#include <algorithm>
+#include <cmath>
+#include <type_traits>
+
+namespace keel::protocol {
+namespace {
+
+// The Connection's framing of one unreliable message (protocol/src/connection/channels.cpp):
+// one Unreliable chunk (4 bytes of header) when it fits one fragment's room, else
+// Fragment chunks (8 bytes of header) of 1024 bytes each; every datagram a 13-byte
+// header and a 16-byte tag, and 28 bytes of IPv4 and UDP header on the wire.
+constexpr size_t kFragmentBytes = 1024;
+constexpr size_t kUnreliableHeader = 4;
+constexpr size_t kFragmentHeader = 8;
+constexpr size_t kIpUdpHeader = 28;
+constexpr size_t kDatagramOverhead = kPacketHeaderBytes + kAuthTagBytes + kIpUdpHeader;
+
+// Bits a body costs at most beyond its id: the id itself is coded against the previous
+// one in id order, which the priority order does not know; 11 bits covers gaps below 276.
+constexpr size_t kIdBitsEstimate = 11;
+
+}  // namespace
+
+size_t snapshot_wire_bytes(size_t message_bytes) {
+  if (message_bytes + kUnreliableHeader <= kFragmentBytes + kFragmentHeader) {
+    return kDatagramOverhead + kUnreliableHeader + message_bytes;
+  }
+  size_t fragments = (message_bytes + kFragmentBytes - 1) / kFragmentBytes;
+  return fragments * (kDatagramOverhead + kFragmentHeader) + message_bytes;
+}
+
+// --- sender ------------------------------------------------------------------------------
+
+InterestSender::InterestSender(const SnapshotConfig& snapshot, const InterestConfig& config)
+    : snapshot_(snapshot), config_(config) {}
+
+InterestSender::Track* InterestSender::find_track(uint32_t id) {
+  auto it = std::lower_bound(tracks_.begin(), tracks_.end(), id,
+                             [](const Track& t, uint32_t v) { return t.id < v; });
+  return it != tracks_.end() && it->id == id ? &*it : nullptr;
+}
+
+size_t InterestSender::in_interest() const {
+  return static_cast<size_t>(std::count_if(tracks_.begin(), tracks_.end(), [](const Track& t) { return t.in_interest; }));
+}
+
+void InterestSender::on_ack(uint64_t tick) {
+  if (tick <= acked_) return;
+  auto it = std::find_if(sent_.begin(), sent_.end(), [&](const Sent& s) { return s.tick == tick; });
+  if (it == sent_.end()) return;  // unknown (forged, or older than the history)
+  acked_ = tick;
+  for (const SentBody& b : it->bodies) {
+    Track* t = find_track(b.id);
+    // A body that left since has a new epoch: what the client held of it before is gone.
+    if (t == nullptr || t->epoch != b.epoch || !t->in_interest) continue;
+    if (t->has_baseline && t->baseline_tick >= tick) continue;
+    t->has_baseline = true;
+    t->baseline_tick = tick;
+    t->baseline_send = b.send;
+    t->baseline = b.value;
+  }
+  // Leaves the client has now seen; a body that re-entered is no longer pending anyway.
+  std::vector<uint32_t> still;
+  std::set_difference(pending_left_.begin(), pending_left_.end(), it->left.begin(), it->left.end(),
+                      std::back_inserter(still));
+  pending_left_.swap(still);
+  sent_.erase(sent_.begin(), it + 1);
+}
+
+// Tracks follow the candidate bodies: a body gone from the world leaves interest (the
+// client also hears of it as BodyRemoved), and its track goes once the client knows.
+void InterestSender::sync_tracks(const QuantSnapshot& current) {
+  std::vector<Track> merged;
+  merged.reserve(current.bodies.size());
+  size_t j = 0;
+  for (const QuantBody& b : current.bodies) {
+    while (j < tracks_.size() && tracks_[j].id < b.id) {
+      if (tracks_[j].in_interest) leave(tracks_[j]);
+      ++j;
+    }
+    if (j < tracks_.size() && tracks_[j].id == b.id) {
+      merged.push_back(tracks_[j++]);
+    } else {
+      Track t;
+      t.id = b.id;
+      merged.push_back(t);
+    }
+  }
+  for (; j < tracks_.size(); ++j) {
+    if (tracks_[j].in_interest) leave(tracks_[j]);
+  }
+  tracks_.swap(merged);
+}
+
+void InterestSender::leave(Track& t) {
+  t.in_interest = false;
+  t.has_baseline = false;
+  t.priority = 0.0f;
+  ++t.epoch;
+  auto it = std::lower_bound(pending_left_.begin(), pending_left_.end(), t.id);
+  if (it == pending_left_.end() || *it != t.id) pending_left_.insert(it, t.id);
+}
+
+// How much body `body` matters to this client now; < 0: out of its interest.
+float InterestSender::relevance(const InterestFrame& frame, size_t body, Track& t) {
+  // Spans that do not match the bodies are ignored (the defaults: weight 1, no viewer).
+  const size_t n = frame.current->bodies.size();
+  BodyRelevance rel = frame.relevance.size() == n ? frame.relevance[body] : BodyRelevance{};
+  if (!(rel.weight > 0.0f) || !std::isfinite(rel.weight)) return -1.0f;
+  float falloff = 1.0f;
+  if (frame.viewer && !rel.always && frame.positions.size() == n) {
+    sim::Vec3 d = frame.positions[body] - *frame.viewer;
+    float dist2 = glm::dot(d, d);
+    if (config_.radius > 0.0f && dist2 > config_.radius * config_.radius) return -1.0f;
+    float near = std::max(config_.near_distance, 0.01f);
+    falloff = 1.0f / (1.0f + dist2 / (near * near));
+  }
+  // The client may hold a newer value than the acknowledged one (sent, its ack still on
+  // the way): the body is settled only when what was last sent is what it acknowledged.
+  const QuantBody& now = frame.current->bodies[body];
+  bool changed = !t.has_baseline || !(t.baseline == now) || !(t.last_sent == t.baseline);
+  return std::min(rel.weight, 1e6f) * falloff * (changed ? 1.0f : config_.still_factor);
+}
+
+bool InterestSender::usable_baseline(const Track& t, uint64_t tick) const {
+  // The receiver keeps a body's last kSamplesPerBody values, and receives a subset of
+  // what was sent, in order: the baseline is still held while fewer than that many
+  // sends followed it.
+  return t.has_baseline && tick - t.baseline_tick <= InterestLimits::kMaxBaselineAge &&
+         t.sends - t.baseline_send < InterestLimits::kSamplesPerBody;
+}
+
+std::vector<uint8_t> InterestSender::build(const InterestFrame& frame, const std::vector<Candidate>& chosen,
+                                           std::vector<uint32_t>& left) {
+  std::vector<Candidate> order = chosen;
+  std::sort(order.begin(), order.end(), [](const Candidate& a, const Candidate& b) { return a.body < b.body; });
+  const uint64_t tick = frame.current->tick;
+  std::vector<PartialEntry> entries;
+  entries.reserve(order.size());
+  for (const Candidate& c : order) {
+    const Track& t = tracks_[c.track];
+    bool delta = usable_baseline(t, tick);
+    entries.push_back({&frame.current->bodies[c.body], delta ? &t.baseline : nullptr, delta ? t.baseline_tick : 0});
+  }
+  // The pending leaves, but not those of bodies this message sends again (`order` is in
+  // id order: tracks follow the candidate bodies, which are sorted by id).
+  left.clear();
+  for (uint32_t id : pending_left_) {
+    if (left.size() == InterestLimits::kMaxLeavesPerMessage) break;
+    bool again = std::binary_search(order.begin(), order.end(), id, [&](const auto& a, const auto& b) {
+      if constexpr (std::is_same_v<std::decay_t<decltype(a)>, uint32_t>) return a < tracks_[b.track].id;
+      else return tracks_[a.track].id < b;
+    });
+    if (!again) left.push_back(id);
+  }
+  std::vector<uint8_t> payload = encode_partial(tick, entries, left, snapshot_);
+  flatbuffers::FlatBufferBuilder fbb(payload.size() + 64);
+  auto body = fb::CreatePartialSnapshotDirect(fbb, static_cast<uint32_t>(tick), &payload);
+  return finish_message(fbb, fb::Body::PartialSnapshot, body.Union());
+}
+
+std::vector<uint8_t> InterestSender::encode(const InterestFrame& frame, double allowance) {
+  const QuantSnapshot& current = *frame.current;
+  last_ = PartialUpdate{current.tick, {}, {}, {}};
+  if (current.tick <= last_tick_) return {};
+  const float elapsed = last_tick_ == 0 ? 1.0f : static_cast<float>(std::min<uint64_t>(current.tick - last_tick_, 60));
+  last_tick_ = current.tick;
+  sync_tracks(current);
+  size_t holding = in_interest();
+  std::vector<Candidate> candidates;
+  for (size_t i = 0; i < tracks_.size(); ++i) {
+    Track& t = tracks_[i];
+    float r = relevance(frame, i, t);
+    if (r < 0.0f) {
+      if (t.in_interest) {
+        leave(t);
+        --holding;
+      }
+      continue;
+    }
+    t.priority += r * elapsed;
+    if (t.priority > 0.0f) candidates.push_back({i, i});
+  }
+  std::sort(candidates.begin(), candidates.end(), [&](const Candidate& a, const Candidate& b) {
+    const Track& ta = tracks_[a.track];
+    const Track& tb = tracks_[b.track];
+    return ta.priority != tb.priority ? ta.priority > tb.priority : ta.id < tb.id;
+  });
+  // Greedy fill by an estimate of each body's bits, then the real message is measured
+  // and trimmed from the lowest priority until it fits.
+  size_t leaves = std::min<size_t>(pending_left_.size(), InterestLimits::kMaxLeavesPerMessage);
+  const size_t fixed_bytes = snapshot_wire_bytes(64) - 64 + 40 + leaves * 4;
+  double room_bits = (allowance - static_cast<double>(fixed_bytes)) * 8.0;
+  std::vector<Candidate> chosen;
+  for (const Candidate& c : candidates) {
+    // No body costs less than about 24 bits (an id, a flag, three zero residuals...).
+    if (chosen.size() >= InterestLimits::kMaxBodiesPerMessage || room_bits < 24.0) break;
+    Track& t = tracks_[c.track];
+    if (!t.in_interest && holding >= InterestLimits::kMaxInterestBodies) continue;
+    BitWriter w;
+    const QuantBody& now = current.bodies[c.body];
+    if (usable_baseline(t, current.tick)) body_bits::write_delta(w, now, t.baseline, snapshot_);
+    else body_bits::write_full(w, now, snapshot_);
+    double bits = static_cast<double>(w.bit_count() + kIdBitsEstimate + 1 + 11);
+    if (bits > room_bits) continue;  // a smaller one further down may still fit
+    room_bits -= bits;
+    chosen.push_back(c);
+    if (!t.in_interest) ++holding;
+  }
+  const bool idle_due = current.tick - last_sent_ >= config_.idle_interval;
+  if (chosen.empty() && leaves == 0 && !idle_due) return {};
+  std::vector<uint32_t> left;
+  std::vector<uint8_t> message = build(frame, chosen, left);
+  while (static_cast<double>(snapshot_wire_bytes(message.size())) > allowance && !chosen.empty()) {
+    chosen.resize(chosen.size() - std::max<size_t>(1, chosen.size() / 16));
+    message = build(frame, chosen, left);
+  }
+  if (static_cast<double>(snapshot_wire_bytes(message.size())) > allowance) return {};
+  if (chosen.empty() && left.empty() && !idle_due) return {};
+  last_sent_ = current.tick;
+  // A body that comes back before its leave was acknowledged is simply sent again.
+  if (!pending_left_.empty()) {
+    std::vector<uint32_t> sent_ids;
+    for (const Candidate& c : chosen) sent_ids.push_back(tracks_[c.track].id);
+    std::sort(sent_ids.begin(), sent_ids.end());
+    std::erase_if(pending_left_, [&](uint32_t id) { return std::binary_search(sent_ids.begin(), sent_ids.end(), id); });
+  }
+  Sent record{current.tick, {}, left};
+  last_.left = left;
+  for (const Candidate& c : chosen) {
+    Track& t = tracks_[c.track];
+    const QuantBody& now = current.bodies[c.body];
+    t.in_interest = true;
+    t.priority = 0.0f;
+    if (!usable_baseline(t, current.tick)) last_.full.push_back(t.id);
+    record.bodies.push_back({t.id, t.epoch, t.sends, now});
+    t.last_sent = now;
+    ++t.sends;
+    last_.bodies.push_back(now);
+  }
+  std::sort(last_.bodies.begin(), last_.bodies.end(), [](const QuantBody& a, const QuantBody& b) { return a.id < b.id; });
+  std::sort(last_.full.begin(), last_.full.end());
+  sent_.push_back(std::move(record));
+  while (sent_.size() > InterestLimits::kSentHistory) sent_.pop_front();
+  return message;
+}
+
+// --- receiver ----------------------------------------------------------------------------
+
+QuantSnapshot InterestReceiver::held() const {
+  QuantSnapshot s;
+  s.tick = latest_tick_;
+  s.bodies.reserve(tracks_.size());
+  for (const Track& t : tracks_) {
+    if (!t.samples.empty()) s.bodies.push_back(t.samples.back().value);
+  }
+  return s;
+}
+
+InterestReceiver::Track* InterestReceiver::track(uint32_t id) {
+  auto it = std::lower_bound(tracks_.begin(), tracks_.end(), id,
+                             [](const Track& t, uint32_t v) { return t.id < v; });
+  return it != tracks_.end() && it->id == id ? &*it : nullptr;
+}
+
+const QuantBody* InterestReceiver::find(uint32_t id) const {
+  auto it = std::lower_bound(tracks_.begin(), tracks_.end(), id,
+                             [](const Track& t, uint32_t v) { return t.id < v; });
+  return it != tracks_.end() && it->id == id && !it->samples.empty() ? &it->samples.back().value : nullptr;
+}
+
+DropReason InterestReceiver::receive(const fb::PartialSnapshot& m) {
+  uint64_t tick = expand_tick(m.tick(), latest_tick_);
+  if (tick == 0 || tick <= latest_tick_) return DropReason::Stale;  // reordered or duplicated
+  std::span<const uint8_t> payload;
+  if (m.payload() != nullptr) payload = {m.payload()->data(), m.payload()->size()};
+  PartialUpdate update;
+  BaselineLookup lookup = [this](uint32_t id, uint64_t at) -> const QuantBody* {
+    Track* t = track(id);
+    if (t == nullptr) return nullptr;
+    for (const Sample& s : t->samples) {
+      if (s.tick == at) return &s.value;
+    }
+    return nullptr;
+  };
+  DropReason r = decode_partial(payload, tick, config_, lookup, update);
+  if (r != DropReason::None) return r;
+  // Bounded memory: a message that would make the client hold too many bodies is refused.
+  size_t fresh = 0;
+  for (const QuantBody& b : update.bodies) fresh += track(b.id) == nullptr;
+  if (tracks_.size() + fresh > InterestLimits::kMaxInterestBodies + update.left.size()) return DropReason::OutOfRange;
+  std::erase_if(tracks_, [&](const Track& t) { return std::binary_search(update.left.begin(), update.left.end(), t.id); });
+  for (const QuantBody& b : update.bodies) {
+    Track* t = track(b.id);
+    if (t == nullptr) {
+      auto it = std::lower_bound(tracks_.begin(), tracks_.end(), b.id,
+                                 [](const Track& x, uint32_t v) { return x.id < v; });
+      t = &*tracks_.insert(it, Track{b.id, {}});
+    }
+    t->samples.push_back({tick, b});
+    while (t->samples.size() > InterestLimits::kSamplesPerBody) t->samples.pop_front();
+  }
+  latest_tick_ = tick;
+  last_ = std::move(update);
+  return DropReason::None;
+}
+
+}  // namespace keel::protocol
