@@ -9,6 +9,10 @@
 
 namespace keel::protocol::body_bits {
 
+/// Tiered code for small non-negative numbers: 0 + 2 bits, 10 + 4, 110 + 8, 111 + 32.
+void write_tiered(BitWriter& w, uint32_t v);
+uint32_t read_tiered(BitReader& r);
+
 void write_full(BitWriter& w, const QuantBody& b, const SnapshotConfig& c);
 /// False when the value could not come from quantize (out of range, not a unit rotation).
 bool read_full(BitReader& r, QuantBody& b, const SnapshotConfig& c);

@@ -14,28 +14,8 @@
 namespace keel::protocol {
 namespace {
 
-void write_tiered(BitWriter& w, uint32_t v) {
-  if (v < 4) {
-    w.write_bits(0, 1);
-    w.write_bits(v, 2);
-  } else if (v < 20) {
-    w.write_bits(1, 2);
-    w.write_bits(v - 4, 4);
-  } else if (v < 276) {
-    w.write_bits(3, 3);
-    w.write_bits(v - 20, 8);
-  } else {
-    w.write_bits(7, 3);
-    w.write_bits(v, 32);
-  }
-}
-
-uint32_t read_tiered(BitReader& r) {
-  if (!r.read_bool()) return r.read_bits(2);
-  if (!r.read_bool()) return 4 + r.read_bits(4);
-  if (!r.read_bool()) return 20 + r.read_bits(8);
-  return r.read_bits(32);
-}
+using body_bits::read_tiered;
+using body_bits::write_tiered;
 
 void write_id(BitWriter& w, uint32_t id, uint32_t previous, bool first) {
   if (first) w.write_bits(id, 32);

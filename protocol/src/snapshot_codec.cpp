@@ -16,6 +16,8 @@
 
 #include <keel/protocol/bitstream.h>
 
+#include "body_bits.h"
+
 #include <algorithm>
 #include <cmath>
 
@@ -43,29 +45,8 @@ uint32_t quantize_unit(double v, double lo, double hi, uint32_t steps) {
 }
 
 
-// Tiered code for small non-negative numbers: 0 + 2 bits, 10 + 4, 110 + 8, 111 + 32.
-void write_tiered(BitWriter& w, uint32_t v) {
-  if (v < 4) {
-    w.write_bits(0, 1);
-    w.write_bits(v, 2);
-  } else if (v < 20) {
-    w.write_bits(1, 2);
-    w.write_bits(v - 4, 4);
-  } else if (v < 276) {
-    w.write_bits(3, 3);
-    w.write_bits(v - 20, 8);
-  } else {
-    w.write_bits(7, 3);
-    w.write_bits(v, 32);
-  }
-}
-
-uint32_t read_tiered(BitReader& r) {
-  if (!r.read_bool()) return r.read_bits(2);
-  if (!r.read_bool()) return 4 + r.read_bits(4);
-  if (!r.read_bool()) return 20 + r.read_bits(8);
-  return r.read_bits(32);
-}
+using body_bits::read_tiered;
+using body_bits::write_tiered;
 
 size_t tiered_bits(uint32_t v) { return v < 4 ? 3 : v < 20 ? 6 : v < 276 ? 11 : 35; }
 
@@ -661,9 +642,31 @@ uint64_t snapshot_older_tick(std::span<const uint8_t> payload, uint64_t base_tic
 
 }  // namespace keel::protocol
 
-#include "body_bits.h"
-
 namespace keel::protocol::body_bits {
+
+void write_tiered(BitWriter& w, uint32_t v) {
+  if (v < 4) {
+    w.write_bits(0, 1);
+    w.write_bits(v, 2);
+  } else if (v < 20) {
+    w.write_bits(1, 2);
+    w.write_bits(v - 4, 4);
+  } else if (v < 276) {
+    w.write_bits(3, 3);
+    w.write_bits(v - 20, 8);
+  } else {
+    w.write_bits(7, 3);
+    w.write_bits(v, 32);
+  }
+}
+
+uint32_t read_tiered(BitReader& r) {
+  if (!r.read_bool()) return r.read_bits(2);
+  if (!r.read_bool()) return 4 + r.read_bits(4);
+  if (!r.read_bool()) return 20 + r.read_bits(8);
+  return r.read_bits(32);
+}
+
 
 void write_full(BitWriter& w, const QuantBody& b, const SnapshotConfig& c) { Codec(c).write_full(w, b); }
 
