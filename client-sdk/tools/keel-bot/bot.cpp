@@ -142,6 +142,26 @@ std::optional<sim::Vec3> nearest_free_body(const game::Match& m, sim::Vec3 from)
   return best;
 }
 
+// A ball against a side wall or in a corner, away from the goal mouths (pushball's field
+// is |x| < 15, |z| < 10, the mouths |z| < 3 at the ends): the spot behind it is inside the
+// wall, so bots driving there pin it for good. Then the bot nearest the ball pushes it
+// back toward the middle and the others wait in the middle, out of its way.
+bool pinned_at_wall(const sim::Vec3& ball) {
+  return std::fabs(ball.z) > 8.8f || (std::fabs(ball.x) > 13.8f && std::fabs(ball.z) > 3.0f);
+}
+
+bool nearest_player_to(const game::Match& m, uint32_t character, const sim::Vec3& ball) {
+  auto mine = body_position(m, character);
+  if (!mine) return false;
+  const float my_d = glm::length(*mine - ball);
+  for (const game::PlayerSlot& s : m.players()) {
+    if (s.character == character) continue;
+    auto other = body_position(m, s.character);
+    if (other && glm::length(*other - ball) < my_d) return false;
+  }
+  return true;
+}
+
 game::InputFrame seek_input(const client::Client& c, uint64_t tick) {
   const game::Layout& layout = c.game_spec().input;
   game::InputFrame f;
@@ -157,17 +177,26 @@ game::InputFrame seek_input(const client::Client& c, uint64_t tick) {
   sim::Vec3 to_ball = *ball - *at;
   to_ball.y = 0;
   const float dist = glm::length(to_ball);
-  const bool close = dist < 1.4f;
+  bool close = dist < 1.4f;
   // Odd rounds (a global `round` counts kick-offs) attack the other way, so the goals
   // alternate between the teams and a match lasts longer than three quick goals.
   const int64_t round = state_element(m.spec().state.global, m.state(), "round");
   const float goal_x = round > 0 && round % 2 == 1 ? -14.25f : 14.25f;
-  sim::Vec3 to_goal = sim::Vec3(goal_x, 0.0f, 0.0f) - *ball;
+  // Where the ball should go: the goal mouth, or the middle when it is pinned at a wall.
+  const bool pinned = pinned_at_wall(*ball);
+  sim::Vec3 to_goal = (pinned ? sim::Vec3(0.0f) : sim::Vec3(goal_x, 0.0f, 0.0f)) - *ball;
   to_goal.y = 0;
   to_goal /= std::max(glm::length(to_goal), 1e-3f);
   // Come to a stop a metre behind the ball (on the far side from the goal), slowing on
-  // the last two metres, rather than ram it somewhere else.
-  sim::Vec3 to_spot = *ball - to_goal * 1.0f - *at;
+  // the last two metres, rather than ram it somewhere else. At a wall: the nearest bot
+  // drives at the ball itself, the others to the middle.
+  sim::Vec3 spot_at = *ball - to_goal * 1.0f;
+  if (pinned) {
+    const bool mine = nearest_player_to(m, me->character, *ball);
+    spot_at = mine ? *ball : sim::Vec3(0.0f);
+    close = mine && close;
+  }
+  sim::Vec3 to_spot = spot_at - *at;
   to_spot.y = 0;
   const float spot = glm::length(to_spot);
   const float speed = std::min(1.0f, spot / 2.0f);
