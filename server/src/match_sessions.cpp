@@ -258,9 +258,10 @@ void MatchHost::handle_input(Session& s, std::span<const uint8_t> bytes) {
     services_.metrics.drop(r);
     return;
   }
-  if (s.input_rx.views_clamped() != clamped_before && services_.log.enabled(LogLevel::Debug)) {
+  if (const uint64_t clamped = s.input_rx.views_clamped() - clamped_before; clamped != 0) {
     // A view from the future or older than any history: clamped (protocol.md, "View stamps").
-    services_.log.debug("views clamped", {{"player", s.player}, {"count", s.input_rx.views_clamped() - clamped_before}});
+    services_.metrics.views_clamped.fetch_add(clamped, std::memory_order_relaxed);
+    if (services_.log.enabled(LogLevel::Debug)) services_.log.debug("views clamped", {{"player", s.player}, {"count", clamped}});
   }
   if (services_.log.enabled(LogLevel::Debug)) {
     services_.log.debug("inputs", {{"player", s.player}, {"tick", tick}, {"first", batch.first_tick()},

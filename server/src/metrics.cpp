@@ -82,6 +82,7 @@ ServerCounters Metrics::snapshot() const {
   c.desyncs = desyncs.load();
   c.hash_checks = hash_checks.load();
   c.inputs_missing = inputs_missing.load();
+  c.views_clamped = views_clamped.load();
   for (size_t i = 1; i < proto_drops_.size(); ++i) {
     c.drops[protocol::to_string(static_cast<protocol::DropReason>(i))] = proto_drops_[i].load();
   }
@@ -117,6 +118,8 @@ std::string Metrics::prometheus_text() const {
   line(out, "keel_desyncs_total", "counter", "Hash reports that disagreed with the server.", c.desyncs);
   line(out, "keel_hash_checks_total", "counter", "Hash reports that agreed with the server.", c.hash_checks);
   line(out, "keel_inputs_missing_total", "counter", "Player ticks stepped with the repeat-last-input rule.", c.inputs_missing);
+  line(out, "keel_views_clamped_total", "counter", "Input view stamps from the future or older than any pose history, clamped.",
+       c.views_clamped);
   line(out, "keel_snapshots_sent_total", "counter", "Snapshot messages sent.", snapshots_sent.load());
   line(out, "keel_snapshots_skipped_total", "counter", "Snapshots skipped by a client's send budget.", snapshots_skipped.load());
   line(out, "keel_connections_total", "counter", "Clients admitted.", connections.load());

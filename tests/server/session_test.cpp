@@ -12,6 +12,33 @@ namespace {
 
 namespace kp = keel::protocol;
 
+// View stamps a client cannot have (from the future, or older than any game's history)
+// are clamped, counted in keel_views_clamped_total, and the players play on.
+TEST(ServerSession, ImpossibleViewStampsAreClampedAndCounted) {
+  auto opts = test_options("views_clamped");
+  RunningServer rs(opts);
+  std::vector<std::unique_ptr<TestClient>> clients;
+  for (int32_t behind : {-30, 5000}) {
+    TestClientOptions o;
+    o.server = rs.address;
+    o.client_id = clients.size() + 1;
+    o.view.behind = behind;
+    clients.push_back(std::make_unique<TestClient>(rs.io, o));
+    clients.back()->start(seconds_now());
+  }
+  std::vector<TestClient*> all{clients[0].get(), clients[1].get()};
+  ASSERT_TRUE(drive(all, 5.0, [&] {
+    return clients[0]->playing() && clients[1]->playing() && clients[0]->snapshots() >= 10 &&
+           clients[1]->snapshots() >= 10;
+  }));
+  EXPECT_EQ(rs.server->counters().players, 2u);
+  EXPECT_GT(rs.server->counters().views_clamped, 20u);  // each fresh frame of both players
+  const std::string text = rs.server->metrics_text();
+  EXPECT_NE(text.find("keel_views_clamped_total"), std::string::npos);
+  rs.server->request_stop();
+  EXPECT_EQ(rs.server->wait(), 0);
+}
+
 TEST(ServerSession, ConnectPlayDisconnect) {
   auto opts = test_options("connect_play_disconnect");
   RunningServer rs(opts);

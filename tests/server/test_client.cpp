@@ -264,7 +264,7 @@ void TestClient::client_tick(double now) {
   while (next_input_tick_ <= target) {
     game::InputFrame q = input;
     input_tx_.layout().sanitize(q);
-    input_tx_.add(next_input_tick_, q);
+    input_tx_.add(next_input_tick_, q, options_.view);
     inputs_sent_[next_input_tick_] = q;
     ++next_input_tick_;
   }

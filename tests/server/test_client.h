@@ -44,6 +44,9 @@ struct TestClientOptions {
   uint16_t local_port = 0;
   /// ClientHello.max_kbps: the client's own cap on its snapshot budget (0 = the server's).
   uint32_t max_kbps = 0;
+  /// The view stamp every input carries (docs/protocol.md, "View stamps"; default: the
+  /// present). A negative `behind` claims a view from the future.
+  protocol::WireView view;
   /// A token to use instead of minting one (a reconnect with the same token).
   std::optional<protocol::ConnectToken> token;
 };

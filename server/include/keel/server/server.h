@@ -44,6 +44,7 @@ struct ServerCounters {
   uint64_t desyncs = 0;
   uint64_t hash_checks = 0;    ///< hash reports that matched
   uint64_t inputs_missing = 0; ///< player-ticks stepped with the repeat-last rule
+  uint64_t views_clamped = 0;  ///< input view stamps from the future or past any history, clamped
   std::map<std::string, uint64_t> drops;  ///< by reason (drop.h names plus server reasons)
   uint64_t drop(const std::string& reason) const {
     auto it = drops.find(reason);
