@@ -26,8 +26,8 @@ std::unique_ptr<game::Rules> make_rules(const PredictionConfig& config) {
 
 Predictor::Predictor(game::Match confirmed, game::Match predicted, uint32_t local_player,
                      const PredictionConfig& config)
-    : confirmed_(std::make_unique<game::Match>(std::move(confirmed))),
-      predicted_(std::make_unique<game::Match>(std::move(predicted))),
+    : confirmed_(std::move(confirmed)),
+      predicted_(std::move(predicted)),
       local_player_(local_player),
       config_(config) {}
 
@@ -77,26 +77,23 @@ game::InputFrame Predictor::local_input_at(uint64_t tick) const {
   // player's last input when one is missing), else what the match last applied.
   auto it = local_inputs_.upper_bound(tick);
   if (it != local_inputs_.begin()) return std::prev(it)->second;
-  const game::PlayerSlot* slot = confirmed_->find_player(local_player_);
-  return slot != nullptr ? slot->last_input : game::InputFrame{};
+  return game::missing_input(confirmed(), {}, local_player_).frame;
 }
 
 game::TickInputs Predictor::predict_inputs(uint64_t tick) const {
   // No events (joins and leaves cannot be guessed); every present player's input: ours
   // as sent, the others' last confirmed one.
   game::TickInputs in;
-  for (const game::PlayerSlot& slot : predicted_->players()) {
-    game::InputFrame frame;
-    game::ViewStamp view;  // ours: the present (a predicting client shows this tick)
+  for (const game::PlayerSlot& slot : predicted().players()) {
     if (slot.player == local_player_) {
-      frame = local_input_at(tick);
-    } else {
-      // The others repeat their last confirmed frame, and with it its view.
-      const game::PlayerSlot* c = confirmed_->find_player(slot.player);
-      frame = c != nullptr ? c->last_input : slot.last_input;
-      view = c != nullptr ? c->view : slot.view;
+      // Ours as sent, seen in the present (a predicting client shows this tick).
+      in.inputs.push_back({slot.player, local_input_at(tick)});
+      continue;
     }
-    in.inputs.push_back({slot.player, frame, view});
+    // The others get the server's rule for a missing frame, applied to their last
+    // confirmed one (or, for a player the confirmed match no longer holds, the predicted).
+    const bool confirmed_holds = confirmed().find_player(slot.player) != nullptr;
+    in.inputs.push_back(game::missing_input(confirmed_holds ? confirmed() : predicted(), {}, slot.player));
   }
   return in;
 }
@@ -120,24 +117,24 @@ void Predictor::write_dump(uint64_t expected_hash) {
   std::error_code ec;
   std::filesystem::create_directories(config_.dump_dir, ec);
   std::string path = config_.dump_dir + "/desync-player" + std::to_string(local_player_) + "-tick" +
-                     std::to_string(confirmed_->tick()) + replay::kDesyncDumpExtension;
+                     std::to_string(confirmed_tick()) + replay::kDesyncDumpExtension;
   std::string note = config_.dump_note.empty() ? "keel client, player " + std::to_string(local_player_)
                                                : config_.dump_note;
-  if (replay::write_desync_dump(path, *confirmed_, expected_hash, note)) stats_.last_dump_path = path;
+  if (replay::write_desync_dump(path, confirmed(), expected_hash, note)) stats_.last_dump_path = path;
 }
 
 void Predictor::step_confirmed(const protocol::InputFrameMessage& frame,
                                std::vector<HashCheck>& checks, std::vector<GameEventRecord>* events) {
   note_local_input(frame);
-  confirmed_->step(frame.inputs);
+  const game::StepResult stepped = confirmed_.step(frame.inputs);
   ++stats_.confirmed_ticks;
-  for (const game::GameEvent& e : confirmed_->events()) {
+  for (const game::GameEvent& e : confirmed().events()) {
     ++stats_.confirmed_event_records;
-    if (events != nullptr) events->push_back({confirmed_->tick(), e, false});
+    if (events != nullptr) events->push_back({stepped.tick, e, false});
   }
   HashCheck check;
-  check.tick = confirmed_->tick();  // frame.tick + 1
-  check.hash = confirmed_->hash();
+  check.tick = stepped.tick;  // frame.tick + 1
+  check.hash = stepped.hash;
   check.expected = frame.state_hash;
   check.mismatch = check.hash != check.expected;
   check.report = check.mismatch ||
@@ -155,20 +152,28 @@ void Predictor::step_confirmed(const protocol::InputFrameMessage& frame,
   checks.push_back(check);
 }
 
-void Predictor::rebase_predicted() {
-  // Copies the confirmed state; restore of our own canonical bytes cannot fail.
-  keel::Status s = predicted_->restore_state(confirmed_->save_state());
+void Predictor::predict_to(uint64_t target, bool rebase, std::vector<GameEventRecord>* events) {
+  game::Restep ahead;
+  ahead.inputs = [this](const game::Match& before, game::TickInputs& out) {
+    out = predict_inputs(before.tick());
+    return true;
+  };
+  ahead.stepped = [this, events](const game::Match& after, game::TickInputs& applied) {
+    predicted_stepped(after, applied, events);
+  };
+  // A rebase copies the confirmed state (the one copy a rollback makes); restoring our
+  // own canonical bytes cannot fail.
+  const std::vector<uint8_t> state = rebase ? confirmed().save_state() : std::vector<uint8_t>{};
+  keel::Status s = predicted_.restore_and_step(state, target, ahead);
   (void)s;
 }
 
-void Predictor::step_predicted(std::vector<GameEventRecord>* events) {
-  uint64_t t = predicted_tick();
-  game::TickInputs in = predict_inputs(t);
-  predicted_->step(in);
-  predicted_inputs_[t] = std::move(in);
+void Predictor::predicted_stepped(const game::Match& after_step, game::TickInputs& applied,
+                                  std::vector<GameEventRecord>* events) {
+  const uint64_t after = after_step.tick();
+  predicted_inputs_[after - 1] = std::move(applied);
   ++stats_.predicted_ticks;
-  const uint64_t after = predicted_->tick();
-  const std::vector<game::GameEvent>& now = predicted_->events();
+  const std::vector<game::GameEvent>& now = after_step.events();
   if (rollback_open_ && after <= rollback_end_) count_rollback_types(types_of(now));
   // A tick's events are reported the first time they are predicted, and again only when
   // a re-prediction makes them differ; a tick whose re-prediction lost its events reports
@@ -232,13 +237,14 @@ void Predictor::advance(uint64_t present, std::vector<HashCheck>& checks, std::v
       }
     }
     step_confirmed(frame, checks, events);
-    if (contradicted) confirmed_types |= types_of(confirmed_->events());
+    if (contradicted) confirmed_types |= types_of(confirmed().events());
     pending_.erase(it);
   }
   uint64_t c = confirmed_tick();
+  bool rebase = false;
   if (predicted_tick() <= c) {
     prune(c);
-    rebase_predicted();  // the prediction fell behind (or never ran): start from the truth
+    rebase = true;  // the prediction fell behind (or never ran): start from the truth
   } else if (contradicted) {
     uint32_t depth = static_cast<uint32_t>(old_predicted - c);
     ++stats_.rollbacks;
@@ -251,29 +257,30 @@ void Predictor::advance(uint64_t present, std::vector<HashCheck>& checks, std::v
     rollback_types_ = 0;
     count_rollback_types(confirmed_types | reported_types_in(first_contradicted, old_predicted));
     prune(c);
-    rebase_predicted();
     predicted_inputs_.clear();
+    rebase = true;
   } else {
     prune(c);
   }
   uint64_t limit = c + config_.max_rollback_ticks;
   if (present > limit) ++stats_.stalls;
   uint64_t target = std::min(present, limit);
-  while (predicted_tick() < target) step_predicted(events);
+  predict_to(target, rebase, events);
   if (predicted_tick() >= rollback_end_) rollback_open_ = false;  // its range is re-predicted
 }
 
 std::optional<sim::BodyState> Predictor::predicted_body(uint32_t id) const {
-  sim::BodyId b = predicted_->world().find_body(id);
-  if (!predicted_->world().is_valid(b)) return std::nullopt;
-  return predicted_->world().body_state(b);
+  const sim::World& w = predicted().world();
+  sim::BodyId b = w.find_body(id);
+  if (!w.is_valid(b)) return std::nullopt;
+  return w.body_state(b);
 }
 
 bool Predictor::perturb_for_test() {
   // Find a dynamic body's position bytes in the canonical state and flip the lowest
   // mantissa bit of its x: a change the state keeps, so the next hash must differ.
-  std::vector<uint8_t> state = confirmed_->save_state();
-  const sim::World& w = confirmed_->world();
+  std::vector<uint8_t> state = confirmed().save_state();
+  const sim::World& w = confirmed().world();
   for (sim::BodyId id : w.bodies()) {
     sim::BodyState b = w.body_state(id);
     if (b.motion != sim::MotionType::Dynamic) continue;
@@ -284,8 +291,8 @@ bool Predictor::perturb_for_test() {
     auto at = std::search(state.begin(), state.end(), pattern, pattern + 12);
     if (at == state.end()) continue;
     *at ^= 1u;
-    if (!confirmed_->restore_state(state)) return false;
-    rebase_predicted();
+    if (!confirmed_.restore(state)) return false;
+    (void)predicted_.restore(state);
     return true;
   }
   return false;

@@ -47,6 +47,12 @@ std::string utc_stamp() {
   return buf;
 }
 
+// Hash reports are checked this far back; a saved state every second lets a desync dump
+// rebuild any remembered tick by re-stepping at most one second of inputs.
+game::TimelineHistory history_for(uint32_t tick_rate) {
+  return game::TimelineHistory{kHashHistorySeconds * tick_rate, tick_rate, kHashHistorySeconds + 1};
+}
+
 kp::InterestConfig interest_config(const ServerOptions& options) {
   kp::InterestConfig c;
   c.budget_bytes_per_second = options.client_kbps * 125.0;
@@ -72,7 +78,8 @@ keel::Expected<std::shared_ptr<MatchHost>> MatchHost::create(uint64_t id, const 
 MatchHost::MatchHost(uint64_t id, game::Match match, const MatchSettings& settings, HostServices services,
                      Now now, bool persistent)
     : id_(id),
-      match_(std::move(match)),
+      timeline_(std::move(match), history_for(settings.scene->settings.tick_rate)),
+      match_(timeline_.match()),
       scene_(*settings.scene),
       scene_path_(settings.scene_path),
       max_players_(settings.max_players),
@@ -92,7 +99,7 @@ MatchHost::MatchHost(uint64_t id, game::Match match, const MatchSettings& settin
       empty_since_ns_(now.ns) {
   services_.metrics.matches.fetch_add(1);
   services_.metrics.matches_started.fetch_add(1);
-  saved_.emplace_back(match_.tick(), match_.save_state());
+  observe_steps();
   now_s_ = now.s();
   // Bodies the rules made in on_start are the match's from its first tick.
   (void)kp::update_description(description_, match_);
@@ -304,33 +311,13 @@ kp::fb::DenyReason MatchHost::end_reason() const {
   return over() ? kp::fb::DenyReason::MatchOver : kp::fb::DenyReason::Unknown;
 }
 
-// The one rule for a missing input is the match's (Match::step): a present player without
-// a frame repeats its slot's last applied frame, and a player who joins this tick starts
-// from the zero frame. The server writes that frame into the tick's inputs itself, read
-// from the match, so that the recording and the frame stream hold every present
-// player's frame explicitly.
-game::InputFrame MatchHost::missing_input(uint32_t player) const {
-  if (std::find(joined_now_.begin(), joined_now_.end(), player) != joined_now_.end()) return {};
-  const game::PlayerSlot* slot = match_.find_player(player);
-  return slot != nullptr ? slot->last_input : game::InputFrame{};
-}
-
-// A repeated frame repeats its view too (the match's rule), written out like the frame.
-game::ViewStamp MatchHost::missing_view(uint32_t player) const {
-  if (std::find(joined_now_.begin(), joined_now_.end(), player) != joined_now_.end()) return {};
-  const game::PlayerSlot* slot = match_.find_player(player);
-  return slot != nullptr ? slot->view : game::ViewStamp{};
-}
-
 game::TickInputs MatchHost::build_inputs() {
   game::TickInputs in;
   in.events = std::move(pending_events_);
   pending_events_.clear();
-  joined_now_.clear();
   for (const game::PlayerEvent& e : in.events) {
     auto it = std::lower_bound(present_.begin(), present_.end(), e.player);
     bool here = it != present_.end() && *it == e.player;
-    if (e.kind == game::PlayerEvent::Kind::Join) joined_now_.push_back(e.player);
     if (e.kind == game::PlayerEvent::Kind::Join && !here) {
       present_.insert(it, e.player);
     } else if (e.kind == game::PlayerEvent::Kind::Leave && here) {
@@ -339,7 +326,9 @@ game::TickInputs MatchHost::build_inputs() {
   }
   const uint64_t tick = match_.tick();
   for (uint32_t player : present_) {
-    game::PlayerInput input(player, missing_input(player), missing_view(player));
+    // A player without a frame for this tick gets the match's one rule's, written out so
+    // that the recording and the frame stream hold every present player's frame.
+    game::PlayerInput input = game::missing_input(match_, in.events, player);
     bool fresh = false;
     for (Session& s : sessions_) {
       if (s.player != player || s.state == SessionState::Closed) continue;
@@ -357,31 +346,36 @@ game::TickInputs MatchHost::build_inputs() {
   return in;
 }
 
-void MatchHost::step_one() {
-  game::TickInputs inputs = build_inputs();
-  const uint64_t from_tick = match_.tick();
-  match_.step(inputs);
-  // Hashed once: the recording, the frame stream and the clients' checks all observe
-  // this one value.
-  const uint64_t hash = match_.hash();
-  if (writer_ && !recording_failed_) {
-    if (keel::Status st = writer_->record(inputs, match_, hash); !st) {
-      // The match goes on (players are mid-game); the operator is told loudly.
-      recording_failed_ = true;
-      services_.log.error("recording_failed", {{"match", id_}, {"path", recording_path_},
-                                               {"error", st.error().message}});
+// What observes each step, in this order: the recording, the tick counter, the frame
+// stream for predicting clients. Registered once; each reads the step's one hash.
+void MatchHost::observe_steps() {
+  timeline_.observe([this](const game::TimelineStep& step) { record_step(step); });
+  timeline_.observe([this](const game::TimelineStep&) { services_.metrics.ticks.fetch_add(1); });
+  timeline_.observe([this](const game::TimelineStep& step) {
+    kp::InputFrameMessage frame{step.from_tick, step.hash, step.applied};
+    for (Session& s : sessions_) {
+      if (s.frames_on && s.state != SessionState::Closed) s.frames.add(frame);
     }
+  });
+}
+
+void MatchHost::record_step(const game::TimelineStep& step) {
+  if (!writer_ || recording_failed_) return;
+  if (keel::Status st = writer_->record(step.applied, step.after, step.hash); !st) {
+    // The match goes on (players are mid-game); the operator is told loudly.
+    recording_failed_ = true;
+    services_.log.error("recording_failed", {{"match", id_}, {"path", recording_path_},
+                                             {"error", st.error().message}});
   }
-  services_.metrics.ticks.fetch_add(1);
-  kp::InputFrameMessage frame{from_tick, hash, inputs};
-  for (Session& s : sessions_) {
-    if (s.frames_on && s.state != SessionState::Closed) s.frames.add(frame);
-  }
-  remember(from_tick, hash, inputs);
+}
+
+void MatchHost::step_one() {
+  const game::TickInputs inputs = build_inputs();
+  const game::StepResult stepped = timeline_.step(inputs);
   send_description_changes();
   send_game_events();
-  tick_.store(match_.tick());
-  hash_.store(hash);
+  tick_.store(stepped.tick);
+  hash_.store(stepped.hash);
   uint32_t present = static_cast<uint32_t>(present_.size());
   players_.store(present);
   // Stop-after-ticks counts the start-up match's ticks (the tick thread watches tick()).
@@ -422,38 +416,14 @@ void MatchHost::send_description_catch_up(Session& s) {
   s.described = true;
 }
 
-void MatchHost::remember(uint64_t tick, uint64_t hash, const game::TickInputs& inputs) {
-  size_t keep = size_t(kHashHistorySeconds) * tick_rate_;
-  hashes_.emplace_back(tick + 1, hash);
-  while (hashes_.size() > keep) hashes_.pop_front();
-  inputs_log_.emplace_back(tick, inputs);
-  // A saved state every second lets a dump rebuild any remembered tick by re-stepping
-  // at most one second of inputs through Match::step.
-  if (match_.tick() % tick_rate_ == 0) saved_.emplace_back(match_.tick(), match_.save_state());
-  while (saved_.size() > kHashHistorySeconds + 1) saved_.pop_front();
-  uint64_t oldest = saved_.empty() ? match_.tick() : saved_.front().first;
-  while (!inputs_log_.empty() && inputs_log_.front().first < oldest) inputs_log_.pop_front();
-}
-
-std::optional<uint64_t> MatchHost::hash_at(uint64_t tick) const {
-  if (hashes_.empty() || tick < hashes_.front().first || tick > hashes_.back().first) return std::nullopt;
-  return hashes_[tick - hashes_.front().first].second;
-}
-
 void MatchHost::write_desync_dump(Session& s, uint64_t tick, uint64_t server_hash, uint64_t reported) {
   if (dumps_ >= kMaxDumpsPerMatch || s.dumps >= 2) return;  // hostile reports cannot fill the disk
-  const std::pair<uint64_t, std::vector<uint8_t>>* base = nullptr;
-  for (const auto& saved : saved_) {
-    if (saved.first <= tick) base = &saved;
-  }
-  if (base == nullptr) return;
-  auto rebuilt = game::Match::create(scene_, services_.rules ? services_.rules() : std::make_unique<games::SandboxRules>(),
-                                     match_.seed());
-  if (!rebuilt || !rebuilt->restore_state(base->second)) return;
-  for (const auto& [t, in] : inputs_log_) {
-    if (t >= base->first && t < tick) rebuilt->step(in);
-  }
-  if (rebuilt->tick() != tick || rebuilt->hash() != server_hash) {
+  auto blank = game::Match::create(scene_, services_.rules ? services_.rules() : std::make_unique<games::SandboxRules>(),
+                                   match_.seed());
+  if (!blank) return;
+  // The timeline's newest saved state at or before `tick`, re-stepped with its inputs.
+  std::optional<game::Match> rebuilt = timeline_.rebuild(tick, std::move(*blank));
+  if (!rebuilt || rebuilt->hash() != server_hash) {
     services_.log.error("desync_dump_rebuild_failed", {{"match", id_}, {"tick", tick}});
     return;
   }

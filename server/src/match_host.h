@@ -2,10 +2,11 @@
 //
 // Only the match's own task touches its state (run(), then shutdown() once no task is
 // running); the I/O thread and the tick thread hand it datagrams and admitted clients
-// through a small mutex-guarded inbox. One tick (step_one) steps the Match
-// with one TickInputs and hashes it once; the recording, the frame stream to predicting
-// clients and the desync checks all observe that step, so what is applied is exactly
-// what is recorded and what predicting clients receive.
+// through a small mutex-guarded inbox. One tick (step_one) steps the match's
+// game::MatchTimeline with one TickInputs, which hashes it once; the recording and the
+// frame stream to predicting clients observe that step, and the desync checks read the
+// timeline's history, so what is applied is exactly what is recorded and what predicting
+// clients receive.
 #pragma once
 
 #include "log.h"
@@ -20,6 +21,7 @@
 #include <keel/server/config.h>
 #include <keel/server/server.h>
 #include <keel/game/match.h>
+#include <keel/game/timeline.h>
 
 #include <atomic>
 #include <functional>
@@ -158,9 +160,8 @@ class MatchHost : public std::enable_shared_from_this<MatchHost> {
   bool check_over();
   void measure_schedule(Now now);
   game::TickInputs build_inputs();
-  game::InputFrame missing_input(uint32_t player) const;
-  game::ViewStamp missing_view(uint32_t player) const;
-  void remember(uint64_t tick, uint64_t hash, const game::TickInputs& inputs);
+  void observe_steps();
+  void record_step(const game::TimelineStep& step);
   void send_snapshots();
   /// What the rules say each snapshot body is worth to `s`'s client, and where it stands.
   void relevance_for(const Session& s, const protocol::QuantSnapshot& bodies,
@@ -175,10 +176,14 @@ class MatchHost : public std::enable_shared_from_this<MatchHost> {
   bool guarded(const char* what, const std::function<void()>& run);
   void flush_connections(Now now);
   void write_desync_dump(Session& s, uint64_t tick, uint64_t server_hash, uint64_t reported);
-  std::optional<uint64_t> hash_at(uint64_t tick) const;
+  std::optional<uint64_t> hash_at(uint64_t tick) const { return timeline_.hash_at(tick); }
 
   uint64_t id_;
-  game::Match match_;
+  // The match and its recent history (hashes for hash reports, inputs and a state every
+  // second for desync dumps); only step_one steps it. match_ is the timeline's match,
+  // read everywhere else.
+  game::MatchTimeline timeline_;
+  const game::Match& match_;
   const sim::SceneDef scene_;
   const std::string scene_path_;
   const uint32_t max_players_;
@@ -212,17 +217,11 @@ class MatchHost : public std::enable_shared_from_this<MatchHost> {
   std::deque<Session> sessions_;  // deque: references stay valid as sessions are added
   std::vector<game::PlayerEvent> pending_events_;
   std::vector<uint32_t> present_;  // players in the match after the last step, sorted
-  std::vector<uint32_t> joined_now_;  // build_inputs: players whose Join is in this tick
   std::vector<uint8_t> message_buffer_;  // the message being handled (its memory reused)
   int64_t empty_since_ns_;
   std::atomic<uint32_t> session_count_{0};
   uint32_t dumps_ = 0;
   double now_s_ = 0;  // the current run's time, for sends outside flush_connections
-
-  // Recent history for hash reports and desync dumps.
-  std::deque<std::pair<uint64_t, uint64_t>> hashes_;            // (tick, hash of match at tick)
-  std::deque<std::pair<uint64_t, game::TickInputs>> inputs_log_;  // (tick stepped from, inputs)
-  std::deque<std::pair<uint64_t, std::vector<uint8_t>>> saved_;  // (tick, save_state)
 
   std::mutex inbox_mutex_;
   std::vector<Datagram> inbox_;

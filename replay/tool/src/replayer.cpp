@@ -55,7 +55,7 @@ keel::Expected<game::Match> make_match(const Header& header, const std::string& 
   return std::move(*match);
 }
 
-Replay::Replay(game::Match match, TickCursor cursor) : match_(std::move(match)), cursor_(std::move(cursor)) {}
+Replay::Replay(game::Match match, TickCursor cursor) : timeline_(std::move(match)), cursor_(std::move(cursor)) {}
 
 namespace {
 
@@ -115,24 +115,38 @@ keel::Expected<Replay> Replay::start(const Recording& rec, uint64_t tick, const 
   }
   replay->base_tick_ = replay->tick();
   replay->warnings_ = std::move(warnings);
-  while (replay->tick() < tick) {
-    if (!replay->step()) {
-      std::string why = replay->cursor_problems().empty() ? "" : " (" + replay->cursor_problems().back() + ")";
-      return keel::Error{rec.name() + ": the recording ends at tick " + tick_str(replay->tick()) + ", before tick " +
-                        tick_str(tick) + why};
-    }
+  if (!replay->seek(tick)) {
+    std::string why = replay->cursor_problems().empty() ? "" : " (" + replay->cursor_problems().back() + ")";
+    return keel::Error{rec.name() + ": the recording ends at tick " + tick_str(replay->tick()) + ", before tick " +
+                      tick_str(tick) + why};
   }
+  replay->replayed_hash_ = replay->match().hash();
   return std::move(*replay);
 }
 
-bool Replay::step() {
+bool Replay::take_next(const game::Match& before, game::TickInputs& out) {
   std::optional<TickRecord> t = cursor_.next();
   // A jump is a gap in the recording: the ticks after it need their checkpoint.
-  if (!t || t->tick != match_.tick() + 1) return false;
-  inputs_ = std::move(t->inputs);
+  if (!t || t->tick != before.tick() + 1) return false;
+  out = std::move(t->inputs);
   recorded_events_ = std::move(t->events);
-  match_.step(inputs_);
   recorded_hash_ = t->hash;
+  return true;
+}
+
+bool Replay::seek(uint64_t tick) {
+  game::Restep recorded;
+  recorded.inputs = [this](const game::Match& before, game::TickInputs& out) { return take_next(before, out); };
+  recorded.stepped = [this](const game::Match&, game::TickInputs& applied) { inputs_ = std::move(applied); };
+  (void)timeline_.restore_and_step({}, tick, recorded);  // no state given: nothing to refuse
+  return timeline_.tick() >= tick;
+}
+
+bool Replay::step() {
+  game::TickInputs in;
+  if (!take_next(timeline_.match(), in)) return false;
+  replayed_hash_ = timeline_.step(in).hash;
+  inputs_ = std::move(in);
   return true;
 }
 
@@ -164,7 +178,7 @@ bool verify_run(const Recording& rec, const VerifyOptions& options, uint64_t a, 
   result.warnings.insert(result.warnings.end(), replay->warnings().begin(), replay->warnings().end());
   if (!replay->warnings().empty()) result.damaged = true;
   auto compare = [&]() {
-    uint64_t replayed = replay->match().hash();
+    uint64_t replayed = replay->replayed_hash();
     const bool events_match = replay->tick() == replay->base_tick() || replay->match().events() == replay->recorded_events();
     if (replayed == replay->recorded_hash() && events_match) return true;
     result.events_differ = replayed == replay->recorded_hash();

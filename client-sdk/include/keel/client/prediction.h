@@ -18,13 +18,17 @@
 // FrameWindow::kMaxFrames frames), needs_resync() turns true and the client asks for a
 // fresh checkpoint (ClientHello{Predict, resync}).
 //
-// Both matches are changed only by Match::step (docs/architecture.md, "The Match invariant") — restore_state aside, which
-// copies one match's state into the other — so prediction is exact.
+// Each match is a game::MatchTimeline, changed only by its step (the confirmed one's,
+// which hashes every tick for the check) and by its one restore-and-re-step (the
+// predicted one's rebase and run ahead, copying the confirmed state once per rebase);
+// both step through Match::step (docs/architecture.md, "The match timeline"), so
+// prediction is exact.
 #pragma once
 
 #include <keel/protocol/input_codec.h>
 #include <keel/protocol/messages.h>
 #include <keel/game/match.h>
+#include <keel/game/timeline.h>
 #include <keel/games/sandbox.h>
 #include <keel/game/registry.h>
 
@@ -124,14 +128,14 @@ class Predictor {
   /// from what was last reported for that tick).
   void advance(uint64_t present, std::vector<HashCheck>& checks, std::vector<GameEventRecord>* events = nullptr);
 
-  uint64_t confirmed_tick() const { return confirmed_->tick(); }
-  uint64_t predicted_tick() const { return predicted_->tick(); }
+  uint64_t confirmed_tick() const { return confirmed_.tick(); }
+  uint64_t predicted_tick() const { return predicted_.tick(); }
   /// The newest frame tick held (0 = none beyond the confirmed tick).
   uint64_t newest_frame_tick() const { return pending_.empty() ? 0 : pending_.rbegin()->first; }
   /// True when a hole in the frame chain is older than the server keeps frames for.
   bool needs_resync() const;
-  const game::Match& confirmed() const { return *confirmed_; }
-  const game::Match& predicted() const { return *predicted_; }
+  const game::Match& confirmed() const { return confirmed_.match(); }
+  const game::Match& predicted() const { return predicted_.match(); }
   /// The predicted state of a body (nullopt when absent).
   std::optional<sim::BodyState> predicted_body(uint32_t id) const;
   const PredictionStats& stats() const { return stats_; }
@@ -148,17 +152,18 @@ class Predictor {
   game::InputFrame local_input_at(uint64_t tick) const;
   void step_confirmed(const protocol::InputFrameMessage& frame, std::vector<HashCheck>& checks,
                       std::vector<GameEventRecord>* events);
-  void step_predicted(std::vector<GameEventRecord>* events);
+  /// Runs the predicted match to `target`, from the confirmed state first when `rebase`.
+  void predict_to(uint64_t target, bool rebase, std::vector<GameEventRecord>* events);
+  void predicted_stepped(const game::Match& after, game::TickInputs& applied, std::vector<GameEventRecord>* events);
   static uint64_t types_of(const std::vector<game::GameEvent>& events);
   uint64_t reported_types_in(uint64_t from, uint64_t to) const;
   void count_rollback_types(uint64_t types);
   void note_local_input(const protocol::InputFrameMessage& frame);
   void write_dump(uint64_t expected_hash);
-  void rebase_predicted();
   void prune(uint64_t tick);
 
-  std::unique_ptr<game::Match> confirmed_;
-  std::unique_ptr<game::Match> predicted_;
+  game::MatchTimeline confirmed_;
+  game::MatchTimeline predicted_;
   uint32_t local_player_;
   PredictionConfig config_;
   std::map<uint64_t, protocol::InputFrameMessage> pending_;  // frames past the confirmed tick

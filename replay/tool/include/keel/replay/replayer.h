@@ -1,11 +1,13 @@
 // Re-running a recording: the match is rebuilt from the header's scene and rules, reaches
-// any tick from the nearest checkpoint at or before it, and is stepped only by
-// Match::step with the recorded inputs — the same function the server ran.
+// any tick from the nearest checkpoint at or before it, and is stepped with the recorded
+// inputs only through its game::MatchTimeline — the same step, and the same hash, the
+// server ran.
 #pragma once
 
 #include <keel/replay/reader.h>
 #include <keel/base/expected.h>
 #include <keel/game/match.h>
+#include <keel/game/timeline.h>
 #include <keel/games/sandbox.h>
 #include <keel/game/registry.h>
 
@@ -49,12 +51,14 @@ class Replay {
   /// recording does not reach `tick`.
   static keel::Expected<Replay> start(const Recording& rec, uint64_t tick, const ReplayOptions& options = {});
 
-  uint64_t tick() const { return match_.tick(); }
-  const game::Match& match() const { return match_; }
+  uint64_t tick() const { return timeline_.tick(); }
+  const game::Match& match() const { return timeline_.match(); }
   /// Moves the match out; the replay must not be used afterwards.
-  game::Match release() { return std::move(match_); }
+  game::Match release() { return timeline_.release(); }
   /// The hash the recording holds for the current tick.
   uint64_t recorded_hash() const { return recorded_hash_; }
+  /// The replayed match's hash at the current tick (made once, by the step or the start).
+  uint64_t replayed_hash() const { return replayed_hash_; }
   /// The inputs the current tick was stepped with (empty at the starting tick).
   const game::TickInputs& inputs() const { return inputs_; }
   /// The game events the recording holds for the current tick (empty at the starting
@@ -71,10 +75,16 @@ class Replay {
 
  private:
   Replay(game::Match match, TickCursor cursor);
+  /// The next recorded tick's inputs, when it follows the match's tick (a gap or the end:
+  /// false); its recorded hash and events become the current ones.
+  bool take_next(const game::Match& before, game::TickInputs& out);
+  /// Steps to `tick` without hashing the ticks between; false when the recording ends first.
+  bool seek(uint64_t tick);
 
-  game::Match match_;
+  game::MatchTimeline timeline_;
   TickCursor cursor_;
   uint64_t recorded_hash_ = 0;
+  uint64_t replayed_hash_ = 0;
   uint64_t base_tick_ = 0;
   game::TickInputs inputs_;
   std::vector<game::GameEvent> recorded_events_;
