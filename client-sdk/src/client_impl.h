@@ -32,7 +32,7 @@ using protocol::DropReason;
 
 namespace detail {
 
-
+// Bounds on what one update does and what a session holds, whatever the server sends.
 inline constexpr size_t kMaxDatagramsPerUpdate = 4096;
 inline constexpr size_t kMaxPendingBlockInfos = 4;
 inline constexpr size_t kMaxPendingBlocks = 2;

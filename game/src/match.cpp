@@ -227,8 +227,9 @@ void Match::step(const TickInputs& in) {
   fire_timers();
   rules_->before_step(*this);
   apply_body_changes();
-  // Every present player gets a frame: its own this tick, else its last (the
-  // documented repeat-last rule; the server records what it applied).
+  // Every present player gets a frame: its own this tick, else its last — the one rule
+  // for a missing frame, game::missing_input (keel/game/timeline.h), which the server
+  // writes out so that it records what it applied.
   const Layout& layout = spec_.input;
   for (size_t i = 0; i < players_.size(); ++i) {
     PlayerSlot& slot = players_[i];
