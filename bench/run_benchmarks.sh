@@ -97,6 +97,20 @@ run() {
   rm -f "$out.cpu"
 }
 
+# median FIELD NAME: median over the rounds of `FIELD=value` in NAME's outputs, or "n/a".
+median() {
+  local field="$1" name="$2"
+  cat "$OUT_DIR/$name".*.txt 2>/dev/null |
+    sed -n "s/.*[[:space:]]$field=\([-0-9.eE+]*\).*/\1/p" | sort -g |
+    awk '{ v[NR] = $1 } END {
+      if (NR == 0) { print "n/a"; exit }
+      if (NR % 2) printf "%.3f\n", v[(NR + 1) / 2]; else printf "%.3f\n", (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
+}
+ratio() {
+  if [[ "$1" == n/a || "$2" == n/a ]]; then echo "n/a"; else awk -v a="$1" -v b="$2" 'BEGIN {
+    if (b > 0) printf "%.2f\n", a / b; else print "n/a" }'; fi
+}
+
 if [[ "$MODE" == scale ]]; then
   SCALE_SCENES="${SCALE_SCENES:-pile pile_4000 mixed_10000}"
   for ((round = 1; round <= RUNS; round++)); do
@@ -148,20 +162,6 @@ for ((round = 1; round <= RUNS; round++)); do
     fi
   done
 done
-
-# median FIELD NAME: median over the rounds of `FIELD=value` in NAME's outputs, or "n/a".
-median() {
-  local field="$1" name="$2"
-  cat "$OUT_DIR/$name".*.txt 2>/dev/null |
-    sed -n "s/.*[[:space:]]$field=\([-0-9.eE+]*\).*/\1/p" | sort -g |
-    awk '{ v[NR] = $1 } END {
-      if (NR == 0) { print "n/a"; exit }
-      if (NR % 2) printf "%.3f\n", v[(NR + 1) / 2]; else printf "%.3f\n", (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
-}
-ratio() {
-  if [[ "$1" == n/a || "$2" == n/a ]]; then echo "n/a"; else awk -v a="$1" -v b="$2" 'BEGIN {
-    if (b > 0) printf "%.2f\n", a / b; else print "n/a" }'; fi
-}
 
 cpu="$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -1)"
 echo

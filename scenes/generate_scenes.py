@@ -13,7 +13,7 @@ script. Layouts (docs/scene-format.md describes the format):
   pyramid_5050.json      the pyramid at 100 rows: 5050 boxes in one island
   spheres_capsules.json  ground, four walls, 500 spheres and 500 capsules in a checkerboard
   spheres_capsules_tilt.json  the same with every capsule tilted 1-4 degrees: the columns collapse
-  mixed_10000.json       10000 boxes, spheres, tilted capsules and hulls in a 25x16x25 grid
+  mixed_10000.json       10000 boxes, spheres, tilted capsules and hulls in a 25x16x25 grid, pitch 1.6 m
   demo.json              a small playground with 8 spawn points
   characters.json        16 scripted capsule characters over a kerb, crates, stairs and a ramp
   ragdolls.json          64 ragdolls (half of them with holding torque) falling onto 50 boxes
@@ -274,8 +274,8 @@ def spheres_capsules_tilt():
 
 
 def mixed_10000():
-    """10000 dynamic bodies on a 25x16x25 grid, pitch 1.2 m (x and z from -14.4 to 14.4,
-    y from 2.0 to 20.0), by id mod 4: box 0.5 m, sphere r 0.5, capsule r 0.3 half_height
+    """10000 dynamic bodies on a 25x16x25 grid, pitch 1.6 m (x and z from -19.2 to 19.2,
+    y from 2.0 to 26.0: no two bodies overlap at the start, whatever their turn), by id mod 4: box 0.5 m, sphere r 0.5, capsule r 0.3 half_height
     0.4 tilted (tilt_quat), hull of 8-32 points (hull_points, kind by id mod 3). Every
     body turned by a per-body yaw except the capsules. Ids 2..10001 layer by layer."""
     bodies = [ground()]
@@ -283,7 +283,7 @@ def mixed_10000():
         for k in range(25):
             for i in range(25):
                 body_id = len(bodies) + 1
-                position = (-14.4 + 1.2 * i, 2.0 + 1.2 * j, -14.4 + 1.2 * k)
+                position = (-19.2 + 1.6 * i, 2.0 + 1.6 * j, -19.2 + 1.6 * k)
                 kind = body_id % 4
                 rotation = yaw_quat(body_id * 37 % 360)
                 if kind == 0:
