@@ -46,7 +46,7 @@ DET_DIR=$BUILD_DIR/determinism
 GOLDEN=tests/golden
 CONFIGS=${KEEL_DETERMINISM_CONFIGS:-"gcc-O3 gcc-O3-sse2 gcc-O2 gcc-O0 clang14-O2 aarch64-O2 wasm32"}
 JOBS=${KEEL_JOBS:-$(nproc)}
-# Every scene but the benchmark-only pile_4000 (bench/hash_bench.sh): pile.json checks the
+# Every scene but the benchmark-only pile_4000 (bench/hash_bench.sh), pyramid_5050 and mixed_10000: pile.json checks the
 # same code in a quarter of the time.
 SCENES=()
 # The scale scenes (4,000 to 10,000 bodies) cost tens of seconds a configuration: their
@@ -67,8 +67,8 @@ THREADS=(1 2 4 8)
 # Ticks checked per scene under -O0 and qemu (scene stem -> ticks; absent = all 600),
 # chosen so that the whole check fits in 15 minutes of CI on 2 cores.
 declare -A TICKS_FULL=()
-declare -A TICKS_O0=([convex_pile]=300 [ragdolls]=200)
-declare -A TICKS_QEMU=([pile]=150 [spheres_capsules]=300 [convex_pile]=120 [ragdolls]=100)
+declare -A TICKS_O0=([convex_pile]=300 [ragdolls]=200 [spheres_capsules_tilt]=200)
+declare -A TICKS_QEMU=([pile]=150 [spheres_capsules]=300 [spheres_capsules_tilt]=100 [convex_pile]=120 [ragdolls]=100)
 
 START=$SECONDS
 FAILED=()
