@@ -7,6 +7,12 @@
 #   SKIP_BUILD=1 bench/run_benchmarks.sh    # use the binaries already in BUILD_DIR/bin
 #   KEEL_THREADS="2 4" bench/run_benchmarks.sh   # Keel also at these thread counts (default 2)
 #   sudo NICE=-10 bench/run_benchmarks.sh   # raise the measured programs' priority on a busy box
+#   MODE=scale bench/run_benchmarks.sh      # ms per step against body count (below)
+#
+# MODE=scale: pile (1,000 boxes), pile_4000 (4,000 boxes) and mixed_10000 (10,000 boxes,
+# spheres, capsules and hulls), sleep off, Keel at 1 and 2 threads and Bullet, alternating
+# in every round; a table of medians (wall and CPU per tick) and a plot,
+# docs/images/scale.svg (bench/scale_plot.py; SCALE_PLOT=path to write elsewhere).
 #
 # For every round, for every scene (pile, pyramid, spheres_capsules, characters, convex_pile,
 # terrain, ragdolls), it runs, one after the
@@ -31,7 +37,10 @@ TICKS="${TICKS:-600}"
 # Keel's kind), so that row's ratio shows what the controllers add, not a like-for-like race.
 # ragdolls: Bullet builds the same bones and joints (btConeTwistConstraint, btHingeConstraint)
 # from the loaded scene; it has no holding torque, so half its ragdolls are limp where Keel's hold.
-SCENES="${SCENES:-pile pyramid spheres_capsules characters convex_pile terrain ragdolls}"
+# spheres_capsules_tilt, not spheres_capsules: the untilted columns stay standing in Keel
+# and collapse in other engines, so the untilted scene compares different work.
+SCENES="${SCENES:-pile pyramid spheres_capsules_tilt characters convex_pile terrain ragdolls}"
+MODE="${MODE:-tables}"
 # Extra Keel thread counts (sleep off), beside the one-thread runs: speed-up table.
 KEEL_THREADS="${KEEL_THREADS:-2}"
 WITH_F64="${WITH_F64:-0}"
@@ -88,6 +97,54 @@ run() {
   rm -f "$out.cpu"
 }
 
+# median FIELD NAME: median over the rounds of `FIELD=value` in NAME's outputs, or "n/a".
+median() {
+  local field="$1" name="$2"
+  cat "$OUT_DIR/$name".*.txt 2>/dev/null |
+    sed -n "s/.*[[:space:]]$field=\([-0-9.eE+]*\).*/\1/p" | sort -g |
+    awk '{ v[NR] = $1 } END {
+      if (NR == 0) { print "n/a"; exit }
+      if (NR % 2) printf "%.3f\n", v[(NR + 1) / 2]; else printf "%.3f\n", (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
+}
+ratio() {
+  if [[ "$1" == n/a || "$2" == n/a ]]; then echo "n/a"; else awk -v a="$1" -v b="$2" 'BEGIN {
+    if (b > 0) printf "%.2f\n", a / b; else print "n/a" }'; fi
+}
+
+if [[ "$MODE" == scale ]]; then
+  SCALE_SCENES="${SCALE_SCENES:-pile pile_4000 mixed_10000}"
+  for ((round = 1; round <= RUNS; round++)); do
+    for scene in $SCALE_SCENES; do
+      file="scenes/$scene.json"
+      for t in 1 2; do
+        run "$scene.keel-t$t" "$BIN/keel-sim" run "$file" --ticks "$TICKS" --timing --sleep off --threads "$t"
+      done
+      run "$scene.bullet" "$BIN/keel-bullet-bench" "$file" --ticks "$TICKS" --sleep off
+    done
+  done
+  table="$OUT_DIR/scale.tsv"
+  printf 'scene\tbodies\tkeel_t1_ms\tkeel_t2_ms\tbullet_ms\tkeel_t1_cpu\tkeel_t2_cpu\tbullet_cpu\n' >"$table"
+  echo
+  echo "Mean step (ms) against body count, sleep off, $TICKS ticks, median of $RUNS alternating rounds;"
+  echo "CPU = whole process, user + sys per tick. Load before the table: $(cut -d' ' -f1-3 /proc/loadavg)."
+  echo
+  echo "| scene | bodies | Keel 1 thread | Keel 2 threads | Bullet | Keel 1 / Bullet | Keel 2 / Bullet | speed-up | Keel CPU 1 / 2 threads | Bullet CPU |"
+  echo "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
+  for scene in $SCALE_SCENES; do
+    bodies="$(grep -c '"motion": "Dynamic"' "scenes/$scene.json")"
+    k1="$(median step_ms_mean "$scene.keel-t1")"
+    k2="$(median step_ms_mean "$scene.keel-t2")"
+    bu="$(median step_ms_mean "$scene.bullet")"
+    c1="$(median process_cpu_ms_per_tick "$scene.keel-t1")"
+    c2="$(median process_cpu_ms_per_tick "$scene.keel-t2")"
+    cb="$(median process_cpu_ms_per_tick "$scene.bullet")"
+    printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$scene" "$bodies" "$k1" "$k2" "$bu" "$c1" "$c2" "$cb" >>"$table"
+    echo "| $scene | $bodies | $k1 | $k2 | $bu | $(ratio "$k1" "$bu") | $(ratio "$k2" "$bu") | $(ratio "$k1" "$k2") | $c1 / $c2 | $cb |"
+  done
+  python3 "$ROOT/bench/scale_plot.py" "$table" "${SCALE_PLOT:-$ROOT/docs/images/scale.svg}" >&2
+  exit 0
+fi
+
 for ((round = 1; round <= RUNS; round++)); do
   for scene in $SCENES; do
     file="scenes/$scene.json"
@@ -105,20 +162,6 @@ for ((round = 1; round <= RUNS; round++)); do
     fi
   done
 done
-
-# median FIELD NAME: median over the rounds of `FIELD=value` in NAME's outputs, or "n/a".
-median() {
-  local field="$1" name="$2"
-  cat "$OUT_DIR/$name".*.txt 2>/dev/null |
-    sed -n "s/.*[[:space:]]$field=\([-0-9.eE+]*\).*/\1/p" | sort -g |
-    awk '{ v[NR] = $1 } END {
-      if (NR == 0) { print "n/a"; exit }
-      if (NR % 2) printf "%.3f\n", v[(NR + 1) / 2]; else printf "%.3f\n", (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
-}
-ratio() {
-  if [[ "$1" == n/a || "$2" == n/a ]]; then echo "n/a"; else awk -v a="$1" -v b="$2" 'BEGIN {
-    if (b > 0) printf "%.2f\n", a / b; else print "n/a" }'; fi
-}
 
 cpu="$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -1)"
 echo

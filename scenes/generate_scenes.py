@@ -10,7 +10,10 @@ script. Layouts (docs/scene-format.md describes the format):
   pile.json              static ground + 1000 dynamic 1 m boxes in a 10x10x10 grid
   pile_4000.json         the same at 4000 boxes (20x10x20), for per-tick costs at scale
   pyramid.json           static ground + a 20-row pyramid of 210 touching 1 m boxes
+  pyramid_5050.json      the pyramid at 100 rows: 5050 boxes in one island
   spheres_capsules.json  ground, four walls, 500 spheres and 500 capsules in a checkerboard
+  spheres_capsules_tilt.json  the same with every capsule tilted 1-4 degrees: the columns collapse
+  mixed_10000.json       10000 boxes, spheres, tilted capsules and hulls in a 25x16x25 grid, pitch 1.6 m
   demo.json              a small playground with 8 spawn points
   characters.json        16 scripted capsule characters over a kerb, crates, stairs and a ramp
   ragdolls.json          64 ragdolls (half of them with holding torque) falling onto 50 boxes
@@ -199,19 +202,26 @@ def pile_4000():
     return pile("pile_4000", 20, 10, 20)
 
 
-def pyramid():
-    """20 rows in the XY plane at z = 0; row r (0 = bottom) has 20 - r boxes.
+def pyramid(name="pyramid", rows=20):
+    """`rows` rows in the XY plane at z = 0; row r (0 = bottom) has rows - r boxes.
 
     Box i of a row of n sits at x = (i - (n - 1) / 2) * 1.0, y = 0.5 + r: neighbours and
-    rows touch exactly. 210 boxes, ids 2..211 row by row from the bottom, left to right.
+    rows touch exactly. 20 rows: 210 boxes, ids 2..211 row by row from the bottom, left to
+    right.
     """
     bodies = [ground()]
-    for r in range(20):
-        n = 20 - r
+    for r in range(rows):
+        n = rows - r
         for i in range(n):
             position = ((i - (n - 1) / 2.0) * 1.0, 0.5 + r, 0.0)
             bodies.append(body(len(bodies) + 1, "Dynamic", position, box_collider(0.5, 0.5, 0.5)))
-    return scene("pyramid", bodies)
+    return scene(name, bodies)
+
+
+def pyramid_5050():
+    """The pyramid with 100 rows: 5050 touching boxes in one island (the layout of Box3D's
+    "large pyramid" benchmark, at Keel's density of 1000)."""
+    return pyramid("pyramid_5050", 100)
 
 
 def spheres_capsules():
@@ -237,6 +247,56 @@ def spheres_capsules():
                     collider = capsule_collider(0.3, 0.5)
                 bodies.append(body(len(bodies) + 1, "Dynamic", position, collider))
     return scene("spheres_capsules", bodies)
+
+
+def tilt_quat(body_id):
+    """A tilt of 1-4 degrees about a horizontal axis, angle and azimuth from an LCG seeded
+    with the body id."""
+    rng = Lcg(body_id * 7919)
+    tilt = math.radians(rng.uniform(1.0, 4.0))
+    azimuth = rng.uniform(0.0, 2.0 * math.pi)
+    s = math.sin(tilt / 2.0)
+    return {"x": s * math.cos(azimuth), "y": 0.0, "z": s * math.sin(azimuth), "w": math.cos(tilt / 2.0)}
+
+
+def spheres_capsules_tilt():
+    """spheres_capsules with every capsule tilted (tilt_quat). In the untilted scene the
+    bodies fall in exactly aligned columns that stay standing; tilted, the columns
+    collapse into a heap, which is the work a peer comparison should measure."""
+    s = spheres_capsules()
+    s["name"] = "spheres_capsules_tilt"
+    for b in s["bodies"]:
+        if b["motion"] == "Dynamic" and b["colliders"][0]["shape"] == "Capsule":
+            collider = b.pop("colliders")
+            b["rotation"] = tilt_quat(b["id"])
+            b["colliders"] = collider
+    return s
+
+
+def mixed_10000():
+    """10000 dynamic bodies on a 25x16x25 grid, pitch 1.6 m (x and z from -19.2 to 19.2,
+    y from 2.0 to 26.0: no two bodies overlap at the start, whatever their turn), by id mod 4: box 0.5 m, sphere r 0.5, capsule r 0.3 half_height
+    0.4 tilted (tilt_quat), hull of 8-32 points (hull_points, kind by id mod 3). Every
+    body turned by a per-body yaw except the capsules. Ids 2..10001 layer by layer."""
+    bodies = [ground()]
+    for j in range(16):
+        for k in range(25):
+            for i in range(25):
+                body_id = len(bodies) + 1
+                position = (-19.2 + 1.6 * i, 2.0 + 1.6 * j, -19.2 + 1.6 * k)
+                kind = body_id % 4
+                rotation = yaw_quat(body_id * 37 % 360)
+                if kind == 0:
+                    collider = box_collider(0.5, 0.5, 0.5)
+                elif kind == 1:
+                    collider = sphere_collider(0.5)
+                elif kind == 2:
+                    collider = capsule_collider(0.3, 0.4)
+                    rotation = tilt_quat(body_id)
+                else:
+                    collider = hull_collider(hull_points(Lcg(body_id * 7919), body_id % 3))
+                bodies.append(body(body_id, "Dynamic", position, collider, rotation))
+    return scene("mixed_10000", bodies)
 
 
 def terrain_height(x, z):
@@ -500,7 +560,10 @@ SCENES = {
     "pile.json": pile,
     "pile_4000.json": pile_4000,
     "pyramid.json": pyramid,
+    "pyramid_5050.json": pyramid_5050,
     "spheres_capsules.json": spheres_capsules,
+    "spheres_capsules_tilt.json": spheres_capsules_tilt,
+    "mixed_10000.json": mixed_10000,
     "demo.json": demo,
     "characters.json": characters,
     "convex_pile.json": convex_pile,

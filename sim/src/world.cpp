@@ -418,6 +418,16 @@ bool any_body_awake(const WorldImpl& w) {
   return false;
 }
 
+// A step whose bodies and contact pairs (last tick's, the pass's work) are too few to
+// share runs on this thread alone: the pass and the tree's chunks would be split into a
+// few pieces each, and each hand-off to the other core costs more than its piece
+// (docs/performance.md, "Small work on one thread"). Who computes never changes bits.
+void share_only_large_steps(WorldImpl& w) {
+  constexpr uint32_t kStepMinWork = 1000;
+  const uint32_t min_work = work_threshold("KEEL_STEP_MIN_WORK", kStepMinWork);
+  w.executor.set_serial(uint64_t(w.contacts.items().size()) + w.bodies.size() < min_work);
+}
+
 }  // namespace
 
 void WorldImpl::step() {
@@ -425,6 +435,7 @@ void WorldImpl::step() {
   // nothing to do (no body to place, collide, solve or put to sleep), at a cost per body.
   if (dormant_step_due()) return step_dormant();
   auto t0 = Clock::now();
+  share_only_large_steps(*this);
   // Bound here: a thread_local named inside the lambdas below would be the running
   // thread's own, and they may run on a worker.
   static thread_local std::vector<uint64_t> pairs_storage;

@@ -8,7 +8,21 @@
 #include <oneapi/tbb/task_arena.h>
 #endif
 
+#include <cstdlib>
+#include <cstring>
+
 namespace keel::sim {
+
+uint32_t work_threshold(const char* name, uint32_t fallback) {
+  const char* text = std::getenv(name);
+  if (text == nullptr || *text == '\0' || std::strlen(text) > 10) return fallback;
+  uint64_t value = 0;
+  for (const char* c = text; *c != '\0'; ++c) {
+    if (*c < '0' || *c > '9') return fallback;
+    value = value * 10 + uint64_t(*c - '0');
+  }
+  return value > 0xffffffffu ? fallback : uint32_t(value);
+}
 
 struct Executor::Impl {
 #if KEEL_WITH_TBB
@@ -32,7 +46,7 @@ void Executor::set_threads(uint32_t threads) {
 void Executor::parallel_for(size_t n, size_t grain, const std::function<void(size_t, size_t)>& body) {
   if (n == 0) return;
 #if KEEL_WITH_TBB
-  if (impl_ && n > grain) {
+  if (parallel() && n > grain) {
     impl_->arena.execute([&] {
       oneapi::tbb::parallel_for(
           oneapi::tbb::blocked_range<size_t>(0, n, grain),
@@ -49,7 +63,7 @@ void Executor::parallel_for(size_t n, size_t grain, const std::function<void(siz
 
 void Executor::invoke(const std::function<void()>& a, const std::function<void()>& b) {
 #if KEEL_WITH_TBB
-  if (impl_) {
+  if (parallel()) {
     impl_->arena.execute([&] { oneapi::tbb::parallel_invoke(a, b); });
     return;
   }
@@ -60,7 +74,7 @@ void Executor::invoke(const std::function<void()>& a, const std::function<void()
 
 void Executor::run_team(const std::function<void(uint32_t)>& member) {
 #if KEEL_WITH_TBB
-  if (impl_) {
+  if (parallel()) {
     impl_->arena.execute([&] {
       oneapi::tbb::parallel_for(
           oneapi::tbb::blocked_range<uint32_t>(0, threads_, 1),

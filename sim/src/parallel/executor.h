@@ -12,6 +12,13 @@
 
 namespace keel::sim {
 
+/// A measured work threshold (docs/performance.md, "Small work on one thread"):
+/// `fallback`, unless the environment variable `name` holds a decimal number below 2^32
+/// (an override for measuring the threshold again, and for tests that must exercise the
+/// shared paths on small worlds; it never changes results, only which thread computes
+/// them). Read at every call, so a test may set it before it steps.
+uint32_t work_threshold(const char* name, uint32_t fallback);
+
 class Executor {
  public:
   explicit Executor(uint32_t threads = 1);
@@ -21,6 +28,12 @@ class Executor {
 
   uint32_t threads() const { return threads_; }
   void set_threads(uint32_t threads);
+
+  /// While set, every call below runs on the calling thread alone, as with one thread.
+  /// For work too small to share: a hand-off to another core costs more than it saves.
+  void set_serial(bool serial) { serial_ = serial; }
+  /// True when calls below may run on more than one thread.
+  bool parallel() const { return impl_ != nullptr && !serial_; }
 
   /// Calls body(begin, end) over [0, n) in chunks of about `grain` elements.
   void parallel_for(size_t n, size_t grain, const std::function<void(size_t, size_t)>& body);
@@ -38,6 +51,7 @@ class Executor {
  private:
   struct Impl;
   uint32_t threads_ = 1;
+  bool serial_ = false;
   std::unique_ptr<Impl> impl_;
 };
 

@@ -16,6 +16,7 @@
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <thread>
@@ -39,6 +40,7 @@ class StagePlan {
   };
 
   void clear() { stages_.clear(); }
+  size_t size() const { return stages_.size(); }
   /// Appends a stage over items [begin, end) in blocks of `block` items (end - begin for
   /// a stage that must run as one block, in order).
   void add(uint32_t kind, uint32_t arg, uint32_t begin, uint32_t end, uint32_t block) {
@@ -97,13 +99,20 @@ class StagePlan {
 
   static void wait_done(const Sync& sync, uint32_t blocks) {
     // Spin: the other member is running the last block and will finish within
-    // microseconds. If it was descheduled (a busy machine), yield so it can run.
+    // microseconds. If it was descheduled (a busy machine), yield so it can run; if it
+    // stays away longer than a few hundred yields, sleep between looks so a waiting core
+    // is not burnt at full power while nothing can happen.
     uint32_t spins = 0;
     while (sync.done.load(std::memory_order_acquire) < blocks) {
 #if defined(__SSE2__)
       _mm_pause();
 #endif
-      if (++spins > 4096) std::this_thread::yield();
+      if (++spins <= 4096) continue;
+      if (spins <= 4096 + 256) {
+        std::this_thread::yield();
+      } else {
+        std::this_thread::sleep_for(std::chrono::microseconds(50));
+      }
     }
   }
 

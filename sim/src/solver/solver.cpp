@@ -199,7 +199,7 @@ class ContactSolver {
   void run() {
     if (!active_) return;
     auto block = [&](const StagePlan::Stage& st, uint32_t begin, uint32_t end) { run_block(st, begin, end); };
-    if (world_.executor.threads() == 1) {
+    if (!worth_sharing()) {
       plan_.run_alone(block);
     } else {
       // One team walks the stage list. Alone, a thread runs the same blocks in the same
@@ -215,6 +215,18 @@ class ContactSolver {
   // What a stage does; blocks of one stage never write the same body or contact.
   enum Kind : uint32_t { kPart, kFill, kPack, kIntegrateVelocities, kWarmStart, kSolve, kIntegratePositions, kRelax,
                          kRestitution, kStore, kWriteBack, kJointWarmStart, kJointSolve, kJointRelax };
+
+  // Whether the team's stages carry enough work to share: every stage costs the team a
+  // hand-off (a spin on a counter another core wrote, far longer when that core was
+  // descheduled), so below a measured amount of contact batches per stage one thread
+  // runs the plan alone (docs/performance.md, "Small work on one thread").
+  bool worth_sharing() const {
+    if (!world_.executor.parallel()) return false;
+    const uint32_t min_per_stage = work_threshold("KEEL_SOLVE_MIN_BATCHES_PER_STAGE", kMinBatchesPerStage);
+    const uint64_t batches = s_.layout.batch_end[s_.parts.parts];
+    return batches >= uint64_t(min_per_stage) * plan_.size();
+  }
+  static constexpr uint32_t kMinBatchesPerStage = 8;
 
   void select_bodies();
   void split_into_parts();
