@@ -131,6 +131,7 @@ class MatchHost : public std::enable_shared_from_this<MatchHost> {
             Now now, bool persistent);
   keel::Status open_recording();
   void leave_running_count();
+  void run_once(Now now);
 
   // Sessions (match_sessions.cpp).
   void take_admissions(std::vector<Admission>& admissions, Now now);
@@ -163,7 +164,7 @@ class MatchHost : public std::enable_shared_from_this<MatchHost> {
   void remember(uint64_t tick, uint64_t hash, const game::TickInputs& inputs);
   void send_snapshots();
   /// What the rules say each snapshot body is worth to `s`'s client, and where it stands.
-  void relevance_for(const Session& s, const protocol::QuantSnapshot& bodies,
+  void relevance_for(const Session& s, std::span<const uint32_t> ids,
                      std::vector<protocol::BodyRelevance>& out, std::optional<sim::Vec3>& viewer) const;
   void send_frames();
   void send_game_events();
