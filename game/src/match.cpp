@@ -372,6 +372,7 @@ Status Match::restore_state(std::span<const uint8_t> bytes) {
   next_body_id_ = next_id;
   joins_ = joins;
   history_ = std::move(history);
+  rebuild_history_bytes();
   pending_.clear();
   events_.clear();
   before_world_step_ = false;
