@@ -24,6 +24,9 @@ script. Layouts (docs/scene-format.md describes the format):
   arena.json             a 480 x 480 m ground, 2000 dynamic boxes and spheres scattered over it and
                          64 kinematic player capsules on an 8 x 8 grid (interest management:
                          keel-netbench --interest drives the players)
+  arena_match.json       the big-match level: a 220 x 180 m ground, 2000 dynamic crates and balls
+                         on a jittered 4 m grid, 128 spawn points (bench/bigmatch.sh: 128 players
+                         walking, pushing and throwing balls among them)
 
 Common to all: density 1000 kg/m^3, friction 0.6, restitution 0, tick_rate 60, body ids
 unique and consecutive from 1 (the ground is body 1). Only the standard library is used.
@@ -537,6 +540,32 @@ def arena():
     return scene("arena", bodies)
 
 
+def arena_match():
+    """Body 1: a static 220 x 1 x 180 m slab (top face y = 0). Bodies 2 .. 2001: crates (two
+    in three) and balls, one per cell of a 50 x 40 grid of 4 m cells over 200 x 160 m, each
+    within 1.2 m of its cell's centre (no two touch at the start). 128 spawn points on a
+    16 x 8 grid 12 m by 18 m apart, each on a cell corner (at least 0.6 m clear of every
+    body), facing +z."""
+    rng = Lcg(2028)
+    bodies = [body(1, "Static", (0.0, -0.5, 0.0), box_collider(110.0, 0.5, 90.0))]
+    for i in range(50):
+        for k in range(40):
+            x = -98.0 + 4.0 * i + rng.uniform(-1.2, 1.2)
+            z = -78.0 + 4.0 * k + rng.uniform(-1.2, 1.2)
+            body_id = len(bodies) + 1
+            if body_id % 3 == 1:
+                bodies.append(body(body_id, "Dynamic", (x, 0.4, z), sphere_collider(0.4)))
+            else:
+                bodies.append(body(body_id, "Dynamic", (x, 0.5, z), box_collider(0.5, 0.5, 0.5),
+                                   yaw_quat(rng.uniform(0.0, 90.0))))
+    spawn_points = []
+    for i in range(16):
+        for k in range(8):
+            spawn_points.append({"position": vec3(-90.0 + 12.0 * i, 0.0, -64.0 + 18.0 * k),
+                                 "rotation": {"x": 0.0, "y": 0.0, "z": 0.0, "w": 1.0}})
+    return scene("arena_match", bodies, spawn_points)
+
+
 def render(s):
     """JSON with one body / spawn point per line: diffable, and far smaller than indent=2."""
     lines = ["{"]
@@ -572,6 +601,7 @@ SCENES = {
     "vehicle.json": vehicle,
     "terrain.json": terrain,
     "arena.json": arena,
+    "arena_match.json": arena_match,
 }
 
 

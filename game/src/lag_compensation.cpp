@@ -37,15 +37,22 @@ sim::PosedBody blend(const PastPose& a, const PastPose& b, float t) {
   return sim::PosedBody{a.body_id, a.position + (b.position - a.position) * t, q};
 }
 
+void write_frame(const PoseFrame& f, std::vector<uint8_t>& out);  // below, with the stores
+
 }  // namespace
 
 void Match::record_poses() {
   if (spec_.pose_history_ticks == 0) return;
   // The oldest frame's storage is reused for the newest once the ring is full.
   PoseFrame frame;
+  std::vector<uint8_t> bytes;
   if (history_.size() > spec_.pose_history_ticks) {
     frame = std::move(history_.front());
     history_.pop_front();
+    if (!history_bytes_.empty()) {
+      bytes = std::move(history_bytes_.front());
+      history_bytes_.pop_front();
+    }
   }
   frame.tick = world_.tick();
   frame.poses.clear();
@@ -56,7 +63,9 @@ void Match::record_poses() {
   }
   std::sort(frame.poses.begin(), frame.poses.end(),
             [](const PastPose& a, const PastPose& b) { return a.body_id < b.body_id; });
+  write_frame(frame, bytes);
   history_.push_back(std::move(frame));
+  history_bytes_.push_back(std::move(bytes));
 }
 
 namespace {
@@ -77,25 +86,44 @@ uint8_t* store_f32(uint8_t* p, float v) {
 uint8_t* store_u64(uint8_t* p, uint64_t v) { return store_u32(store_u32(p, uint32_t(v)), uint32_t(v >> 32)); }
 }  // namespace
 
+namespace {
+// One frame's canonical bytes: tick, pose count, then each pose (id, position, rotation).
+void write_frame(const PoseFrame& f, std::vector<uint8_t>& out) {
+  out.resize(12 + f.poses.size() * kPastPoseBytes);
+  uint8_t* p = store_u64(out.data(), f.tick);
+  p = store_u32(p, uint32_t(f.poses.size()));
+  for (const PastPose& q : f.poses) {
+    p = store_u32(p, q.body_id);
+    p = store_f32(p, q.position.x);
+    p = store_f32(p, q.position.y);
+    p = store_f32(p, q.position.z);
+    p = store_f32(p, q.rotation.x);
+    p = store_f32(p, q.rotation.y);
+    p = store_f32(p, q.rotation.z);
+    p = store_f32(p, q.rotation.w);
+  }
+}
+}  // namespace
+
+void Match::rebuild_history_bytes() {
+  history_bytes_.clear();
+  for (const PoseFrame& f : history_) {
+    history_bytes_.emplace_back();
+    write_frame(f, history_bytes_.back());
+  }
+}
+
 void Match::write_history(std::vector<uint8_t>& out) const {
+  // The frames' bytes were written as they were recorded; the same layout, field by
+  // field, as a frame written now (history_bytes_ follows history_ one for one).
   size_t bytes = 4;
-  for (const PoseFrame& f : history_) bytes += 12 + f.poses.size() * kPastPoseBytes;
+  for (const std::vector<uint8_t>& f : history_bytes_) bytes += f.size();
   const size_t at = out.size();
   out.resize(at + bytes);
   uint8_t* p = store_u32(out.data() + at, uint32_t(history_.size()));
-  for (const PoseFrame& f : history_) {
-    p = store_u64(p, f.tick);
-    p = store_u32(p, uint32_t(f.poses.size()));
-    for (const PastPose& q : f.poses) {
-      p = store_u32(p, q.body_id);
-      p = store_f32(p, q.position.x);
-      p = store_f32(p, q.position.y);
-      p = store_f32(p, q.position.z);
-      p = store_f32(p, q.rotation.x);
-      p = store_f32(p, q.rotation.y);
-      p = store_f32(p, q.rotation.z);
-      p = store_f32(p, q.rotation.w);
-    }
+  for (const std::vector<uint8_t>& f : history_bytes_) {
+    std::memcpy(p, f.data(), f.size());
+    p += f.size();
   }
 }
 

@@ -231,16 +231,22 @@ void Match::step(const TickInputs& in) {
   // for a missing frame, game::missing_input (keel/game/timeline.h), which the server
   // writes out so that it records what it applied.
   const Layout& layout = spec_.input;
+  // A player's frame is the first input naming it. The server sends inputs in player
+  // order, where that is a binary search (a big match has as many inputs as slots);
+  // inputs in any other order are searched in full.
+  const bool sorted = std::is_sorted(in.inputs.begin(), in.inputs.end(),
+                                     [](const PlayerInput& a, const PlayerInput& b) { return a.player < b.player; });
   for (size_t i = 0; i < players_.size(); ++i) {
     PlayerSlot& slot = players_[i];
     InputFrame frame = slot.last_input;
     ViewStamp view = slot.view;  // a repeated frame repeats its view's lag too
-    for (const PlayerInput& pi : in.inputs) {
-      if (pi.player == slot.player) {
-        frame = pi.frame;
-        view = pi.view;
-        break;
-      }
+    auto found = sorted ? std::lower_bound(in.inputs.begin(), in.inputs.end(), slot.player,
+                                           [](const PlayerInput& a, uint32_t p) { return a.player < p; })
+                        : std::find_if(in.inputs.begin(), in.inputs.end(),
+                                       [&](const PlayerInput& pi) { return pi.player == slot.player; });
+    if (found != in.inputs.end() && found->player == slot.player) {
+      frame = found->frame;
+      view = found->view;
     }
     layout.sanitize(frame);
     clamp_view(view);
@@ -367,6 +373,7 @@ Status Match::restore_state(std::span<const uint8_t> bytes) {
   next_body_id_ = next_id;
   joins_ = joins;
   history_ = std::move(history);
+  rebuild_history_bytes();
   pending_.clear();
   events_.clear();
   before_world_step_ = false;

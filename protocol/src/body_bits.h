@@ -20,4 +20,11 @@ bool read_full(BitReader& r, QuantBody& b, const SnapshotConfig& c);
 void write_delta(BitWriter& w, const QuantBody& cur, const QuantBody& base, const SnapshotConfig& c);
 bool read_delta(BitReader& r, const QuantBody& base, QuantBody& out, const SnapshotConfig& c);
 
+/// What write_full and write_delta would write, in bits, without writing: the interest
+/// sender sizes every candidate body of every client with these, each snapshot.
+size_t full_bits(const SnapshotConfig& c);
+size_t delta_bits(const QuantBody& cur, const QuantBody& base, const SnapshotConfig& c);
+/// The fewest bits any write_delta can take (every residual zero, the same largest).
+size_t min_delta_bits(const SnapshotConfig& c);
+
 }  // namespace keel::protocol::body_bits

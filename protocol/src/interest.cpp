@@ -78,6 +78,12 @@ void InterestSender::on_ack(uint64_t tick) {
 // Tracks follow the candidate bodies: a body gone from the world leaves interest (the
 // client also hears of it as BodyRemoved), and its track goes once the client knows.
 void InterestSender::sync_tracks(const QuantSnapshot& current) {
+  // Nearly every snapshot holds the bodies of the one before: nothing to merge then.
+  if (tracks_.size() == current.bodies.size() &&
+      std::equal(tracks_.begin(), tracks_.end(), current.bodies.begin(),
+                 [](const Track& t, const QuantBody& b) { return t.id == b.id; })) {
+    return;
+  }
   std::vector<Track> merged;
   merged.reserve(current.bodies.size());
   size_t j = 0;
@@ -130,6 +136,87 @@ float InterestSender::relevance(const InterestFrame& frame, size_t body, Track& 
   return std::min(rel.weight, 1e6f) * falloff * (changed ? 1.0f : config_.still_factor);
 }
 
+void InterestSender::collect_candidates(const InterestFrame& frame, float elapsed, size_t& holding) {
+  const size_t n = tracks_.size();
+  // With a grid only the bodies near the viewer, those in the client's interest and those
+  // the game marks always relevant can have a relevance >= 0: every other body is beyond
+  // the radius, where relevance() returns < 0 and nothing changes for a body outside the
+  // interest. Skipping those is what the grid saves; the result is the same.
+  const bool sparse = frame.grid != nullptr && frame.viewer && config_.radius > 0.0f &&
+                      frame.grid->size() == n && frame.positions.size() == n;
+  if (sparse) {
+    near_.assign(n, 0);
+    frame.grid->mark_near(*frame.viewer, config_.radius, near_);
+  }
+  const bool weighed = frame.relevance.size() == n;
+  candidates_.clear();
+  for (size_t i = 0; i < n; ++i) {
+    Track& t = tracks_[i];
+    if (sparse && !near_[i] && !t.in_interest && !(weighed && frame.relevance[i].always)) continue;
+    float r = relevance(frame, i, t);
+    if (r < 0.0f) {
+      if (t.in_interest) {
+        leave(t);
+        --holding;
+      }
+      continue;
+    }
+    t.priority += r * elapsed;
+    if (t.priority > 0.0f) candidates_.push_back({i, i});
+  }
+}
+
+// Greedy fill in priority order by each body's size in bits (the real message is then
+// measured and trimmed by the caller). A heap gives the candidates best first, so a
+// snapshot that fills after a few dozen bodies does not sort thousands; the order is the
+// total one of (priority, id), so the bodies chosen are those a full sort would give.
+std::vector<InterestSender::Candidate> InterestSender::choose(const QuantSnapshot& current, double room_bits,
+                                                             size_t holding) {
+  auto worse = [&](const Candidate& a, const Candidate& b) {
+    const Track& ta = tracks_[a.track];
+    const Track& tb = tracks_[b.track];
+    return ta.priority != tb.priority ? ta.priority < tb.priority : ta.id > tb.id;
+  };
+  constexpr double kFrameBits = kIdBitsEstimate + 1 + 11;
+  const size_t full_bits = body_bits::full_bits(snapshot_);
+  // No body costs less than this: below it nothing further down can fit either.
+  const double least = static_cast<double>(std::min(full_bits, body_bits::min_delta_bits(snapshot_))) + kFrameBits;
+  auto bits_of = [&](const Candidate& c) {
+    const Track& t = tracks_[c.track];
+    const QuantBody& now = current.bodies[c.body];
+    const size_t body = usable_baseline(t, current.tick) ? body_bits::delta_bits(now, t.baseline, snapshot_) : full_bits;
+    return static_cast<double>(body) + kFrameBits;
+  };
+  std::vector<Candidate> chosen;
+  std::make_heap(candidates_.begin(), candidates_.end(), worse);
+  bool pruned = false;
+  for (auto end = candidates_.end(); end != candidates_.begin();) {
+    // No body costs less than about 24 bits (an id, a flag, three zero residuals...).
+    if (chosen.size() >= InterestLimits::kMaxBodiesPerMessage || room_bits < 24.0 || room_bits < least) break;
+    std::pop_heap(candidates_.begin(), end, worse);
+    --end;
+    const Candidate c = *end;
+    Track& t = tracks_[c.track];
+    if (!t.in_interest && holding >= InterestLimits::kMaxInterestBodies) continue;
+    const double bits = bits_of(c);
+    if (bits > room_bits) {
+      // A smaller one further down may still fit. The first time one does not, the rest
+      // are cut to those that fit the room left (it only shrinks, so the others never
+      // will): the ones taken after are the same, without popping every body of the world.
+      if (!pruned) {
+        pruned = true;
+        end = std::remove_if(candidates_.begin(), end, [&](const Candidate& x) { return bits_of(x) > room_bits; });
+        std::make_heap(candidates_.begin(), end, worse);
+      }
+      continue;
+    }
+    room_bits -= bits;
+    chosen.push_back(c);
+    if (!t.in_interest) ++holding;
+  }
+  return chosen;
+}
+
 bool InterestSender::usable_baseline(const Track& t, uint64_t tick) const {
   // The receiver keeps a body's last kSamplesPerBody values, and receives a subset of
   // what was sent, in order: the baseline is still held while fewer than that many
@@ -175,46 +262,10 @@ std::vector<uint8_t> InterestSender::encode(const InterestFrame& frame, double a
   last_tick_ = current.tick;
   sync_tracks(current);
   size_t holding = in_interest();
-  std::vector<Candidate> candidates;
-  for (size_t i = 0; i < tracks_.size(); ++i) {
-    Track& t = tracks_[i];
-    float r = relevance(frame, i, t);
-    if (r < 0.0f) {
-      if (t.in_interest) {
-        leave(t);
-        --holding;
-      }
-      continue;
-    }
-    t.priority += r * elapsed;
-    if (t.priority > 0.0f) candidates.push_back({i, i});
-  }
-  std::sort(candidates.begin(), candidates.end(), [&](const Candidate& a, const Candidate& b) {
-    const Track& ta = tracks_[a.track];
-    const Track& tb = tracks_[b.track];
-    return ta.priority != tb.priority ? ta.priority > tb.priority : ta.id < tb.id;
-  });
-  // Greedy fill by an estimate of each body's bits, then the real message is measured
-  // and trimmed from the lowest priority until it fits.
+  collect_candidates(frame, elapsed, holding);
   size_t leaves = std::min<size_t>(pending_left_.size(), InterestLimits::kMaxLeavesPerMessage);
   const size_t fixed_bytes = snapshot_wire_bytes(64) - 64 + 40 + leaves * 4;
-  double room_bits = (allowance - static_cast<double>(fixed_bytes)) * 8.0;
-  std::vector<Candidate> chosen;
-  for (const Candidate& c : candidates) {
-    // No body costs less than about 24 bits (an id, a flag, three zero residuals...).
-    if (chosen.size() >= InterestLimits::kMaxBodiesPerMessage || room_bits < 24.0) break;
-    Track& t = tracks_[c.track];
-    if (!t.in_interest && holding >= InterestLimits::kMaxInterestBodies) continue;
-    BitWriter w;
-    const QuantBody& now = current.bodies[c.body];
-    if (usable_baseline(t, current.tick)) body_bits::write_delta(w, now, t.baseline, snapshot_);
-    else body_bits::write_full(w, now, snapshot_);
-    double bits = static_cast<double>(w.bit_count() + kIdBitsEstimate + 1 + 11);
-    if (bits > room_bits) continue;  // a smaller one further down may still fit
-    room_bits -= bits;
-    chosen.push_back(c);
-    if (!t.in_interest) ++holding;
-  }
+  std::vector<Candidate> chosen = choose(current, (allowance - static_cast<double>(fixed_bytes)) * 8.0, holding);
   const bool idle_due = current.tick - last_sent_ >= config_.idle_interval;
   if (chosen.empty() && leaves == 0 && !idle_due) return {};
   std::vector<uint32_t> left;

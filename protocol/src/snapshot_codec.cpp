@@ -690,4 +690,39 @@ bool read_delta(BitReader& r, const QuantBody& base, QuantBody& out, const Snaps
   return r.ok() && plausible_rotation(out, c.rotation_bits);
 }
 
+namespace {
+// BitWriter::write_golomb's length: the zigzag value plus one, its bits twice less one.
+size_t golomb_bits(int64_t d) {
+  const uint64_t v = (d < 0 ? uint64_t(-d) * 2 - 1 : uint64_t(d) * 2) + 1;
+  return 2 * size_t(bits_required(v)) - 1;
+}
+
+size_t triple_bits(const uint32_t cur[3], const uint32_t base[3]) {
+  size_t n = 0;
+  for (int i = 0; i < 3; ++i) n += golomb_bits(int64_t{cur[i]} - base[i]);
+  return n;
+}
+
+uint32_t velocity_bits(const SnapshotConfig& c) { return bits_required(velocity_steps(c)); }
+}  // namespace
+
+size_t full_bits(const SnapshotConfig& c) {
+  size_t n = 1 + 2 + 3 * size_t(c.rotation_bits);
+  for (int a = 0; a < 3; ++a) n += bits_required(axis_steps(c, a));
+  if (c.velocities) n += 6 * size_t(velocity_bits(c));
+  return n;
+}
+
+size_t delta_bits(const QuantBody& cur, const QuantBody& base, const SnapshotConfig& c) {
+  size_t n = 2 + triple_bits(cur.pos, base.pos);
+  n += cur.largest == base.largest ? triple_bits(cur.rot, base.rot) : 2 + 3 * size_t(c.rotation_bits);
+  if (c.velocities) n += triple_bits(cur.lin, base.lin) + triple_bits(cur.ang, base.ang);
+  return n;
+}
+
+size_t min_delta_bits(const SnapshotConfig& c) {
+  // Flags, three zero position residuals, the rotation's cheaper form, zero velocities.
+  return 2 + 3 + std::min<size_t>(3, 2 + 3 * size_t(c.rotation_bits)) + (c.velocities ? 6 : 0);
+}
+
 }  // namespace keel::protocol::body_bits

@@ -72,6 +72,9 @@ void add_flags(CLI::App& app, ServerOptions& o) {
       ->default_val(0.0f)->check(CLI::Range(0.0f, 100000.0f));
   app.add_option("--threads", o.threads, "threads stepping matches (0 = one per core)")
       ->default_val(0)->check(CLI::Range(0u, 256u));
+  app.add_option("--step-threads", o.step_threads,
+                 "worker threads each match's world steps with (0 = the scene's); results are the same at any count")
+      ->default_val(0)->check(CLI::Range(0u, 64u));
   app.add_flag("--log-json", o.log_json, "log JSON lines instead of human-readable lines");
   app.add_option("--log-level", o.log_level, "debug, info, warn or error")
       ->default_val("info")->check(CLI::IsMember({"debug", "info", "warn", "error"}));

@@ -181,6 +181,13 @@ bool MatchHost::ended(Now now) const {
 }
 
 void MatchHost::run(Now now) {
+  const auto started = std::chrono::steady_clock::now();
+  run_once(now);
+  services_.metrics.observe_run_ms(
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started).count());
+}
+
+void MatchHost::run_once(Now now) {
   std::vector<Datagram> inbox;
   std::vector<Admission> admissions;
   std::vector<Router::Key> releases;
@@ -311,6 +318,14 @@ kp::fb::DenyReason MatchHost::end_reason() const {
   return over() ? kp::fb::DenyReason::MatchOver : kp::fb::DenyReason::Unknown;
 }
 
+namespace {
+// Sessions against player ids, for equal_range.
+struct PlayerOrder {
+  bool operator()(const Session* s, uint32_t player) const { return s->player < player; }
+  bool operator()(uint32_t player, const Session* s) const { return player < s->player; }
+};
+}  // namespace
+
 game::TickInputs MatchHost::build_inputs() {
   game::TickInputs in;
   in.events = std::move(pending_events_);
@@ -325,13 +340,23 @@ game::TickInputs MatchHost::build_inputs() {
     }
   }
   const uint64_t tick = match_.tick();
+  // The open sessions by player (stable: in session order within a player), so that each
+  // present player finds its own without a pass over every session: a big match has as
+  // many sessions as players.
+  std::vector<Session*> open;
+  open.reserve(sessions_.size());
+  for (Session& s : sessions_) {
+    if (s.state != SessionState::Closed) open.push_back(&s);
+  }
+  std::stable_sort(open.begin(), open.end(), [](const Session* a, const Session* b) { return a->player < b->player; });
   for (uint32_t player : present_) {
     // A player without a frame for this tick gets the match's one rule's, written out so
     // that the recording and the frame stream hold every present player's frame.
     game::PlayerInput input = game::missing_input(match_, in.events, player);
     bool fresh = false;
-    for (Session& s : sessions_) {
-      if (s.player != player || s.state == SessionState::Closed) continue;
+    auto [first, last] = std::equal_range(open.begin(), open.end(), player, PlayerOrder{});
+    for (auto at = first; at != last; ++at) {
+      Session& s = **at;
       auto it = s.inputs.find(tick);
       if (it != s.inputs.end()) {
         input.frame = it->second.frame;
@@ -455,6 +480,16 @@ void MatchHost::send_snapshots() {
   std::vector<sim::Vec3> positions;
   positions.reserve(bodies.size());
   for (const sim::BodyState& b : bodies) positions.push_back(b.position);
+  // Shared by every client of this snapshot: the ids the rules weigh, and with an
+  // interest radius the bodies bucketed so each client looks only at those near it.
+  std::vector<uint32_t> ids;
+  ids.reserve(quant.bodies.size());
+  for (const kp::QuantBody& b : quant.bodies) ids.push_back(b.id);
+  std::optional<kp::InterestGrid> grid;
+  if (interest_config_.radius > 0.0f) {
+    grid.emplace();
+    grid->build(positions, interest_config_.radius);
+  }
   std::vector<kp::BodyRelevance> relevance;
   for (Session& s : sessions_) {
     if (s.state != SessionState::Playing) continue;
@@ -465,8 +500,9 @@ void MatchHost::send_snapshots() {
       continue;
     }
     std::optional<sim::Vec3> viewer;
-    if (!guarded("relevance", [&] { relevance_for(s, quant, relevance, viewer); })) return;
-    std::vector<uint8_t> msg = s.snapshots.encode({&quant, positions, relevance, viewer}, s.budget_bytes);
+    if (!guarded("relevance", [&] { relevance_for(s, ids, relevance, viewer); })) return;
+    kp::InterestFrame frame{&quant, positions, relevance, viewer, grid ? &*grid : nullptr};
+    std::vector<uint8_t> msg = s.snapshots.encode(frame, s.budget_bytes);
     if (msg.empty()) continue;
     if (s.conn.send(kp::Channel::Snapshot, msg)) services_.metrics.snapshots_sent.fetch_add(1);
   }
@@ -475,16 +511,13 @@ void MatchHost::send_snapshots() {
 // The viewer is the player's character (PlayerSlot::character); a client without one is
 // a spectator and sees every body alike. The rules' weights are checked: anything but a
 // finite weight >= 0 counts as 0.
-void MatchHost::relevance_for(const Session& s, const kp::QuantSnapshot& bodies,
+void MatchHost::relevance_for(const Session& s, std::span<const uint32_t> ids,
                               std::vector<kp::BodyRelevance>& out, std::optional<sim::Vec3>& viewer) const {
   viewer.reset();
   if (const game::PlayerSlot* slot = match_.find_player(s.player); slot != nullptr && slot->character != 0) {
     sim::BodyId body = match_.world().find_body(slot->character);
     if (match_.world().is_valid(body)) viewer = match_.world().body_state(body).position;
   }
-  std::vector<uint32_t> ids;
-  ids.reserve(bodies.bodies.size());
-  for (const kp::QuantBody& b : bodies.bodies) ids.push_back(b.id);
   out.assign(ids.size(), kp::BodyRelevance{});
   match_.rules().relevance(match_, s.player, ids, out);
   for (kp::BodyRelevance& r : out) {

@@ -133,6 +133,7 @@ class MatchHost : public std::enable_shared_from_this<MatchHost> {
             Now now, bool persistent);
   keel::Status open_recording();
   void leave_running_count();
+  void run_once(Now now);
 
   // Sessions (match_sessions.cpp).
   void take_admissions(std::vector<Admission>& admissions, Now now);
@@ -164,7 +165,7 @@ class MatchHost : public std::enable_shared_from_this<MatchHost> {
   void record_step(const game::TimelineStep& step);
   void send_snapshots();
   /// What the rules say each snapshot body is worth to `s`'s client, and where it stands.
-  void relevance_for(const Session& s, const protocol::QuantSnapshot& bodies,
+  void relevance_for(const Session& s, std::span<const uint32_t> ids,
                      std::vector<protocol::BodyRelevance>& out, std::optional<sim::Vec3>& viewer) const;
   void send_frames();
   void send_game_events();

@@ -49,12 +49,31 @@ void Metrics::drops_delta(const protocol::DropCounters& before, const protocol::
   }
 }
 
-void Metrics::observe_tick_ms(double ms) {
+void Metrics::Durations::observe_ms(double ms) {
   size_t b = 0;
   while (b < kTickBucketsMs.size() && ms > kTickBucketsMs[b]) ++b;
-  tick_buckets_[b].fetch_add(1, std::memory_order_relaxed);
-  tick_count_.fetch_add(1, std::memory_order_relaxed);
-  tick_sum_ns_.fetch_add(static_cast<uint64_t>(ms * 1e6), std::memory_order_relaxed);
+  buckets_[b].fetch_add(1, std::memory_order_relaxed);
+  count_.fetch_add(1, std::memory_order_relaxed);
+  sum_ns_.fetch_add(static_cast<uint64_t>(ms * 1e6), std::memory_order_relaxed);
+}
+
+void Metrics::Durations::append_text(std::string& out, const char* name, const char* help) const {
+  char buf[256];
+  out += std::string("# HELP ") + name + " " + help + "\n# TYPE " + name + " histogram\n";
+  uint64_t cumulative = 0;
+  for (size_t b = 0; b <= kTickBucketsMs.size(); ++b) {
+    cumulative += buckets_[b].load();
+    if (b < kTickBucketsMs.size()) {
+      std::snprintf(buf, sizeof buf, "%s_bucket{le=\"%g\"} %llu\n", name, kTickBucketsMs[b] / 1000.0,
+                    static_cast<unsigned long long>(cumulative));
+    } else {
+      std::snprintf(buf, sizeof buf, "%s_bucket{le=\"+Inf\"} %llu\n", name, static_cast<unsigned long long>(cumulative));
+    }
+    out += buf;
+  }
+  std::snprintf(buf, sizeof buf, "%s_sum %.9f\n%s_count %llu\n", name, sum_ns_.load() / 1e9, name,
+                static_cast<unsigned long long>(count_.load()));
+  out += buf;
 }
 
 void Metrics::observe_schedule_error(double error_ticks) {
@@ -147,23 +166,11 @@ std::string Metrics::prometheus_text() const {
          "match, read each time it steps.\n# TYPE keel_tick_schedule_error_ticks gauge\n";
   std::snprintf(buf, sizeof buf, "keel_tick_schedule_error_ticks %.6f\n", c.tick_schedule_error);
   out += buf;
-  out += "# HELP keel_tick_duration_seconds Time to run one match tick (inputs, step, record, send).\n"
-         "# TYPE keel_tick_duration_seconds histogram\n";
-  uint64_t cumulative = 0;
-  for (size_t b = 0; b <= kTickBucketsMs.size(); ++b) {
-    cumulative += tick_buckets_[b].load();
-    if (b < kTickBucketsMs.size()) {
-      std::snprintf(buf, sizeof buf, "keel_tick_duration_seconds_bucket{le=\"%g\"} %llu\n",
-                    kTickBucketsMs[b] / 1000.0, static_cast<unsigned long long>(cumulative));
-    } else {
-      std::snprintf(buf, sizeof buf, "keel_tick_duration_seconds_bucket{le=\"+Inf\"} %llu\n",
-                    static_cast<unsigned long long>(cumulative));
-    }
-    out += buf;
-  }
-  std::snprintf(buf, sizeof buf, "keel_tick_duration_seconds_sum %.9f\nkeel_tick_duration_seconds_count %llu\n",
-                tick_sum_ns_.load() / 1e9, static_cast<unsigned long long>(tick_count_.load()));
-  out += buf;
+  ticks_ms_.append_text(out, "keel_tick_duration_seconds",
+                        "Time to run one match tick (inputs, step, recording, hash).");
+  runs_ms_.append_text(out, "keel_match_run_duration_seconds",
+                       "Time of one run of a match's task (datagrams in, due ticks stepped, snapshots and "
+                       "frames encoded, datagrams out).");
   return out;
 }
 

@@ -40,8 +40,22 @@ const char* to_string(ServerDrop d);
 
 class Metrics {
  public:
-  /// Upper bounds (ms) of the tick duration histogram's buckets (+Inf implied).
-  static constexpr std::array<double, 10> kTickBucketsMs = {0.25, 0.5, 1, 2, 4, 8, 16, 32, 64, 128};
+  /// Upper bounds (ms) of the duration histograms' buckets (+Inf implied): fine up to the
+  /// 8 ms a 60 Hz tick may take (what a big match is sized by), coarse past a period.
+  static constexpr std::array<double, 15> kTickBucketsMs = {0.25, 0.5, 1, 1.5, 2, 3, 4, 5, 6, 8, 12, 16, 32, 64, 128};
+
+  /// A duration histogram over kTickBucketsMs, for /metrics.
+  class Durations {
+   public:
+    void observe_ms(double ms);
+    /// The Prometheus lines of histogram `name`.
+    void append_text(std::string& out, const char* name, const char* help) const;
+
+   private:
+    std::array<std::atomic<uint64_t>, kTickBucketsMs.size() + 1> buckets_{};
+    std::atomic<uint64_t> count_{0};
+    std::atomic<uint64_t> sum_ns_{0};
+  };
 
   std::atomic<uint64_t> packets_in{0}, packets_out{0}, bytes_in{0}, bytes_out{0};
   std::atomic<uint64_t> matches{0}, players{0};
@@ -60,7 +74,10 @@ class Metrics {
   void drop(ServerDrop r, uint64_t n = 1);
   /// Adds every count of `after - before` (a connection's counters around a receive).
   void drops_delta(const protocol::DropCounters& before, const protocol::DropCounters& after);
-  void observe_tick_ms(double ms);
+  void observe_tick_ms(double ms) { ticks_ms_.observe_ms(ms); }
+  /// One run of a match's task (MatchHost::run): datagrams in, the due ticks stepped,
+  /// snapshots and frames encoded, datagrams out.
+  void observe_run_ms(double ms) { runs_ms_.observe_ms(ms); }
   /// One reading of a match's schedule error (ticks stepped + dropped - elapsed x rate);
   /// keeps the largest magnitude seen by any match.
   void observe_schedule_error(double error_ticks);
@@ -72,9 +89,8 @@ class Metrics {
  private:
   std::array<std::atomic<uint64_t>, static_cast<size_t>(protocol::DropReason::kCount)> proto_drops_{};
   std::array<std::atomic<uint64_t>, static_cast<size_t>(ServerDrop::kCount)> server_drops_{};
-  std::array<std::atomic<uint64_t>, kTickBucketsMs.size() + 1> tick_buckets_{};
-  std::atomic<uint64_t> tick_count_{0};
-  std::atomic<uint64_t> tick_sum_ns_{0};
+  Durations ticks_ms_;
+  Durations runs_ms_;
   std::atomic<uint64_t> schedule_error_micro_{0};  // max |error|, in millionths of a tick
 };
 

@@ -217,6 +217,7 @@ keel::Expected<std::unique_ptr<Server>> Server::create(const ServerOptions& opti
   auto scene = keel::scene::load_scene_file(options.scene_path);
   if (!scene) return scene.error();
   if (options.tick_rate != 0) scene->settings.tick_rate = options.tick_rate;
+  if (options.step_threads != 0) scene->settings.threads = options.step_threads;
   impl->flag_settings = {std::make_shared<const sim::SceneDef>(std::move(*scene)), options.scene_path,
                          options.max_players};
   if (options.token_key_path.empty()) {

@@ -4,6 +4,8 @@
 // worked out by hand.
 #include "lag_rules.h"
 
+#include <keel/sim/state_hash.h>
+
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -236,6 +238,40 @@ TEST(LagCompensation, ADamagedHistoryIsRefused) {
   const uint32_t too_many = 62;
   std::memcpy(&*at, &too_many, 4);
   EXPECT_FALSE(b.restore_state(bytes));
+}
+
+}  // namespace
+}  // namespace keel::game
+
+namespace keel::game {
+namespace {
+using namespace lagtest;
+
+// The ring's bytes are written once per frame as it is recorded (and rebuilt from the
+// frames on restore): after the ring has wrapped, with bodies spawned part way so frames
+// differ in size, a restored match and the one that stepped there write the same state
+// bytes tick after tick, and each hashes to the state hash of those bytes.
+TEST(LagCompensation, RingBytesMatchTheFramesAfterWrapAndRestore) {
+  Match stepped = make_match();
+  step_to(stepped, 40);
+  sim::BodyDef d = crossing_scene().bodies[1];
+  d.position = sim::Vec3(3.0f, 2.0f, 5.0f);
+  stepped.spawn(d);
+  step_to(stepped, 130);  // past 61 frames: the oldest frames' storage has been reused
+  Match restored = make_match();
+  ASSERT_TRUE(restored.restore_state(stepped.save_state()));
+  for (int i = 0; i < 70; ++i) {
+    if (i == 20) {
+      d.position = sim::Vec3(-3.0f, 2.0f, 5.0f);
+      stepped.spawn(d);
+      restored.spawn(d);
+    }
+    step_to(stepped, stepped.tick() + 1);
+    step_to(restored, restored.tick() + 1);
+    const std::vector<uint8_t> bytes = stepped.save_state();
+    ASSERT_EQ(restored.save_state(), bytes) << "tick " << stepped.tick();
+    ASSERT_EQ(stepped.hash(), sim::state_hash(bytes)) << "tick " << stepped.tick();
+  }
 }
 
 }  // namespace

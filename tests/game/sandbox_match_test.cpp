@@ -229,5 +229,32 @@ TEST(Match, PlayersDriveCharacterControllers) {
   EXPECT_NEAR(top - y0, 1.274f, 0.02f * 1.274f);
 }
 
+// A player's frame is the first input naming it, whatever the order of the inputs: in
+// player order (the server's; a binary search) and shuffled (a full search) the match
+// steps to the same bits, and a second input for a player is ignored either way.
+TEST(Match, InputsInAnyOrderApplyTheFirstFrameOfEachPlayer) {
+  Match sorted = sandbox(flat_scene());
+  Match shuffled = sandbox(flat_scene());
+  for (uint32_t p : {2u, 4u, 9u}) {
+    sorted.step(join(p));
+    shuffled.step(join(p));
+  }
+  for (int t = 0; t < 30; ++t) {
+    TickInputs a, b;
+    a.inputs = {PlayerInput(2, input(1, 0)), PlayerInput(4, input(0, 1)), PlayerInput(4, input(-1, 0)),
+                PlayerInput(9, input(0, -1))};
+    b.inputs = {PlayerInput(9, input(0, -1)), PlayerInput(4, input(0, 1)), PlayerInput(2, input(1, 0)),
+                PlayerInput(4, input(-1, 0))};
+    sorted.step(a);
+    shuffled.step(b);
+    ASSERT_EQ(sorted.hash(), shuffled.hash()) << "tick " << t;
+  }
+  // Player 4 walked forward (+z in the look frame), the ignored second frame would have
+  // sent it along -x.
+  const PlayerSlot* p4 = sorted.find_player(4);
+  ASSERT_NE(p4, nullptr);
+  EXPECT_EQ(p4->last_input, input(0, 1));
+}
+
 }  // namespace
 }  // namespace keel::games

@@ -238,6 +238,8 @@ class Match {
   uint64_t next_fire_tick() const;  // the world tick of the next step that fires timers
   void record_poses();  // appends this tick's poses to the history, dropping the oldest
   void write_history(std::vector<uint8_t>& out) const;
+  /// history_bytes_ = every frame of history_ in its canonical bytes (after a restore).
+  void rebuild_history_bytes();
   bool read_history(std::span<const uint8_t> bytes, size_t& at, std::deque<PoseFrame>& out) const;
 
   sim::SceneDef scene_;
@@ -257,6 +259,11 @@ class Match {
   // or a replay restored from a checkpoint needs it to judge the next second's shots as
   // the server does, so it travels in the state bytes and the hash covers it.
   std::deque<PoseFrame> history_;
+  // Not state: each frame of history_ in its canonical bytes (tick, count, poses), written
+  // once when the frame is recorded: frames never change after, and the state is
+  // written (and hashed) every tick, so the ring costs a copy instead of a field-by-field
+  // pass over every pose of every frame.
+  std::deque<std::vector<uint8_t>> history_bytes_;
   // Not state: body changes waiting for the next apply point (empty between steps) and
   // the events of the last step (outputs of a step, recorded and sent, never read back).
   std::vector<BodyChange> pending_;

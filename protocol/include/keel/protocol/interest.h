@@ -64,12 +64,41 @@ struct InterestConfig {
 /// What the game says about one body for one viewer (game::Rules::relevance).
 using BodyRelevance = game::BodyInterest;
 
+/// The bodies of one snapshot bucketed by position on the ground plane (x, z) in square
+/// cells: built once a snapshot and shared by every client, so that a client with an
+/// interest radius visits the bodies in the cells its radius reaches instead of every
+/// body of the world. Only an index: which bodies a client is sent is decided exactly as
+/// without it.
+class InterestGrid {
+ public:
+  /// Buckets `positions` in cells of about `cell` metres (larger when the bodies spread
+  /// over more cells than a few per body). Non-finite positions are kept apart and
+  /// reported by every query.
+  void build(std::span<const sim::Vec3> positions, float cell);
+  /// Bodies bucketed (the positions' count).
+  size_t size() const { return size_; }
+  /// Sets near[i] = 1 for every body i that may lie within `radius` of `centre`: every
+  /// one that does, and others of the cells around (near has size() entries).
+  void mark_near(const sim::Vec3& centre, float radius, std::span<uint8_t> near) const;
+
+ private:
+  size_t size_ = 0;
+  float cell_ = 1.0f;
+  int64_t min_x_ = 0, min_z_ = 0, nx_ = 0, nz_ = 0;
+  std::vector<uint32_t> start_;  // per cell (x-major), the first of its bodies in items_; + 1 end
+  std::vector<uint32_t> items_;  // body indices, cell by cell
+  std::vector<uint32_t> loose_;  // bodies whose position is not finite
+};
+
 /// One snapshot's worth of what the sender chooses from, for one client.
 struct InterestFrame {
   const QuantSnapshot* current = nullptr;  ///< every candidate body, sorted by id
   std::span<const sim::Vec3> positions;    ///< world positions, parallel to current->bodies
   std::span<const BodyRelevance> relevance;  ///< parallel; empty (or another size) = weight 1 each
   std::optional<sim::Vec3> viewer;         ///< the client's body; none = uniform (spectator)
+  /// The positions bucketed (InterestGrid::build), or null: with a radius and a viewer the
+  /// sender then looks only at the bodies near the viewer and those in its interest.
+  const InterestGrid* grid = nullptr;
 };
 
 /// Wire bytes (packet header, tag, chunk headers, IPv4/UDP header) of one snapshot
@@ -134,6 +163,10 @@ class InterestSender {
   };
 
   void sync_tracks(const QuantSnapshot& current);
+  /// Adds every body's relevance to its priority; candidates_ = those with priority > 0.
+  void collect_candidates(const InterestFrame& frame, float elapsed, size_t& holding);
+  /// The bodies of candidates_ that fit `room_bits`, most relevant first.
+  std::vector<Candidate> choose(const QuantSnapshot& current, double room_bits, size_t holding);
   float relevance(const InterestFrame& frame, size_t body, Track& t);
   void leave(Track& t);
   bool usable_baseline(const Track& t, uint64_t tick) const;
@@ -147,6 +180,8 @@ class InterestSender {
   std::vector<Track> tracks_;  // sorted by id
   std::vector<uint32_t> pending_left_;  // left, not yet in an acknowledged snapshot; ascending
   std::deque<Sent> sent_;
+  std::vector<Candidate> candidates_;  // kept: its memory is reused from snapshot to snapshot
+  std::vector<uint8_t> near_;          // per body: near the viewer (with a grid)
   uint64_t acked_ = 0;
   uint64_t last_tick_ = 0;
   uint64_t last_sent_ = 0;

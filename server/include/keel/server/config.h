@@ -57,6 +57,9 @@ struct ServerOptions {
   /// Bytes the server holds for all clients together.
   size_t clients_memory_bytes = 64u << 20;
   uint32_t threads = 0;                   ///< --threads stepping matches; 0 = all cores
+  /// --step-threads: worker threads each match's world steps with (one big match on
+  /// several cores); 0 = the scene's setting. Never changes a result (docs/determinism.md).
+  uint32_t step_threads = 0;
   bool log_json = false;                  ///< --log-json
   std::string log_level = "info";         ///< --log-level debug|info|warn|error
   double status_interval = 1.0;           ///< --status-interval s between status lines; 0 = off
