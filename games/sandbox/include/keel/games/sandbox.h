@@ -15,7 +15,7 @@ namespace keel::games {
 /// (rate-limited per player, at most kMaxBallsPerPlayer alive; the oldest is removed
 /// first).
 ///
-/// A visitor (the browser page, docs/browser.md) has three more fields, all neutral at
+/// A visitor (game-rules.md section 12) has five more fields, all neutral at
 /// code 0 so a player that never sets them plays as before:
 ///  - spawn + spawn_at: a box, sphere or capsule dropped with its lowest point at
 ///    spawn_at (the point the visitor clicked on the ground). At most one spawn per
