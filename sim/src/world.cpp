@@ -16,7 +16,10 @@
 
 #include "solver/solver.h"
 
+#include <keel/sim/limits.h>
+
 #include <algorithm>
+#include <cmath>
 #include <atomic>
 #include <chrono>
 
@@ -594,6 +597,20 @@ Expected<World> World::from_scene(const SceneDef& scene) {
 }
 
 const WorldSettings& World::settings() const { return impl_->settings; }
+
+bool World::set_gravity(const Vec3& gravity) {
+  for (int i = 0; i < 3; ++i) {
+    if (!std::isfinite(gravity[i]) || std::fabs(gravity[i]) > kMaxGravity) return false;
+  }
+  WorldImpl& w = *impl_;
+  w.edited = true;
+  w.settings.gravity = gravity;
+  // Slot order: the same bodies wake in the same order everywhere.
+  for (uint32_t i = 0; i < uint32_t(w.bodies.size()); ++i) {
+    if (w.bodies[i].alive && w.bodies[i].motion == MotionType::Dynamic) wake_island_of(w, i);
+  }
+  return true;
+}
 void World::set_threads(uint32_t threads) {
   impl_->settings.threads = threads == 0 ? 1 : threads;
   impl_->executor.set_threads(impl_->settings.threads);

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <keel/game/match.h>
+#include <keel/games/sandbox.h>
 
 #include <string>
 
@@ -17,13 +18,12 @@ class BallRules final : public game::Rules {
   BallRules(std::string name, float spacing, float yaw_lift)
       : name_(std::move(name)), spacing_(spacing), yaw_lift_(yaw_lift) {}
 
-  /// The sandbox's input layout (so tests drive it with games::sandbox_input frames).
+  /// The sandbox's input layout, all of it (so tests drive it with games::sandbox_input
+  /// frames, and a sandbox client's encoded inputs decode on a server of these rules).
   game::GameSpec spec() const override {
     game::GameSpec spec;
     spec.name = name_;
-    spec.input.add_stick("move", 127);
-    spec.input.add_angle("look_yaw", 16);
-    spec.input.add_buttons("buttons", {"jump", "fire"});
+    spec.input = games::SandboxRules::make_spec().input;
     spec.max_bodies_per_player = 1;
     return spec;
   }

@@ -100,7 +100,7 @@ TEST(Match, SanitizeClampsForgedFrames) {
   f.code[1] = 127 + 4 * 127;  // y = 127 units: (127, 127) is outside the disc
   f.code[2] = 65536 + 5;
   f.code[3] = 0xffffffffu;
-  f.code[7] = 9;
+  f.code[13] = 9;  // past the 13 components
   EXPECT_FALSE(layout.sanitize(f));
   const Vec3 stick = layout.stick(f, SandboxRules::kMove);
   EXPECT_NEAR(stick.x, 0.7071f, 2.0f / 127);  // (1, 1) shortened to length 1
@@ -108,7 +108,7 @@ TEST(Match, SanitizeClampsForgedFrames) {
   EXPECT_LE(stick.x * stick.x + stick.y * stick.y, 1.0f + 2.0f / 127);
   EXPECT_EQ(f.code[2], 5u);
   EXPECT_EQ(f.code[3], 3u);
-  EXPECT_EQ(f.code[7], 0u);
+  EXPECT_EQ(f.code[13], 0u);
   InputFrame ok = input(0.0f, 0.0f);
   EXPECT_TRUE(layout.sanitize(ok));
 }

@@ -314,7 +314,13 @@ std::unique_ptr<Bot> make_bot(const BotOptions& o, uint32_t i, const protocol::T
       }
       break;
     case InputKind::Script:
-      cc.input_source = [layout = spec.input, i](uint64_t tick) { return scripted_sweep(layout, i, tick); };
+      // The sandbox's bots walk as they always have: its visitor fields (spawning,
+      // dragging, gravity) stay neutral, so a scripted load stays the load it was.
+      cc.input_source = [layout = spec.input, i, sandbox](uint64_t tick) {
+        game::InputFrame f = scripted_sweep(layout, i, tick);
+        if (sandbox) games::set_sandbox_visit(f, games::SandboxVisit{});
+        return f;
+      };
       break;
     case InputKind::Idle:
       break;

@@ -121,6 +121,11 @@ class World {
   static Expected<World> from_scene(const SceneDef& scene);
 
   const WorldSettings& settings() const;
+  /// Changes the world's gravity (m/s^2) from the next step on and wakes every dynamic
+  /// body, so resting bodies feel the change. The gravity is part of the state (saved,
+  /// hashed, restored). Returns false and changes nothing for a component that is not
+  /// finite or beyond kMaxGravity (keel/sim/limits.h).
+  bool set_gravity(const Vec3& gravity);
   /// Changes the worker thread count; never changes results.
   void set_threads(uint32_t threads);
 
