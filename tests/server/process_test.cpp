@@ -282,8 +282,18 @@ TEST(ServerClock, TickCountFollowsTheSteadyClock) {
   // Sample the start once the first tick has been stepped: the origin is then known to
   // within one tick.
   drive({c.get()}, 2.0, [&] { return rs.server->primary_tick() >= 1; });
-  double t_start = seconds_now();
-  uint64_t tick_start = rs.server->primary_tick();
+  // The origin is read like every sample below: the tick between two clock readings, kept
+  // only when this thread was not descheduled between them (a stall there would offset
+  // every later sample by its length).
+  double t_start = 0;
+  uint64_t tick_start = 0;
+  for (int attempt = 0; attempt < 100; ++attempt) {
+    double before = seconds_now();
+    tick_start = rs.server->primary_tick();
+    double after = seconds_now();
+    t_start = 0.5 * (before + after);
+    if (after - before <= 0.002) break;
+  }
   // The schedule counts dropped ticks too: a stall on a shared machine may make the server
   // drop a backlog (logged and counted), which moves no tick of the schedule.
   auto scheduled = [&] {
