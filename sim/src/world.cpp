@@ -427,7 +427,7 @@ bool any_body_awake(const WorldImpl& w) {
 // (docs/performance.md, "Small work on one thread"). Who computes never changes bits.
 void share_only_large_steps(WorldImpl& w) {
   constexpr uint32_t kStepMinWork = 1000;
-  const uint32_t min_work = work_threshold("KEEL_STEP_MIN_WORK", kStepMinWork);
+  static const uint32_t min_work = work_threshold("KEEL_STEP_MIN_WORK", kStepMinWork);
   w.executor.set_serial(uint64_t(w.contacts.items().size()) + w.bodies.size() < min_work);
 }
 

@@ -13,6 +13,8 @@
 
 namespace keel::sim {
 
+// Read once per process by each caller (a function-local static), before its first step:
+// the environment is not read on the stepping path.
 uint32_t work_threshold(const char* name, uint32_t fallback) {
   const char* text = std::getenv(name);
   if (text == nullptr || *text == '\0' || std::strlen(text) > 10) return fallback;

@@ -222,7 +222,7 @@ class ContactSolver {
   // runs the plan alone (docs/performance.md, "Small work on one thread").
   bool worth_sharing() const {
     if (!world_.executor.parallel()) return false;
-    const uint32_t min_per_stage = work_threshold("KEEL_SOLVE_MIN_BATCHES_PER_STAGE", kMinBatchesPerStage);
+    static const uint32_t min_per_stage = work_threshold("KEEL_SOLVE_MIN_BATCHES_PER_STAGE", kMinBatchesPerStage);
     const uint64_t batches = s_.layout.batch_end[s_.parts.parts];
     return batches >= uint64_t(min_per_stage) * plan_.size();
   }
