@@ -87,8 +87,22 @@ game::InputFrame scripted_sweep(const game::Layout& layout, uint32_t bot, uint64
   return f;
 }
 
+// What a seeking bot remembers between inputs: where the ball was when it last moved, and
+// since which tick it has not. A ball that stays put for kStallTicks (bots parked at its
+// side, each aiming a kick that misses) sends every bot at the ball itself for kRamTicks,
+// which breaks the stand-off and lets the usual approach start again.
+struct SeekMemory {
+  static constexpr uint64_t kStallTicks = 240;  // 4 s at 60 Hz
+  static constexpr uint64_t kRamTicks = 90;
+  sim::Vec3 ball_at{0.0f};
+  uint64_t still_since = 0;
+  uint64_t ram_until = 0;
+  bool seen = false;
+};
+
 struct Bot {
   uint32_t index = 0;
+  SeekMemory seek;
   std::unique_ptr<client::Client> client;
   std::map<std::string, uint64_t> confirmed_events;  // by event type name
   uint64_t predicted_events = 0;
@@ -162,7 +176,20 @@ bool nearest_player_to(const game::Match& m, uint32_t character, const sim::Vec3
   return true;
 }
 
-game::InputFrame seek_input(const client::Client& c, uint64_t tick) {
+// True while the bot should ram the ball to break a stand-off (SeekMemory).
+bool ramming(SeekMemory& memory, const sim::Vec3& ball, uint64_t tick) {
+  if (!memory.seen || glm::length(ball - memory.ball_at) > 0.5f || tick < memory.still_since) {
+    memory.seen = true;
+    memory.ball_at = ball;
+    memory.still_since = tick;
+  } else if (tick - memory.still_since >= SeekMemory::kStallTicks) {
+    memory.ram_until = tick + SeekMemory::kRamTicks;
+    memory.still_since = tick;
+  }
+  return tick < memory.ram_until;
+}
+
+game::InputFrame seek_input(const client::Client& c, SeekMemory& memory, uint64_t tick) {
   const game::Layout& layout = c.game_spec().input;
   game::InputFrame f;
   const client::Predictor* p = c.predictor();
@@ -196,10 +223,14 @@ game::InputFrame seek_input(const client::Client& c, uint64_t tick) {
     spot_at = mine ? *ball : sim::Vec3(0.0f);
     close = mine && close;
   }
+  if (ramming(memory, *ball, tick)) {
+    spot_at = *ball + (*ball - *at) * 0.5f;  // through the ball, not to a stop at it
+    close = false;
+  }
   sim::Vec3 to_spot = spot_at - *at;
   to_spot.y = 0;
   const float spot = glm::length(to_spot);
-  const float speed = std::min(1.0f, spot / 2.0f);
+  const float speed = tick < memory.ram_until ? 1.0f : std::min(1.0f, spot / 2.0f);
   const float heading = close ? std::atan2(to_goal.z, to_goal.x) : std::atan2(to_spot.z, to_spot.x);
   const int64_t charge = state_element(m.spec().state.player, me->state, "charge");
   const bool full = charge >= 0 ? charge >= 60 : tick % 40 == 0;
@@ -326,7 +357,7 @@ std::unique_ptr<Bot> make_bot(const BotOptions& o, uint32_t i, const protocol::T
       break;
     case InputKind::Seek:
       // Reads the bot's own client, which outlives every call (the client calls it).
-      cc.input_source = [b = bot.get()](uint64_t tick) { return seek_input(*b->client, tick); };
+      cc.input_source = [b = bot.get()](uint64_t tick) { return seek_input(*b->client, b->seek, tick); };
       break;
   }
   bot->client = std::make_unique<client::Client>(std::move(transport), std::move(cc));
