@@ -3,6 +3,7 @@
 // state and the world.
 #include <keel/game/match.h>
 #include <keel/games/sandbox.h>
+#include "../common/sandbox_scene.h"
 #include <keel/sim/character.h>
 #include <keel/sim/state_hash.h>
 
@@ -21,7 +22,7 @@ using game::PlayerInput;
 using game::PlayerSlot;
 using game::TickInputs;
 
-Match sandbox(const SceneDef& scene) { return std::move(*Match::create(scene, std::make_unique<SandboxRules>())); }
+Match sandbox(const SceneDef& scene) { return test_support::sandbox_match(scene); }
 
 InputFrame input(float x, float forward, float yaw = 0.0f, bool jump = false, bool fire = false) {
   return sandbox_input(x, forward, yaw, jump, fire);
@@ -30,22 +31,7 @@ InputFrame input(float x, float forward, float yaw = 0.0f, bool jump = false, bo
 // The sandbox keeps the balls a player threw in its declared per-player state.
 uint32_t balls_of(const PlayerSlot& p) { return p.state.get_u32(game::StateRef{1, 1, game::StateType::U32}); }
 
-SceneDef flat_scene() {
-  SceneDef s;
-  s.name = "flat";
-  BodyDef ground;
-  ground.id = 1;
-  ground.motion = MotionType::Static;
-  ground.position = Vec3(0, -0.5f, 0);
-  ColliderDef box;
-  box.shape = ShapeType::Box;
-  box.half_extents = Vec3(50, 0.5f, 50);
-  ground.colliders.push_back(box);
-  s.bodies.push_back(ground);
-  s.spawn_points.push_back(Transform{Vec3(0, 0, 0), identity_quat()});
-  s.spawn_points.push_back(Transform{Vec3(5, 0, 0), identity_quat()});
-  return s;
-}
+SceneDef flat_scene() { return test_support::flat_ground_scene({Vec3(0, 0, 0), Vec3(5, 0, 0)}); }
 
 TickInputs join(uint32_t p) { return TickInputs{{PlayerEvent{PlayerEvent::Kind::Join, p}}, {}}; }
 

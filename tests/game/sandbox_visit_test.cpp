@@ -3,6 +3,7 @@
 // restored and re-stepped to the same hashes. The numbers are worked out by hand below.
 #include <keel/game/match.h>
 #include <keel/games/sandbox.h>
+#include "../common/sandbox_scene.h"
 
 #include <gtest/gtest.h>
 
@@ -24,24 +25,10 @@ constexpr game::StateRef kGravityMode{0, 1, game::StateType::U32};
 constexpr game::StateRef kSpawnedCount{1, 1, game::StateType::U32};
 constexpr game::StateRef kSpawned{2, R::kMaxSpawned, game::StateType::U32};
 
-SceneDef flat_scene() {
-  SceneDef s;
-  s.name = "flat";
-  BodyDef ground;
-  ground.id = 1;
-  ground.motion = MotionType::Static;
-  ground.position = Vec3(0, -0.5f, 0);
-  ColliderDef box;
-  box.shape = ShapeType::Box;
-  box.half_extents = Vec3(50, 0.5f, 50);
-  ground.colliders.push_back(box);
-  s.bodies.push_back(ground);
-  // The character stands well away from where the tests spawn.
-  s.spawn_points.push_back(Transform{Vec3(20, 0, 20), identity_quat()});
-  return s;
-}
+// The character stands well away from where the tests spawn.
+SceneDef flat_scene() { return test_support::flat_ground_scene({Vec3(20, 0, 20)}); }
 
-Match sandbox() { return std::move(*Match::create(flat_scene(), std::make_unique<SandboxRules>())); }
+Match sandbox() { return test_support::sandbox_match(flat_scene()); }
 
 InputFrame visit(const SandboxVisit& v) {
   InputFrame f = sandbox_input(0, 0, 0, false, false);

@@ -3,6 +3,7 @@
 // bits of the uninterrupted run.
 #include <keel/game/timeline.h>
 #include <keel/games/sandbox.h>
+#include "../common/sandbox_scene.h"
 
 #include <gtest/gtest.h>
 
@@ -16,23 +17,9 @@ using game::PlayerEvent;
 using game::PlayerInput;
 using game::TickInputs;
 
-Match sandbox(const SceneDef& scene) { return std::move(*Match::create(scene, std::make_unique<SandboxRules>())); }
+Match sandbox(const SceneDef& scene) { return test_support::sandbox_match(scene); }
 
-SceneDef flat_scene() {
-  SceneDef s;
-  s.name = "flat";
-  BodyDef ground;
-  ground.id = 1;
-  ground.motion = MotionType::Static;
-  ground.position = Vec3(0, -0.5f, 0);
-  ColliderDef box;
-  box.shape = ShapeType::Box;
-  box.half_extents = Vec3(50, 0.5f, 50);
-  ground.colliders.push_back(box);
-  s.bodies.push_back(ground);
-  s.spawn_points.push_back(Transform{Vec3(0, 0, 0), identity_quat()});
-  return s;
-}
+SceneDef flat_scene() { return test_support::flat_ground_scene({Vec3(0, 0, 0)}); }
 
 // Player 7 joins at tick 0 and walks forward, turning a little every tick; at tick 10
 // it jumps and fires. Every tick differs, so a re-step that skipped or doubled one shows.
