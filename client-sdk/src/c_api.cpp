@@ -31,6 +31,7 @@ struct keel_client {
   keel::client::ByteRateWindow rates;
   std::deque<keel_player_event> player_events;
   uint64_t player_events_dropped = 0;
+  uint32_t max_kbps = 0;  // what keel_client_set_max_kbps asked for
 };
 
 namespace {
@@ -504,11 +505,32 @@ keel_result keel_client_get_link_stats(keel_client* client, keel_client_link_sta
     full.hash_checks = s.prediction.hash_checks;
     full.hash_mismatches = s.prediction.hash_mismatches;
     full.player_events_dropped = client->player_events_dropped;
+    full.snapshots_received = s.snapshots_received;
+    full.interest_left = s.interest_left;
+    full.max_kbps = client->max_kbps;
     const uint32_t common = std::min<uint32_t>(out->struct_size, sizeof full);
     full.struct_size = common;
     std::memcpy(out, &full, common);
     return KEEL_OK;
   });
+}
+
+keel_result keel_client_set_max_kbps(keel_client* client, uint32_t kbps) {
+  return guarded(client, [&] {
+    if (kbps != 0 && kbps < 16) {
+      return fail(client, KEEL_ERROR_ARGUMENT, "max_kbps " + std::to_string(kbps) + ": 0 or at least 16");
+    }
+    client->client->set_max_kbps(kbps);
+    client->max_kbps = kbps;
+    return KEEL_OK;
+  });
+}
+
+double keel_client_render_tick(const keel_client* client, double now) {
+  if (client == nullptr) return 0.0;
+  const keel_state state = keel_client_state(client);
+  if (state != KEEL_STATE_ACCEPTED && state != KEEL_STATE_PLAYING) return 0.0;
+  return std::max(0.0, client->client->render_tick(now));
 }
 
 keel_result keel_client_poll_player_event(keel_client* client, keel_player_event* out) {

@@ -91,6 +91,8 @@ void Client::update(double now) {
 
 void Client::set_input(const game::InputFrame& frame) { impl_->current_input = frame; }
 
+void Client::set_max_kbps(uint32_t kbps) { impl_->config.max_kbps = kbps; }
+
 double Client::render_tick(double now) const {
   const Impl& s = *impl_;
   double behind = 0.5 * s.clock.rtt() + s.buffer.delay_seconds();

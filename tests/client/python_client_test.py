@@ -78,8 +78,8 @@ def main():
         print("stderr:", run.stderr)
 
     check(run.returncode == 0, f"follow.py exited 0 (got {run.returncode})")
-    check(any(line.startswith("library ") and line.endswith(" abi 1.2") for line in out.splitlines()),
-          "the library's version and ABI 1.2 are printed")
+    check(any(line.startswith("library ") and line.endswith(" abi 1.3") for line in out.splitlines()),
+          "the library's version and ABI 1.3 are printed")
     check("input drive stick labels -" in out and "input push buttons labels charge" in out,
           "the module's input layout read through the introspection API")
     check(any(r[:1].isdigit() for r in records(out, "state playing at ")), "reached Playing")

@@ -2,98 +2,30 @@
 // client whose token names the listener's HOST:PORT plays; one whose token names only the
 // server's UDP address is refused (token_wrong_address), as the listener has its own
 // handshake (docs/protocol.md, "WebSocket").
-#ifndef ASIO_STANDALONE
-#define ASIO_STANDALONE 1
-#endif
-#include <asio.hpp>
-
 #include <keel/client/client.h>
 #include <keel/client/keel_client.h>
 #include <keel/client/transport.h>
 #include <keel/protocol/token.h>
 
+#include "server_process.h"
+
 #include <gtest/gtest.h>
 
-#include <fcntl.h>
-#include <signal.h>
-#include <spawn.h>
-#include <sys/wait.h>
-
-#include <chrono>
-#include <cstdlib>
 #include <filesystem>
-#include <fstream>
-#include <sstream>
-#include <thread>
-
-extern char** environ;
+#include <functional>
 
 namespace keel::client {
 namespace {
 
-double now_s() {
-  using namespace std::chrono;
-  return duration<double>(steady_clock::now().time_since_epoch()).count();
-}
+using test::fetch_metrics;
+using test::metric;
+using test::now_s;
 
-uint16_t free_port(bool tcp) {
-  asio::io_context io;
-  if (tcp) return asio::ip::tcp::acceptor(io, {asio::ip::make_address("127.0.0.1"), 0}).local_endpoint().port();
-  return asio::ip::udp::socket(io, {asio::ip::make_address("127.0.0.1"), 0}).local_endpoint().port();
-}
-
-std::string fetch_metrics(uint16_t port) {
-  asio::io_context io;
-  asio::ip::tcp::socket s(io);
-  asio::error_code ec;
-  s.connect({asio::ip::make_address("127.0.0.1"), port}, ec);
-  if (ec) return "";
-  std::string req = "GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n", body;
-  asio::write(s, asio::buffer(req), ec);
-  char buf[4096];
-  while (!ec) body.append(buf, s.read_some(asio::buffer(buf), ec));
-  return body;
-}
-
-double metric(const std::string& text, const std::string& name) {
-  size_t at = text.find("\n" + name + " ");
-  return at == std::string::npos ? -1 : std::atof(text.c_str() + at + name.size() + 2);
-}
-
-struct Server {
-  pid_t pid = 0;
-  std::string udp = "127.0.0.1:" + std::to_string(free_port(false));
-  std::string ws = "127.0.0.1:" + std::to_string(free_port(true));
-  uint16_t metrics_port = free_port(true);
-  std::string log;
-
-  explicit Server(const std::string& dir) : log(dir + "/server.log") {
-    std::vector<std::string> args = {std::string(KEEL_BINARY_DIR) + "/bin/keel-server", "--scene",
-                                     std::string(KEEL_SOURCE_DIR) + "/scenes/demo.json", "--bind", udp, "--websocket", ws,
-                                     "--record", dir, "--status-interval", "0", "--metrics",
-                                     "127.0.0.1:" + std::to_string(metrics_port)};
-    std::vector<char*> argv;
-    for (auto& a : args) argv.push_back(a.data());
-    argv.push_back(nullptr);
-    posix_spawn_file_actions_t actions;
-    posix_spawn_file_actions_init(&actions);
-    posix_spawn_file_actions_addopen(&actions, 1, log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    posix_spawn_file_actions_adddup2(&actions, 1, 2);
-    if (posix_spawn(&pid, argv[0], &actions, nullptr, argv.data(), environ) != 0) pid = 0;
-    posix_spawn_file_actions_destroy(&actions);
-    for (int i = 0; i < 100 && metric(fetch_metrics(metrics_port), "keel_ticks_total") < 1; ++i) {
-      std::this_thread::sleep_for(std::chrono::milliseconds(50));
-    }
-  }
-  ~Server() {
-    if (pid <= 0) return;
-    kill(pid, SIGTERM);
-    for (int i = 0; i < 100 && waitpid(pid, nullptr, WNOHANG) == 0; ++i) {
-      std::this_thread::sleep_for(std::chrono::milliseconds(50));
-    }
-    kill(pid, SIGKILL);
-    waitpid(pid, nullptr, 0);
-  }
+// The server every test here talks to: the demo scene, recorded into `dir`.
+struct Server : test::ServerProcess {
+  explicit Server(const std::string& dir)
+      : ServerProcess({"--scene", std::string(KEEL_SOURCE_DIR) + "/scenes/demo.json", "--record", dir},
+                      dir + "/server.log") {}
 };
 
 std::unique_ptr<Client> ws_client(const Server& s, uint64_t id, const std::string& token_address) {

@@ -163,6 +163,9 @@ class Client {
 
   /// The input used for ticks produced from now on (when no input_source is set).
   void set_input(const game::InputFrame& frame);
+  /// ClientConfig::max_kbps from now on: the cap is sent in ClientHello, so it takes
+  /// effect from the next connect or reconnect.
+  void set_max_kbps(uint32_t kbps);
 
   /// Pose of a body for rendering at local time `now`: interpolated at the render time
   /// (interpolate mode), or the predicted pose (predict mode; the snapshot pose until

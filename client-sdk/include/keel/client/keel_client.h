@@ -30,7 +30,7 @@
  * runs on a library of the same MAJOR and a MINOR at least as large:
  * KEEL_CLIENT_ABI_COMPATIBLE(keel_client_abi_version()) tells, at run time. */
 #define KEEL_CLIENT_ABI_VERSION_MAJOR 1
-#define KEEL_CLIENT_ABI_VERSION_MINOR 2
+#define KEEL_CLIENT_ABI_VERSION_MINOR 3
 #define KEEL_CLIENT_ABI_VERSION ((KEEL_CLIENT_ABI_VERSION_MAJOR << 16) | KEEL_CLIENT_ABI_VERSION_MINOR)
 #define KEEL_CLIENT_ABI_COMPATIBLE(library_version)                       \
   (((library_version) >> 16) == KEEL_CLIENT_ABI_VERSION_MAJOR &&          \
@@ -254,6 +254,11 @@ typedef struct keel_client_link_stats {
   uint64_t hash_checks;
   uint64_t hash_mismatches;
   uint64_t player_events_dropped; /* joins and leaves past the queue's bound (1024) */
+  /* ABI 1.3 */
+  uint64_t snapshots_received; /* decoded, whole-world and partial, every session's */
+  uint64_t interest_left;      /* bodies the server said left this client's interest */
+  uint32_t max_kbps;           /* the snapshot cap this client asks for (0: the server's) */
+  uint32_t reserved;           /* 0 */
 } keel_client_link_stats;
 
 /* Zeroes the struct and sets struct_size. Inline, so the size is the caller's own (a
@@ -267,6 +272,20 @@ static inline void keel_client_link_stats_init(keel_client_link_stats* stats) {
 /* KEEL_ERROR_ARGUMENT for a null pointer or a struct_size smaller than the first
  * version of the struct (up to hash_mismatches). */
 keel_result keel_client_get_link_stats(keel_client* client, keel_client_link_stats* out);
+
+/* ---- Interest and view (ABI 1.3) -------------------------------------------------------- */
+
+/* Caps the snapshot budget the server gives this client, in kbit/s (packet headers
+ * counted): 0 asks for the server's own budget (--client-kbps), which the server never
+ * exceeds whatever is asked. The cap travels in the connect handshake, so it takes effect
+ * from the next keel_client_connect (or reconnect). KEEL_ERROR_ARGUMENT below 16 (a
+ * snapshot of a few bodies) unless 0. */
+keel_result keel_client_set_max_kbps(keel_client* client, uint32_t kbps);
+/* The server tick an interpolating client shows at `now` (fractional): the estimate of
+ * the server's tick less half the round trip and the interpolation delay. It is the view
+ * the client sends with each input, which a game's lag-compensated queries use. 0 before
+ * the server has accepted the client, and for a null client. */
+double keel_client_render_tick(const keel_client* client, double now);
 
 typedef enum keel_player_event_kind {
   KEEL_PLAYER_JOINED = 0,

@@ -1,0 +1,104 @@
+// keel-server as a child process for client tests over real loopback sockets: free
+// ports, its /metrics text, and a server started with the arguments a test gives (after
+// --bind, --websocket, --metrics and --status-interval 0), stopped with SIGTERM when the
+// test is done. Ready once it has ticked.
+#pragma once
+
+#ifndef ASIO_STANDALONE
+#define ASIO_STANDALONE 1
+#endif
+#include <asio.hpp>
+
+#include <fcntl.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/wait.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <fstream>
+#include <iterator>
+#include <string>
+#include <thread>
+#include <vector>
+
+extern char** environ;
+
+namespace keel::client::test {
+
+inline double now_s() {
+  using namespace std::chrono;
+  return duration<double>(steady_clock::now().time_since_epoch()).count();
+}
+
+inline uint16_t free_port(bool tcp) {
+  asio::io_context io;
+  if (tcp) return asio::ip::tcp::acceptor(io, {asio::ip::make_address("127.0.0.1"), 0}).local_endpoint().port();
+  return asio::ip::udp::socket(io, {asio::ip::make_address("127.0.0.1"), 0}).local_endpoint().port();
+}
+
+inline std::string fetch_metrics(uint16_t port) {
+  asio::io_context io;
+  asio::ip::tcp::socket s(io);
+  asio::error_code ec;
+  s.connect({asio::ip::make_address("127.0.0.1"), port}, ec);
+  if (ec) return "";
+  std::string req = "GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n", body;
+  asio::write(s, asio::buffer(req), ec);
+  char buf[4096];
+  while (!ec) body.append(buf, s.read_some(asio::buffer(buf), ec));
+  return body;
+}
+
+inline std::string read_log(const std::string& path) {
+  std::ifstream in(path);
+  return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
+/// A metric's value in Prometheus text; -1 when absent.
+inline double metric(const std::string& text, const std::string& name) {
+  size_t at = text.find("\n" + name + " ");
+  return at == std::string::npos ? -1 : std::atof(text.c_str() + at + name.size() + 2);
+}
+
+struct ServerProcess {
+  pid_t pid = 0;
+  std::string udp = "127.0.0.1:" + std::to_string(free_port(false));
+  std::string ws = "127.0.0.1:" + std::to_string(free_port(true));
+  uint16_t metrics_port = free_port(true);
+  std::string log;
+
+  /// `args`: everything after the addresses (--scene, --record, budgets...); `log`: where
+  /// its stdout and stderr go.
+  ServerProcess(std::vector<std::string> args, std::string log_path) : log(std::move(log_path)) {
+    std::vector<std::string> all = {std::string(KEEL_BINARY_DIR) + "/bin/keel-server", "--bind", udp,
+                                    "--websocket", ws, "--status-interval", "0", "--metrics",
+                                    "127.0.0.1:" + std::to_string(metrics_port)};
+    all.insert(all.end(), args.begin(), args.end());
+    std::vector<char*> argv;
+    for (auto& a : all) argv.push_back(a.data());
+    argv.push_back(nullptr);
+    posix_spawn_file_actions_t actions;
+    posix_spawn_file_actions_init(&actions);
+    posix_spawn_file_actions_addopen(&actions, 1, log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    posix_spawn_file_actions_adddup2(&actions, 1, 2);
+    if (posix_spawn(&pid, argv[0], &actions, nullptr, argv.data(), environ) != 0) pid = 0;
+    posix_spawn_file_actions_destroy(&actions);
+    for (int i = 0; pid > 0 && i < 100 && metric(fetch_metrics(metrics_port), "keel_ticks_total") < 1; ++i) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+  }
+  ServerProcess(const ServerProcess&) = delete;
+  ServerProcess& operator=(const ServerProcess&) = delete;
+  ~ServerProcess() {
+    if (pid <= 0) return;
+    kill(pid, SIGTERM);
+    for (int i = 0; i < 100 && waitpid(pid, nullptr, WNOHANG) == 0; ++i) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+    kill(pid, SIGKILL);
+    waitpid(pid, nullptr, 0);
+  }
+};
+
+}  // namespace keel::client::test
