@@ -115,39 +115,53 @@ std::span<const std::string> character_warnings(const World& world) {
 // ---------------------------------------------------------------------------------------
 // Saved state
 
+namespace {
+
+// A character's fields, written once over the direction (state/state_io.h: a FieldWriter
+// with a const character, or a FieldReader); the reader's checks follow in
+// read_characters.
+template <class IO, class C>
+void visit_character(IO& io, C& c) {
+  io.u32(c.body_slot);
+  io.u32(c.generation);
+  io.u32(c.body_id);
+  auto& s = c.settings;
+  io.f32(s.slope_limit);
+  io.f32(s.step_height);
+  io.f32(s.push_force);
+  io.f32(s.jump_speed);
+  io.f32(s.air_acceleration);
+  if constexpr (IO::kReading) {
+    s.script.resize(io.reader().count(17, kMaxScriptSteps));
+  } else {
+    io.u32(uint32_t(s.script.size()));
+  }
+  for (auto& st : s.script) {
+    io.u32(st.ticks);
+    io.vec3(st.move);
+    io.flag(st.jump);
+  }
+  io.f32(c.cos_slope);
+  io.f32(c.gravity_scale);
+  io.vec3(c.input.move);
+  io.flag(c.input.jump);
+  io.flag(c.grounded);
+  io.flag(c.climbing);
+  io.f32(c.climb_target_y);
+  io.u32(c.climb_ticks);
+  io.vec3(c.climb_dir);
+  io.vec3(c.ground_normal);
+  io.u32(c.ground_body);
+  io.u8(c.warned);
+}
+
+}  // namespace
+
 void write_characters(const WorldImpl& w, StateWriter& out) {
   const auto& items = w.characters.items;
   if (items.empty()) return;
   out.u32(uint32_t(items.size()));
-  for (const Character& c : items) {
-    out.u32(c.body_slot);
-    out.u32(c.generation);
-    out.u32(c.body_id);
-    const CharacterSettings& s = c.settings;
-    out.f32(s.slope_limit);
-    out.f32(s.step_height);
-    out.f32(s.push_force);
-    out.f32(s.jump_speed);
-    out.f32(s.air_acceleration);
-    out.u32(uint32_t(s.script.size()));
-    for (const CharacterScriptStep& st : s.script) {
-      out.u32(st.ticks);
-      out.vec3(st.move);
-      out.u8(st.jump);
-    }
-    out.f32(c.cos_slope);
-    out.f32(c.gravity_scale);
-    out.vec3(c.input.move);
-    out.u8(c.input.jump);
-    out.u8(c.grounded);
-    out.u8(c.climbing);
-    out.f32(c.climb_target_y);
-    out.u32(c.climb_ticks);
-    out.vec3(c.climb_dir);
-    out.vec3(c.ground_normal);
-    out.u32(c.ground_body);
-    out.u8(c.warned);
-  }
+  for (const Character& c : items) visit_character(out, c);
 }
 
 void read_characters(StateReader& in, WorldImpl& w) {
@@ -158,33 +172,9 @@ void read_characters(StateReader& in, WorldImpl& w) {
   if (in.ok() && n == 0) in.fail("an empty character section");
   for (uint32_t i = 0; i < n && in.ok(); ++i) {
     Character c;
-    c.body_slot = in.u32();
-    c.generation = in.u32();
-    c.body_id = in.u32();
-    CharacterSettings& s = c.settings;
-    s.slope_limit = in.f32();
-    s.step_height = in.f32();
-    s.push_force = in.f32();
-    s.jump_speed = in.f32();
-    s.air_acceleration = in.f32();
-    s.script.resize(in.count(17, kMaxScriptSteps));
-    for (CharacterScriptStep& st : s.script) {
-      st.ticks = in.u32();
-      st.move = in.vec3();
-      st.jump = in.u8() != 0;
-    }
-    c.cos_slope = in.f32();
-    c.gravity_scale = in.f32();
-    c.input.move = in.vec3();
-    c.input.jump = in.u8() != 0;
-    c.grounded = in.u8() != 0;
-    c.climbing = in.u8() != 0;
-    c.climb_target_y = in.f32();
-    c.climb_ticks = in.u32();
-    c.climb_dir = in.vec3();
-    c.ground_normal = in.vec3();
-    c.ground_body = in.u32();
-    c.warned = in.u8();
+    FieldReader io(in);
+    visit_character(io, c);
+    const CharacterSettings& s = c.settings;
     if (!in.ok()) break;
     if (!validate_character_settings(s)) in.fail("character settings out of range");
     // The controller's own state feeds the next step's velocities: finite, or the

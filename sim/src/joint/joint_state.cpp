@@ -15,108 +15,58 @@ namespace {
 constexpr uint32_t kJointTag = 0x544e494au;  // "JINT"
 constexpr uint32_t kMaxJoints = 1u << 22;
 
-void write_limit(StateWriter& w, const JointLimit& l) {
-  w.u8(l.enabled);
-  w.f32(l.lower);
-  w.f32(l.upper);
+// Each field list is written once, over the direction (state/state_io.h: a FieldWriter
+// with const fields, or a FieldReader).
+template <class IO, class L>
+void visit_limit(IO& io, L& l) {
+  io.flag(l.enabled);
+  io.f32(l.lower);
+  io.f32(l.upper);
 }
 
-JointLimit read_limit(StateReader& r) {
-  JointLimit l;
-  l.enabled = r.u8() != 0;
-  l.lower = r.f32();
-  l.upper = r.f32();
-  return l;
+template <class IO, class S>
+void visit_spring(IO& io, S& s) {
+  io.flag(s.enabled);
+  io.f32(s.hertz);
+  io.f32(s.damping_ratio);
+  io.f32(s.target);
 }
 
-void write_spring(StateWriter& w, const JointSpring& s) {
-  w.u8(s.enabled);
-  w.f32(s.hertz);
-  w.f32(s.damping_ratio);
-  w.f32(s.target);
-}
-
-JointSpring read_spring(StateReader& r) {
-  JointSpring s;
-  s.enabled = r.u8() != 0;
-  s.hertz = r.f32();
-  s.damping_ratio = r.f32();
-  s.target = r.f32();
-  return s;
-}
-
-void write_joint(StateWriter& w, const Joint& j) {
-  const JointDef& d = j.def;
-  w.u8(uint8_t(d.kind));
-  w.u32(j.body_a);
-  w.u32(j.body_b);
-  w.u32(d.body_a);
-  w.u32(d.body_b);
-  w.transform(d.frame_a);
-  w.transform(d.frame_b);
-  write_limit(w, d.limit);
-  w.u8(d.motor.enabled);
-  w.f32(d.motor.speed);
-  w.f32(d.motor.max_force);
-  write_spring(w, d.spring);
-  w.f32(d.length);
-  w.f32(d.cone_angle);
-  write_limit(w, d.steer_limit);
-  write_spring(w, d.steer_spring);
-  w.f32(d.holding_torque);
-  w.f32(d.break_force);
-  w.u8(d.collide_connected);
-  w.u8(j.broken);
-  w.f32(j.steer);
-  w.vec3(j.linear_impulse);
-  w.vec3(j.angular_impulse);
-  w.f32(j.spring_impulse);
-  w.f32(j.motor_impulse);
-  w.f32(j.lower_impulse);
-  w.f32(j.upper_impulse);
-  w.f32(j.cone_impulse);
-  w.f32(j.rigid_impulse);
-  w.vec3(j.hold_impulse);
-  w.quat(j.hold_ref);
-  w.u8(j.hold_saturated);
-}
-
-void read_joint(StateReader& r, Joint& j) {
-  JointDef& d = j.def;
-  uint8_t kind = r.u8();
-  if (kind > uint8_t(JointKind::Wheel)) r.fail("joint kind unknown");
-  d.kind = JointKind(kind);
-  j.body_a = r.u32();
-  j.body_b = r.u32();
-  d.body_a = r.u32();
-  d.body_b = r.u32();
-  d.frame_a = r.transform();
-  d.frame_b = r.transform();
-  d.limit = read_limit(r);
-  d.motor.enabled = r.u8() != 0;
-  d.motor.speed = r.f32();
-  d.motor.max_force = r.f32();
-  d.spring = read_spring(r);
-  d.length = r.f32();
-  d.cone_angle = r.f32();
-  d.steer_limit = read_limit(r);
-  d.steer_spring = read_spring(r);
-  d.holding_torque = r.f32();
-  d.break_force = r.f32();
-  d.collide_connected = r.u8() != 0;
-  j.broken = r.u8() != 0;
-  j.steer = r.f32();
-  j.linear_impulse = r.vec3();
-  j.angular_impulse = r.vec3();
-  j.spring_impulse = r.f32();
-  j.motor_impulse = r.f32();
-  j.lower_impulse = r.f32();
-  j.upper_impulse = r.f32();
-  j.cone_impulse = r.f32();
-  j.rigid_impulse = r.f32();
-  j.hold_impulse = r.vec3();
-  j.hold_ref = r.quat();
-  j.hold_saturated = r.u8() != 0;
+template <class IO, class J>
+void visit_joint(IO& io, J& j) {
+  auto& d = j.def;
+  io.enum8(d.kind, JointKind::Wheel, "joint kind unknown");
+  io.u32(j.body_a);
+  io.u32(j.body_b);
+  io.u32(d.body_a);
+  io.u32(d.body_b);
+  io.transform(d.frame_a);
+  io.transform(d.frame_b);
+  visit_limit(io, d.limit);
+  io.flag(d.motor.enabled);
+  io.f32(d.motor.speed);
+  io.f32(d.motor.max_force);
+  visit_spring(io, d.spring);
+  io.f32(d.length);
+  io.f32(d.cone_angle);
+  visit_limit(io, d.steer_limit);
+  visit_spring(io, d.steer_spring);
+  io.f32(d.holding_torque);
+  io.f32(d.break_force);
+  io.flag(d.collide_connected);
+  io.flag(j.broken);
+  io.f32(j.steer);
+  io.vec3(j.linear_impulse);
+  io.vec3(j.angular_impulse);
+  io.f32(j.spring_impulse);
+  io.f32(j.motor_impulse);
+  io.f32(j.lower_impulse);
+  io.f32(j.upper_impulse);
+  io.f32(j.cone_impulse);
+  io.f32(j.rigid_impulse);
+  io.vec3(j.hold_impulse);
+  io.quat(j.hold_ref);
+  io.flag(j.hold_saturated);
 }
 
 }  // namespace
@@ -128,7 +78,7 @@ void write_joints(const WorldImpl& w, StateWriter& out) {
   for (const Joint& j : w.joints.items) {
     out.u8(j.alive);
     out.u32(j.generation);
-    if (j.alive) write_joint(out, j);
+    if (j.alive) visit_joint(out, j);
   }
   out.u32(uint32_t(w.joints.free.size()));
   for (uint32_t v : w.joints.free) out.u32(v);
@@ -146,7 +96,8 @@ void read_joints(StateReader& in, WorldImpl& w) {
     j.alive = in.u8() != 0;
     j.generation = in.u32();
     if (!j.alive) continue;
-    read_joint(in, j);
+    FieldReader io(in);
+    visit_joint(io, j);
     const bool a_ok = j.body_a < w.bodies.size() && w.bodies[j.body_a].alive;
     const bool b_ok = j.body_b == kNullIndex || (j.body_b < w.bodies.size() && w.bodies[j.body_b].alive);
     if (!a_ok || !b_ok || j.body_a == j.body_b) in.fail("joint names a body slot that does not exist");

@@ -29,56 +29,61 @@ constexpr uint32_t kStateVersion = 5;  // 5: bodies keep their kind
 // forged count cannot make us allocate gigabytes before the bytes run out.
 constexpr uint32_t kMaxSlots = 1u << 22;
 
-void write_settings(StateWriter& w, const WorldSettings& s) {
-  w.u32(s.tick_rate);
-  w.vec3(s.gravity);
-  w.u32(s.substeps);
-  w.f32(s.contact_hertz);
-  w.f32(s.contact_damping_ratio);
-  w.f32(s.contact_push_max_speed);
-  w.f32(s.restitution_threshold);
-  // threads is deliberately absent: it never changes results.
-}
+// Each field list below is written once, as a template over the direction: IO is a
+// FieldWriter (Settings, Body... const) or a FieldReader (not const), and the few lines
+// where reading differs (checks, derived fields) sit under `if constexpr (IO::kReading)`.
 
-void read_settings(StateReader& r, WorldSettings& s) {
-  s.tick_rate = r.u32();
-  s.gravity = r.vec3();
-  s.substeps = r.u32();
-  s.contact_hertz = r.f32();
-  s.contact_damping_ratio = r.f32();
-  s.contact_push_max_speed = r.f32();
-  s.restitution_threshold = r.f32();
-  if (Status st = validate_settings(s); !st) r.fail(st.error().message);
+template <class IO, class S>
+void visit_settings(IO& io, S& s) {
+  io.u32(s.tick_rate);
+  io.vec3(s.gravity);
+  io.u32(s.substeps);
+  io.f32(s.contact_hertz);
+  io.f32(s.contact_damping_ratio);
+  io.f32(s.contact_push_max_speed);
+  io.f32(s.restitution_threshold);
+  // threads is deliberately absent: it never changes results.
+  if constexpr (IO::kReading) {
+    if (Status st = validate_settings(s); !st) io.fail(st.error().message);
+  }
 }
 
 // A body's fields up to its collider list (at most kBodyFieldBytes).
 constexpr size_t kBodyFieldBytes = 200;
-template <class W>
-void write_body_fields(W& w, const Body& b) {
-  w.u32(b.id);
-  w.u8(uint8_t(b.motion));
-  w.transform(b.origin);
-  w.vec3(b.center);
-  w.vec3(b.local_center);
-  w.vec3(b.linear_velocity);
-  w.vec3(b.angular_velocity);
-  w.f32(b.mass);
-  w.f32(b.inv_mass);
-  w.mat3(b.inertia_local);
-  w.mat3(b.inv_inertia_local);
-  w.f32(b.linear_damping);
-  w.f32(b.angular_damping);
-  w.f32(b.gravity_scale);
-  w.f32(b.sleep_time);
-  w.u32(b.island);
-  w.f32(b.reach);
-  w.u32(b.layer);
-  w.u32(b.collides_with);
-  w.u32(b.kind);
+template <class IO, class B>
+void visit_body_fields(IO& io, B& b) {
+  io.u32(b.id);
+  io.enum8(b.motion, MotionType::Dynamic, "body motion type unknown");
+  io.transform(b.origin);
+  io.vec3(b.center);
+  io.vec3(b.local_center);
+  io.vec3(b.linear_velocity);
+  io.vec3(b.angular_velocity);
+  io.f32(b.mass);
+  io.f32(b.inv_mass);
+  io.mat3(b.inertia_local);
+  io.mat3(b.inv_inertia_local);
+  io.f32(b.linear_damping);
+  io.f32(b.angular_damping);
+  io.f32(b.gravity_scale);
+  io.f32(b.sleep_time);
+  io.u32(b.island);
+  io.f32(b.reach);
+  io.u32(b.layer);
+  io.u32(b.collides_with);
+  io.u32(b.kind);
   // bit 0 freeze_rotation, bit 1 bullet (a byte that read 0/1 before bullets existed).
-  w.u8(uint8_t((b.freeze_rotation ? 1u : 0u) | (b.bullet ? 2u : 0u)));
-  w.u8(b.can_sleep);
-  w.u8(b.sleeping);
+  if constexpr (IO::kReading) {
+    uint8_t flags = 0;
+    io.u8(flags);
+    if (flags > 3) io.fail("body flags unknown");
+    b.freeze_rotation = (flags & 1u) != 0;
+    b.bullet = (flags & 2u) != 0;
+  } else {
+    io.u8(uint8_t((b.freeze_rotation ? 1u : 0u) | (b.bullet ? 2u : 0u)));
+  }
+  io.flag(b.can_sleep);
+  io.flag(b.sleeping);
 }
 
 // A body slot: alive, generation, and a live body's fields and collider slots.
@@ -86,7 +91,7 @@ void write_body_slot(StateWriter& w, const Body& b) {
   RecordWriter<5 + kBodyFieldBytes> fields;
   fields.u8(b.alive);
   fields.u32(b.generation);
-  if (b.alive) write_body_fields(fields, b);
+  if (b.alive) visit_body_fields(fields, b);
   w.bytes(fields.written());
   if (!b.alive) return;
   w.u32(uint32_t(b.shapes.size()));
@@ -94,34 +99,8 @@ void write_body_slot(StateWriter& w, const Body& b) {
 }
 
 void read_body(StateReader& r, Body& b) {
-  b.id = r.u32();
-  uint8_t motion = r.u8();
-  if (motion > uint8_t(MotionType::Dynamic)) r.fail("body motion type unknown");
-  b.motion = MotionType(motion);
-  b.origin = r.transform();
-  b.center = r.vec3();
-  b.local_center = r.vec3();
-  b.linear_velocity = r.vec3();
-  b.angular_velocity = r.vec3();
-  b.mass = r.f32();
-  b.inv_mass = r.f32();
-  b.inertia_local = r.mat3();
-  b.inv_inertia_local = r.mat3();
-  b.linear_damping = r.f32();
-  b.angular_damping = r.f32();
-  b.gravity_scale = r.f32();
-  b.sleep_time = r.f32();
-  b.island = r.u32();
-  b.reach = r.f32();
-  b.layer = r.u32();
-  b.collides_with = r.u32();
-  b.kind = r.u32();
-  const uint8_t flags = r.u8();
-  if (flags > 3) r.fail("body flags unknown");
-  b.freeze_rotation = (flags & 1u) != 0;
-  b.bullet = (flags & 2u) != 0;
-  b.can_sleep = r.u8() != 0;
-  b.sleeping = r.u8() != 0;
+  FieldReader io(r);
+  visit_body_fields(io, b);
   uint32_t n = r.count(4);
   b.shapes.resize(n);
   for (uint32_t& s : b.shapes) s = r.u32();
@@ -129,30 +108,30 @@ void read_body(StateReader& r, Body& b) {
 
 // A collider's fields before its geometry data (at most kShapeFieldBytes).
 constexpr size_t kShapeFieldBytes = 96;
-template <class W>
-void write_shape_fields(W& w, const Shape& s) {
-  w.u32(s.body);
-  w.u8(uint8_t(s.type));
-  w.transform(s.local);
-  w.f32(s.radius);
-  w.f32(s.half_height);
-  w.vec3(s.half_extents);
-  w.f32(s.friction);
-  w.f32(s.static_friction);
-  w.f32(s.restitution);
-  w.f32(s.density);
-  w.u8(s.is_trigger);
-  w.u8(s.enabled);
-  w.u8(s.is_static);
-  w.vec3(s.fat.lower);
-  w.vec3(s.fat.upper);
+template <class IO, class S>
+void visit_shape_fields(IO& io, S& s) {
+  io.u32(s.body);
+  io.enum8(s.type, ShapeType::Heightfield, "collider shape unknown");
+  io.transform(s.local);
+  io.f32(s.radius);
+  io.f32(s.half_height);
+  io.vec3(s.half_extents);
+  io.f32(s.friction);
+  io.f32(s.static_friction);
+  io.f32(s.restitution);
+  io.f32(s.density);
+  io.flag(s.is_trigger);
+  io.flag(s.enabled);
+  io.flag(s.is_static);
+  io.vec3(s.fat.lower);
+  io.vec3(s.fat.upper);
 }
 
 // A collider slot: alive, and a live collider's fields and geometry data.
 void write_shape_slot(StateWriter& w, const Shape& s) {
   RecordWriter<1 + kShapeFieldBytes> fields;
   fields.u8(s.alive);
-  if (s.alive) write_shape_fields(fields, s);
+  if (s.alive) visit_shape_fields(fields, s);
   w.bytes(fields.written());
   if (!s.alive) return;
   if (s.type == ShapeType::Hull) {
@@ -218,23 +197,8 @@ void read_heightfield(StateReader& r, Shape& s, const Shape* previous) {
 }
 
 void read_shape(StateReader& r, Shape& s, const Shape* previous) {
-  s.body = r.u32();
-  uint8_t type = r.u8();
-  if (type > uint8_t(ShapeType::Heightfield)) r.fail("collider shape unknown");
-  s.type = ShapeType(type);
-  s.local = r.transform();
-  s.radius = r.f32();
-  s.half_height = r.f32();
-  s.half_extents = r.vec3();
-  s.friction = r.f32();
-  s.static_friction = r.f32();
-  s.restitution = r.f32();
-  s.density = r.f32();
-  s.is_trigger = r.u8() != 0;
-  s.enabled = r.u8() != 0;
-  s.is_static = r.u8() != 0;
-  s.fat.lower = r.vec3();
-  s.fat.upper = r.vec3();
+  FieldReader io(r);
+  visit_shape_fields(io, s);
   if (s.type == ShapeType::Hull && r.ok()) {
     std::vector<Vec3> pts(r.count(12, uint32_t(kMaxHullInputPoints)));
     for (Vec3& p : pts) p = r.vec3();
@@ -252,40 +216,47 @@ void read_shape(StateReader& r, Shape& s, const Shape* previous) {
 }
 
 // A contact is at most 9 bytes, 20 a point, and its sliding flag when it has points.
+template <class IO, class C>
+void visit_contact(IO& io, C& c) {
+  io.u32(c.shape_a);
+  io.u32(c.shape_b);
+  if constexpr (IO::kReading) {
+    c.key = pair_key(c.shape_a, c.shape_b);
+    uint8_t n = 0;
+    io.u8(n);
+    if (n > kMaxManifoldPoints) io.fail("contact point count out of range");
+    c.count = n > kMaxManifoldPoints ? 0 : n;
+  } else {
+    io.u8(uint8_t(c.count));
+  }
+  for (int i = 0; i < c.count; ++i) {
+    auto& p = c.points[i];
+    io.u32(p.id);
+    io.f32(p.normal_impulse);
+    io.vec3(p.friction_impulse);
+  }
+  if constexpr (IO::kReading) {
+    c.sliding = false;
+    if (c.count > 0) {
+      uint8_t sliding = 0;
+      io.u8(sliding);
+      if (sliding > 1) io.fail("contact sliding flag out of range");
+      c.sliding = sliding == 1;
+    }
+  } else if (c.count > 0) {
+    io.flag(c.sliding);
+  }
+}
+
 void write_contact(StateWriter& out, const Contact& c) {
   RecordWriter<10 + 20 * kMaxManifoldPoints> w;
-  w.u32(c.shape_a);
-  w.u32(c.shape_b);
-  w.u8(uint8_t(c.count));
-  for (int i = 0; i < c.count; ++i) {
-    const ContactPoint& p = c.points[i];
-    w.u32(p.id);
-    w.f32(p.normal_impulse);
-    w.vec3(p.friction_impulse);
-  }
-  if (c.count > 0) w.u8(c.sliding ? 1 : 0);
+  visit_contact(w, c);
   out.bytes(w.written());
 }
 
 void read_contact(StateReader& r, Contact& c) {
-  c.shape_a = r.u32();
-  c.shape_b = r.u32();
-  c.key = pair_key(c.shape_a, c.shape_b);
-  uint8_t n = r.u8();
-  if (n > kMaxManifoldPoints) r.fail("contact point count out of range");
-  c.count = n > kMaxManifoldPoints ? 0 : n;
-  for (int i = 0; i < c.count; ++i) {
-    ContactPoint& p = c.points[i];
-    p.id = r.u32();
-    p.normal_impulse = r.f32();
-    p.friction_impulse = r.vec3();
-  }
-  c.sliding = false;
-  if (c.count > 0) {
-    const uint8_t sliding = r.u8();
-    if (sliding > 1) r.fail("contact sliding flag out of range");
-    c.sliding = sliding == 1;
-  }
+  FieldReader io(r);
+  visit_contact(io, c);
 }
 
 // Most pairs of a busy world are neighbours within the fattened bounds, without points:
@@ -338,7 +309,7 @@ void read_free_list(StateReader& r, std::vector<uint32_t>& list, size_t slots, c
 void write_state(const WorldImpl& world, StateWriter& w, StateSource source) {
   w.bytes(kMagic, sizeof kMagic);
   w.u32(kStateVersion);
-  write_settings(w, world.settings);
+  visit_settings(w, world.settings);
   w.u64(world.tick);  // at kStateTickOffset: the state hash patches it (state/hash.cpp)
   w.u32(world.next_auto_id);
   w.u32(uint32_t(world.bodies.size()));
@@ -433,7 +404,8 @@ Status read_state(StateReader& r, WorldImpl& w, const WorldImpl& previous) {
     return Error{"world state version " + std::to_string(version) + " is not supported (this build reads " +
                  std::to_string(kStateVersion) + ")"};
   }
-  read_settings(r, w.settings);
+  FieldReader settings(r);
+  visit_settings(settings, w.settings);
   w.tick = r.u64();
   w.next_auto_id = r.u32();
   uint32_t nb = r.count(5, kMaxSlots);

@@ -29,7 +29,18 @@ struct WorldImpl;
 template <class Out>
 class FieldWriter {
  public:
+  /// Field lists are written once, as templates over the direction (see FieldReader):
+  /// `if constexpr (IO::kReading)` marks the few lines that differ.
+  static constexpr bool kReading = false;
+
   void u8(uint8_t v) { out().put(&v, 1); }
+  /// A bool as one byte, 0 or 1.
+  void flag(bool v) { u8(v ? 1 : 0); }
+  /// An enum stored as one byte; `last` and `what` are the reader's check.
+  template <class E>
+  void enum8(E v, E /*last*/, const char* /*what*/) {
+    u8(uint8_t(v));
+  }
   void u16(uint16_t v) { little_endian(v); }
   void u32(uint32_t v) { little_endian(v); }
   void u64(uint64_t v) { little_endian(v); }
@@ -173,6 +184,40 @@ class StateReader : public ByteReader {
   uint32_t count(size_t min_bytes_each, uint32_t limit = 0xffffffffu) {
     return ByteReader::count(min_bytes_each, limit, "element");
   }
+};
+
+/// The reading direction of a field list written once (FieldWriter's counterpart): the
+/// same calls, each filling the field it is given from a StateReader. A value out of range
+/// fails the reader (which stays failed: later fields read as zero); a flag byte other
+/// than 0 or 1 reads as true, which the canonical re-encoding check then refuses.
+class FieldReader {
+ public:
+  static constexpr bool kReading = true;
+
+  explicit FieldReader(StateReader& r) : r_(r) {}
+  StateReader& reader() { return r_; }
+  bool ok() const { return r_.ok(); }
+  void fail(const std::string& why) { r_.fail(why); }
+
+  void u8(uint8_t& v) { v = r_.u8(); }
+  void u16(uint16_t& v) { v = r_.u16(); }
+  void u32(uint32_t& v) { v = r_.u32(); }
+  void u64(uint64_t& v) { v = r_.u64(); }
+  void f32(float& v) { v = r_.f32(); }
+  void flag(bool& v) { v = r_.u8() != 0; }
+  template <class E>
+  void enum8(E& v, E last, const char* what) {
+    const uint8_t code = r_.u8();
+    if (code > uint8_t(last)) r_.fail(what);
+    v = code > uint8_t(last) ? E{} : E(code);
+  }
+  void vec3(Vec3& v) { v = r_.vec3(); }
+  void quat(Quat& q) { q = r_.quat(); }
+  void transform(Transform& t) { t = r_.transform(); }
+  void mat3(Mat3& m) { m = r_.mat3(); }
+
+ private:
+  StateReader& r_;
 };
 
 /// Where write_state takes the bytes from (the same bytes either way).
