@@ -8,7 +8,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <type_traits>
 
 namespace keel::protocol {
 namespace {
@@ -42,12 +41,6 @@ size_t snapshot_wire_bytes(size_t message_bytes) {
 InterestSender::InterestSender(const SnapshotConfig& snapshot, const InterestConfig& config)
     : snapshot_(snapshot), config_(config) {}
 
-InterestSender::Track* InterestSender::find_track(uint32_t id) {
-  auto it = std::lower_bound(tracks_.begin(), tracks_.end(), id,
-                             [](const Track& t, uint32_t v) { return t.id < v; });
-  return it != tracks_.end() && it->id == id ? &*it : nullptr;
-}
-
 size_t InterestSender::in_interest() const {
   return static_cast<size_t>(std::count_if(tracks_.begin(), tracks_.end(), [](const Track& t) { return t.in_interest; }));
 }
@@ -57,8 +50,12 @@ void InterestSender::on_ack(uint64_t tick) {
   auto it = std::find_if(sent_.begin(), sent_.end(), [&](const Sent& s) { return s.tick == tick; });
   if (it == sent_.end()) return;  // unknown (forged, or older than the history)
   acked_ = tick;
+  // The bodies of a record are in id order, as the tracks are: each search starts where
+  // the one before ended.
+  auto from = tracks_.begin();
   for (const SentBody& b : it->bodies) {
-    Track* t = find_track(b.id);
+    from = std::lower_bound(from, tracks_.end(), b.id, [](const Track& x, uint32_t v) { return x.id < v; });
+    Track* t = from != tracks_.end() && from->id == b.id ? &*from : nullptr;
     // A body that left since has a new epoch: what the client held of it before is gone.
     if (t == nullptr || t->epoch != b.epoch || !t->in_interest) continue;
     if (t->has_baseline && t->baseline_tick >= tick) continue;
@@ -66,6 +63,7 @@ void InterestSender::on_ack(uint64_t tick) {
     t->baseline_tick = tick;
     t->baseline_send = b.send;
     t->baseline = b.value;
+    settle(*t);
   }
   // Leaves the client has now seen; a body that re-entered is no longer pending anyway.
   std::vector<uint32_t> still;
@@ -109,6 +107,7 @@ void InterestSender::sync_tracks(const QuantSnapshot& current) {
 void InterestSender::leave(Track& t) {
   t.in_interest = false;
   t.has_baseline = false;
+  t.settled = false;
   t.priority = 0.0f;
   ++t.epoch;
   auto it = std::lower_bound(pending_left_.begin(), pending_left_.end(), t.id);
@@ -132,7 +131,7 @@ float InterestSender::relevance(const InterestFrame& frame, size_t body, Track& 
   // The client may hold a newer value than the acknowledged one (sent, its ack still on
   // the way): the body is settled only when what was last sent is what it acknowledged.
   const QuantBody& now = frame.current->bodies[body];
-  bool changed = !t.has_baseline || !(t.baseline == now) || !(t.last_sent == t.baseline);
+  bool changed = !t.settled || !(t.baseline == now);
   return std::min(rel.weight, 1e6f) * falloff * (changed ? 1.0f : config_.still_factor);
 }
 
@@ -162,7 +161,7 @@ void InterestSender::collect_candidates(const InterestFrame& frame, float elapse
       continue;
     }
     t.priority += r * elapsed;
-    if (t.priority > 0.0f) candidates_.push_back({i, i});
+    if (t.priority > 0.0f) candidates_.push_back({t.priority, t.id, static_cast<uint32_t>(i)});
   }
 }
 
@@ -172,18 +171,16 @@ void InterestSender::collect_candidates(const InterestFrame& frame, float elapse
 // total one of (priority, id), so the bodies chosen are those a full sort would give.
 std::vector<InterestSender::Candidate> InterestSender::choose(const QuantSnapshot& current, double room_bits,
                                                              size_t holding) {
-  auto worse = [&](const Candidate& a, const Candidate& b) {
-    const Track& ta = tracks_[a.track];
-    const Track& tb = tracks_[b.track];
-    return ta.priority != tb.priority ? ta.priority < tb.priority : ta.id > tb.id;
+  auto worse = [](const Candidate& a, const Candidate& b) {
+    return a.priority != b.priority ? a.priority < b.priority : a.id > b.id;
   };
   constexpr double kFrameBits = kIdBitsEstimate + 1 + 11;
   const size_t full_bits = body_bits::full_bits(snapshot_);
   // No body costs less than this: below it nothing further down can fit either.
   const double least = static_cast<double>(std::min(full_bits, body_bits::min_delta_bits(snapshot_))) + kFrameBits;
   auto bits_of = [&](const Candidate& c) {
-    const Track& t = tracks_[c.track];
-    const QuantBody& now = current.bodies[c.body];
+    const Track& t = tracks_[c.index];
+    const QuantBody& now = current.bodies[c.index];
     const size_t body = usable_baseline(t, current.tick) ? body_bits::delta_bits(now, t.baseline, snapshot_) : full_bits;
     return static_cast<double>(body) + kFrameBits;
   };
@@ -196,7 +193,7 @@ std::vector<InterestSender::Candidate> InterestSender::choose(const QuantSnapsho
     std::pop_heap(candidates_.begin(), end, worse);
     --end;
     const Candidate c = *end;
-    Track& t = tracks_[c.track];
+    Track& t = tracks_[c.index];
     if (!t.in_interest && holding >= InterestLimits::kMaxInterestBodies) continue;
     const double bits = bits_of(c);
     if (bits > room_bits) {
@@ -228,25 +225,22 @@ bool InterestSender::usable_baseline(const Track& t, uint64_t tick) const {
 std::vector<uint8_t> InterestSender::build(const InterestFrame& frame, const std::vector<Candidate>& chosen,
                                            std::vector<uint32_t>& left) {
   std::vector<Candidate> order = chosen;
-  std::sort(order.begin(), order.end(), [](const Candidate& a, const Candidate& b) { return a.body < b.body; });
+  std::sort(order.begin(), order.end(), [](const Candidate& a, const Candidate& b) { return a.index < b.index; });
   const uint64_t tick = frame.current->tick;
   std::vector<PartialEntry> entries;
   entries.reserve(order.size());
   for (const Candidate& c : order) {
-    const Track& t = tracks_[c.track];
+    const Track& t = tracks_[c.index];
     bool delta = usable_baseline(t, tick);
-    entries.push_back({&frame.current->bodies[c.body], delta ? &t.baseline : nullptr, delta ? t.baseline_tick : 0});
+    entries.push_back({&frame.current->bodies[c.index], delta ? &t.baseline : nullptr, delta ? t.baseline_tick : 0});
   }
   // The pending leaves, but not those of bodies this message sends again (`order` is in
   // id order: tracks follow the candidate bodies, which are sorted by id).
   left.clear();
   for (uint32_t id : pending_left_) {
     if (left.size() == InterestLimits::kMaxLeavesPerMessage) break;
-    bool again = std::binary_search(order.begin(), order.end(), id, [&](const auto& a, const auto& b) {
-      if constexpr (std::is_same_v<std::decay_t<decltype(a)>, uint32_t>) return a < tracks_[b.track].id;
-      else return tracks_[a.track].id < b;
-    });
-    if (!again) left.push_back(id);
+    auto it = std::lower_bound(order.begin(), order.end(), id, [](const Candidate& c, uint32_t v) { return c.id < v; });
+    if (it == order.end() || it->id != id) left.push_back(id);
   }
   std::vector<uint8_t> payload = encode_partial(tick, entries, left, snapshot_);
   flatbuffers::FlatBufferBuilder fbb(payload.size() + 64);
@@ -277,28 +271,32 @@ std::vector<uint8_t> InterestSender::encode(const InterestFrame& frame, double a
   if (static_cast<double>(snapshot_wire_bytes(message.size())) > allowance) return {};
   if (chosen.empty() && left.empty() && !idle_due) return {};
   last_sent_ = current.tick;
+  // From here on in id order (tracks follow the bodies' id order): the records below come
+  // out sorted without sorting the bodies' values.
+  std::sort(chosen.begin(), chosen.end(), [](const Candidate& a, const Candidate& b) { return a.index < b.index; });
   // A body that comes back before its leave was acknowledged is simply sent again.
   if (!pending_left_.empty()) {
-    std::vector<uint32_t> sent_ids;
-    for (const Candidate& c : chosen) sent_ids.push_back(tracks_[c.track].id);
-    std::sort(sent_ids.begin(), sent_ids.end());
-    std::erase_if(pending_left_, [&](uint32_t id) { return std::binary_search(sent_ids.begin(), sent_ids.end(), id); });
+    std::erase_if(pending_left_, [&](uint32_t id) {
+      auto it = std::lower_bound(chosen.begin(), chosen.end(), id, [](const Candidate& c, uint32_t v) { return c.id < v; });
+      return it != chosen.end() && it->id == id;
+    });
   }
   Sent record{current.tick, {}, left};
+  record.bodies.reserve(chosen.size());
   last_.left = left;
+  last_.bodies.reserve(chosen.size());
   for (const Candidate& c : chosen) {
-    Track& t = tracks_[c.track];
-    const QuantBody& now = current.bodies[c.body];
+    Track& t = tracks_[c.index];
+    const QuantBody& now = current.bodies[c.index];
     t.in_interest = true;
     t.priority = 0.0f;
     if (!usable_baseline(t, current.tick)) last_.full.push_back(t.id);
     record.bodies.push_back({t.id, t.epoch, t.sends, now});
     t.last_sent = now;
+    settle(t);
     ++t.sends;
     last_.bodies.push_back(now);
   }
-  std::sort(last_.bodies.begin(), last_.bodies.end(), [](const QuantBody& a, const QuantBody& b) { return a.id < b.id; });
-  std::sort(last_.full.begin(), last_.full.end());
   sent_.push_back(std::move(record));
   while (sent_.size() > InterestLimits::kSentHistory) sent_.pop_front();
   return message;

@@ -490,7 +490,11 @@ void MatchHost::send_snapshots() {
     grid.emplace();
     grid->build(positions, interest_config_.radius);
   }
-  std::vector<kp::BodyRelevance> relevance;
+  // The rules are asked on this thread, one client after another (a game's hooks need
+  // not be thread-safe); each client's sender then encodes on its own, reading only the
+  // shared snapshot, so the clients are shared by the encoders' threads, and sent in
+  // session order after.
+  size_t jobs = 0;
   for (Session& s : sessions_) {
     if (s.state != SessionState::Playing) continue;
     // A client that cannot keep up gets fewer snapshots, never a stalled server; each
@@ -499,12 +503,21 @@ void MatchHost::send_snapshots() {
       services_.metrics.snapshots_skipped.fetch_add(1);
       continue;
     }
-    std::optional<sim::Vec3> viewer;
-    if (!guarded("relevance", [&] { relevance_for(s, ids, relevance, viewer); })) return;
-    kp::InterestFrame frame{&quant, positions, relevance, viewer, grid ? &*grid : nullptr};
-    std::vector<uint8_t> msg = s.snapshots.encode(frame, s.budget_bytes);
-    if (msg.empty()) continue;
-    if (s.conn.send(kp::Channel::Snapshot, msg)) services_.metrics.snapshots_sent.fetch_add(1);
+    if (jobs == snapshot_jobs_.size()) snapshot_jobs_.emplace_back();
+    SnapshotJob& job = snapshot_jobs_[jobs++];
+    job.session = &s;
+    if (!guarded("relevance", [&] { relevance_for(s, ids, job.relevance, job.viewer); })) return;
+  }
+  const kp::InterestGrid* shared_grid = grid ? &*grid : nullptr;
+  encoders_.run(jobs, [&](size_t i) {
+    SnapshotJob& job = snapshot_jobs_[i];
+    kp::InterestFrame frame{&quant, positions, job.relevance, job.viewer, shared_grid};
+    job.message = job.session->snapshots.encode(frame, job.session->budget_bytes);
+  });
+  for (size_t i = 0; i < jobs; ++i) {
+    SnapshotJob& job = snapshot_jobs_[i];
+    if (job.message.empty()) continue;
+    if (job.session->conn.send(kp::Channel::Snapshot, job.message)) services_.metrics.snapshots_sent.fetch_add(1);
   }
 }
 

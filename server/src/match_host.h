@@ -12,6 +12,7 @@
 #include "log.h"
 #include "metrics.h"
 #include "net.h"
+#include "parallel_jobs.h"
 #include "router.h"
 #include "session.h"
 
@@ -214,6 +215,18 @@ class MatchHost : public std::enable_shared_from_this<MatchHost> {
   std::string over_reason_;             // Rules::match_over's reason, once over
   uint32_t snapshot_every_;
   uint64_t last_snapshot_tick_ = 0;
+  // One client's snapshot of this round: what the rules said (asked on the match's own
+  // thread), then the message its sender encoded (on any of encoders_' threads). Kept
+  // from round to round for their memory.
+  struct SnapshotJob {
+    Session* session = nullptr;
+    std::vector<protocol::BodyRelevance> relevance;
+    std::optional<sim::Vec3> viewer;
+    std::vector<uint8_t> message;
+  };
+  std::vector<SnapshotJob> snapshot_jobs_;
+  // The clients' snapshots are encoded on as many threads as the world steps with.
+  ParallelJobs encoders_{scene_.settings.threads};
 
   std::deque<Session> sessions_;  // deque: references stay valid as sessions are added
   std::vector<game::PlayerEvent> pending_events_;

@@ -139,6 +139,9 @@ class InterestSender {
     float priority = 0.0f;
     bool in_interest = false;
     bool has_baseline = false;
+    /// has_baseline and last_sent == baseline, kept up to date where either changes: the
+    /// per-body pass of every snapshot reads this instead of comparing two values.
+    bool settled = false;
     uint32_t epoch = 0;  ///< bumped when the body leaves: older acks no longer count
     uint32_t sends = 0;  ///< times sent
     uint32_t baseline_send = 0;
@@ -157,9 +160,13 @@ class InterestSender {
     std::vector<SentBody> bodies;
     std::vector<uint32_t> left;
   };
+  // The priority and id are copied in so that ordering the candidates (a heap of
+  // thousands, every client, every snapshot) compares these 12 bytes and never loads the
+  // track they stand for.
   struct Candidate {
-    size_t track;
-    size_t body;  // index into frame.current->bodies
+    float priority;
+    uint32_t id;
+    uint32_t index;  // into tracks_ and frame.current->bodies (parallel after sync_tracks)
   };
 
   void sync_tracks(const QuantSnapshot& current);
@@ -169,11 +176,11 @@ class InterestSender {
   std::vector<Candidate> choose(const QuantSnapshot& current, double room_bits, size_t holding);
   float relevance(const InterestFrame& frame, size_t body, Track& t);
   void leave(Track& t);
+  static void settle(Track& t) { t.settled = t.has_baseline && t.last_sent == t.baseline; }
   bool usable_baseline(const Track& t, uint64_t tick) const;
   /// The message of `chosen`; `left` is set to the leaves it carries.
   std::vector<uint8_t> build(const InterestFrame& frame, const std::vector<Candidate>& chosen,
                              std::vector<uint32_t>& left);
-  Track* find_track(uint32_t id);
 
   SnapshotConfig snapshot_;
   InterestConfig config_;
