@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # server/tools/loadbench.sh BUILD_DIR MATCHES [SECONDS] [PLAYERS] [SCENE] [MODE]
 #
-# The load figure of docs/performance.md: one keel-server process, MATCHES matches of
+# The load figure of docs/performance-network.md: one keel-server process, MATCHES matches of
 # PLAYERS keel-bots each (one keel-bot process per match, MODE interpolate by default;
 # match 0 is the start-up match, so no idle match runs beside them),
 # on loopback. After a 3 s warm-up it reads /metrics and the server's CPU time, again at
