@@ -1,7 +1,8 @@
 // The SDK's WebSocket transport against a real keel-server process with --websocket: a
 // client whose token names the listener's HOST:PORT plays; one whose token names only the
 // server's UDP address is refused (token_wrong_address), as the listener has its own
-// handshake (docs/protocol.md, "WebSocket").
+// handshake (docs/protocol.md, "WebSocket"); and a token from the browser page's /token
+// endpoint (--web, docs/browser.md) admits a player, as the page's client will be.
 #ifndef ASIO_STANDALONE
 #define ASIO_STANDALONE 1
 #endif
@@ -13,6 +14,7 @@
 #include <keel/protocol/token.h>
 
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 
 #include <fcntl.h>
 #include <signal.h>
@@ -42,13 +44,13 @@ uint16_t free_port(bool tcp) {
   return asio::ip::udp::socket(io, {asio::ip::make_address("127.0.0.1"), 0}).local_endpoint().port();
 }
 
-std::string fetch_metrics(uint16_t port) {
+std::string fetch_metrics(uint16_t port, const std::string& path = "/metrics") {
   asio::io_context io;
   asio::ip::tcp::socket s(io);
   asio::error_code ec;
   s.connect({asio::ip::make_address("127.0.0.1"), port}, ec);
   if (ec) return "";
-  std::string req = "GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n", body;
+  std::string req = "GET " + path + " HTTP/1.1\r\nHost: localhost\r\n\r\n", body;
   asio::write(s, asio::buffer(req), ec);
   char buf[4096];
   while (!ec) body.append(buf, s.read_some(asio::buffer(buf), ec));
@@ -65,13 +67,18 @@ struct Server {
   std::string udp = "127.0.0.1:" + std::to_string(free_port(false));
   std::string ws = "127.0.0.1:" + std::to_string(free_port(true));
   uint16_t metrics_port = free_port(true);
+  uint16_t web_port = free_port(true);
   std::string log;
 
-  explicit Server(const std::string& dir) : log(dir + "/server.log") {
+  explicit Server(const std::string& dir, bool web = false) : log(dir + "/server.log") {
     std::vector<std::string> args = {std::string(KEEL_BINARY_DIR) + "/bin/keel-server", "--scene",
                                      std::string(KEEL_SOURCE_DIR) + "/scenes/demo.json", "--bind", udp, "--websocket", ws,
                                      "--record", dir, "--status-interval", "0", "--metrics",
                                      "127.0.0.1:" + std::to_string(metrics_port)};
+    if (web) {
+      args.push_back("--web");
+      args.push_back("127.0.0.1:" + std::to_string(web_port));
+    }
     std::vector<char*> argv;
     for (auto& a : args) argv.push_back(a.data());
     argv.push_back(nullptr);
@@ -168,6 +175,40 @@ TEST(WebSocketTransport, TheCApiPlaysOverAWsAddress) {
   keel_client_destroy(c);
   config.server_address = "wss://127.0.0.1:1/";
   EXPECT_NE(keel_client_create(&config, &c), KEEL_OK);
+}
+
+// What the page does with its token, done by the SDK: fetch /token, open the WebSocket it
+// names, connect with the token. The server counts a player, and the client decodes
+// snapshots of the scene's 16 bodies (scenes/demo.json) plus the player's character.
+TEST(WebSocketTransport, ATokenFromTheWebPagesEndpointAdmitsAPlayer) {
+  std::string dir = std::string(KEEL_BINARY_DIR) + "/test-client-output/ws_web_token";
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  Server server(dir, /*web=*/true);
+  ASSERT_GT(server.pid, 0);
+  const std::string raw = fetch_metrics(server.web_port, "/token");
+  const size_t body_at = raw.find("\r\n\r\n");
+  ASSERT_EQ(raw.rfind("HTTP/1.1 200", 0), 0u) << raw;
+  ASSERT_NE(body_at, std::string::npos);
+  auto answer = nlohmann::json::parse(raw.substr(body_at + 4), nullptr, false);
+  ASSERT_TRUE(answer.is_object()) << raw;
+  auto token = protocol::token_from_base64(answer["token"].get<std::string>());
+  ASSERT_TRUE(token) << token.error().message;
+  EXPECT_EQ(answer["websocket"], "ws://" + server.ws + "/");
+
+  std::string error;
+  auto transport = open_websocket_transport(answer["websocket"].get<std::string>(), error);
+  ASSERT_TRUE(transport) << error;
+  ClientConfig config;
+  config.auto_reconnect = false;
+  Client c(std::move(transport), config);
+  c.connect(*token, now_s());
+  EXPECT_TRUE(run_until({&c}, 8.0, [&] { return c.state() == State::Playing && c.stats().snapshots_received >= 3; }))
+      << to_string(c.state());
+  const std::string m = fetch_metrics(server.metrics_port);
+  EXPECT_EQ(metric(m, "keel_players"), 1) << m;
+  EXPECT_EQ(metric(m, "keel_websocket_connections"), 1);
+  EXPECT_EQ(c.world().bodies().size(), 17u);  // 16 scene bodies and the player's character
 }
 
 }  // namespace keel::client
