@@ -36,9 +36,10 @@ bool loopback_host(const std::string& host) {
 WebEndpoint::WebEndpoint(asio::io_context& io, const ServerOptions& options, const kp::TokenKey& key, Logger& log,
                          WebSocketAddressFn websocket_address)
     : io_(io), options_(options), key_(key), log_(log), websocket_address_(std::move(websocket_address)) {
-  // Ids far above the small ones bots and tests pick, from a random base so that two
-  // servers' pages do not hand out the same ids.
-  next_client_id_ = (uint64_t{1} << 48) | (uint64_t{std::random_device{}()} << 12);
+  // A client id is the player's id, so it must fit 32 bits (the scheduler denies larger
+  // ones). The page's ids start far above the small ones bots and tests pick, at a
+  // random offset so that two servers' pages do not hand out the same ids.
+  next_client_id_ = kWebFirstClientId + (std::random_device{}() % kWebClientIdSpan);
 }
 
 keel::Status WebEndpoint::start() {
@@ -92,7 +93,9 @@ HttpResponse WebEndpoint::token(const HttpRequest& request) {
   const std::string address = websocket_address_();
   if (address.empty()) return {503, "text/plain", "token endpoint: no WebSocket address to name\n"};
   kp::MintParams p;
-  p.client_id = next_client_id_++;
+  p.client_id = next_client_id_;
+  // Wraps inside the page's range: never 0, never past 32 bits.
+  next_client_id_ = next_client_id_ + 1 < kWebFirstClientId + 2 * kWebClientIdSpan ? next_client_id_ + 1 : kWebFirstClientId;
   p.match_id = options_.match_id;
   p.server_addresses = {address};
   p.ttl_seconds = kWebTokenTtlSeconds;

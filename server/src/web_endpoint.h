@@ -30,6 +30,10 @@ inline constexpr double kWebTokensPerSecond = 10.0;
 inline constexpr double kWebTokenBurst = 20.0;
 /// Seconds a page's token stays valid for its handshake.
 inline constexpr uint64_t kWebTokenTtlSeconds = 60;
+/// The page's client ids: from kWebFirstClientId plus a random offset below
+/// kWebClientIdSpan, counting up, wrapping within [first, first + 2 x span); all in 32 bits.
+inline constexpr uint64_t kWebFirstClientId = uint64_t{1} << 31;
+inline constexpr uint64_t kWebClientIdSpan = uint64_t{1} << 29;
 /// HTTP connections the page endpoint serves at once.
 inline constexpr uint32_t kWebMaxConnections = 32;
 

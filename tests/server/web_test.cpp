@@ -175,6 +175,10 @@ TEST(WebProcess, ThePageAndATokenForTheWebSocketListenerComeBack) {
                                    priv),
             kp::DropReason::None);
   EXPECT_EQ(priv.client_id, j["client_id"].get<uint64_t>());
+  // A client id is a player id: 32 bits, in the page's own range.
+  EXPECT_GE(priv.client_id, server::kWebFirstClientId);
+  EXPECT_LT(priv.client_id, server::kWebFirstClientId + 2 * server::kWebClientIdSpan);
+  EXPECT_LE(priv.client_id, 0xffffffffull);
   EXPECT_EQ(priv.match_id, 0u);
   EXPECT_EQ(priv.server_addresses, token->server_addresses);
 
