@@ -89,6 +89,8 @@ HttpResponse WebEndpoint::token(const HttpRequest& request) {
   if (!options_.web_remote_tokens && !loopback_host(request.host)) {
     return {403, "text/plain", "token endpoint: Host must be localhost or a loopback address\n"};
   }
+  // A HEAD would mint a token only to drop it, spending the bucket for nothing.
+  if (request.head_only) return {405, "text/plain", "token endpoint: GET only\n"};
   if (!take_token_credit()) return {429, "text/plain", "token endpoint: too many tokens asked for; retry in a second\n"};
   const std::string address = websocket_address_();
   if (address.empty()) return {503, "text/plain", "token endpoint: no WebSocket address to name\n"};

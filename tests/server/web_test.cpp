@@ -197,6 +197,17 @@ TEST(WebProcess, TokensAreRefusedToOtherHostsAndPastTheRate) {
   EXPECT_EQ(rebound.body.find("token"), 0u) << rebound.body;
   EXPECT_EQ(http_get(s.web_port, "/token", "").status, 403);
   EXPECT_EQ(http_get(s.web_port, "/", "evil.example").status, 200);  // the page itself is public
+  {
+    asio::io_context io;
+    asio::ip::tcp::socket sock(io);
+    sock.connect({asio::ip::make_address("127.0.0.1"), s.web_port});
+    asio::write(sock, asio::buffer(std::string("HEAD /token HTTP/1.1\r\nHost: localhost\r\n\r\n")));
+    std::string raw;
+    asio::error_code ec;
+    char buf[1024];
+    while (!ec) raw.append(buf, sock.read_some(asio::buffer(buf), ec));
+    EXPECT_EQ(raw.rfind("HTTP/1.1 405", 0), 0u) << raw;  // no token minted to be thrown away
+  }
 
   // The bucket holds kWebTokenBurst and refills at kWebTokensPerSecond.
   const double t0 = seconds_now();
