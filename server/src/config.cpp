@@ -46,6 +46,10 @@ void add_flags(CLI::App& app, ServerOptions& o) {
                  "stop cleanly once the start-up match has stepped N ticks (0 = run until signalled)");
   app.add_option("--metrics", o.metrics_bind,
                  "HOST:PORT of the HTTP endpoint serving /metrics and /healthz (exactly that address: [::] is IPv6 only)");
+  app.add_option("--web", o.web_bind,
+                 "HOST:PORT of the browser page and its development token endpoint (loopback only; needs --websocket)");
+  app.add_flag("--web-remote-tokens", o.web_remote_tokens,
+               "let --web bind an address that is not loopback: anyone who reaches it gets a connect token");
   app.add_option("--token-key", o.token_key_path, "token key file (keel-token keygen); without it: development mode");
   app.add_option("--match-id", o.match_id, "id of the match created at start-up")->default_val(0);
   app.add_option("--max-matches", o.max_matches, "matches at once, the start-up match included")
@@ -154,6 +158,18 @@ keel::Status validate(const ServerOptions& o) {
   if (!o.metrics_bind.empty()) {
     auto e = parse_endpoint(o.metrics_bind);
     if (!e) return keel::Error{"--metrics " + o.metrics_bind + ": not an address; use 127.0.0.1:9100"};
+  }
+  if (!o.web_bind.empty()) {
+    auto e = parse_endpoint(o.web_bind);
+    if (!e) return keel::Error{"--web " + o.web_bind + ": not an address; use 127.0.0.1:8080"};
+    if (o.websocket.empty()) return keel::Error{"--web: needs --websocket HOST:PORT (the page joins over WebSocket)"};
+    if (!is_loopback(e->address()) && !o.web_remote_tokens) {
+      return keel::Error{"--web " + o.web_bind + ": the page's token endpoint hands a connect token to anyone who asks, "
+                        "so --web binds loopback addresses only (a real deployment's matchmaker issues tokens); "
+                        "pass --web-remote-tokens to serve tokens on " + o.web_bind + " anyway"};
+    }
+  } else if (o.web_remote_tokens) {
+    return keel::Error{"--web-remote-tokens: needs --web"};
   }
   const bool port_name_ok =
       !o.agones_port.empty() && o.agones_port.size() <= 63 &&

@@ -5,10 +5,46 @@
 #include <sys/resource.h>
 #include <dirent.h>
 
+#include <cctype>
 #include <cerrno>
 #include <cstdio>
 
 namespace keel::server {
+
+namespace {
+
+// The value of the first header named `name` (lower case), trimmed and lower-cased; empty
+// when absent. Only the head's bytes are read, and they are bounded by the caller.
+std::string header_value(std::string_view head, std::string_view name) {
+  size_t at = head.find('\n');
+  while (at != std::string_view::npos && at + 1 < head.size()) {
+    std::string_view line = head.substr(at + 1);
+    const size_t end = line.find('\n');
+    line = line.substr(0, end);
+    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+    if (line.empty()) break;  // the end of the head: what follows is no header
+    const size_t colon = line.find(':');
+    if (colon == name.size()) {
+      bool same = true;
+      for (size_t i = 0; i < colon && same; ++i) {
+        same = std::tolower(static_cast<unsigned char>(line[i])) == name[i];
+      }
+      if (same) {
+        std::string_view v = line.substr(colon + 1);
+        while (!v.empty() && (v.front() == ' ' || v.front() == '\t')) v.remove_prefix(1);
+        while (!v.empty() && (v.back() == ' ' || v.back() == '\t')) v.remove_suffix(1);
+        std::string out(v);
+        for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+        return out;
+      }
+    }
+    if (end == std::string_view::npos) break;
+    at += 1 + end;
+  }
+  return {};
+}
+
+}  // namespace
 
 HttpRequest parse_http_request(std::string_view head) {
   HttpRequest r;
@@ -17,31 +53,35 @@ HttpRequest parse_http_request(std::string_view head) {
   // "METHOD SP TARGET SP HTTP/1.x": exactly two single spaces; anything else is malformed.
   const size_t a = line.find(' ');
   const size_t b = a == std::string_view::npos ? a : line.find(' ', a + 1);
-  if (b == std::string_view::npos) return {400, false, {}};
+  if (b == std::string_view::npos) return {400, false, {}, {}};
   std::string_view method = line.substr(0, a), target = line.substr(a + 1, b - a - 1), version = line.substr(b + 1);
   const bool version_ok = version.size() == 8 && version.substr(0, 7) == "HTTP/1." &&
                           (version[7] == '0' || version[7] == '1');
-  if (!version_ok || target.empty() || target[0] != '/') return {400, false, {}};
+  if (!version_ok || target.empty() || target[0] != '/') return {400, false, {}, {}};
   for (char c : target) {
     // Control bytes and spaces cannot be in a target (they would end up in log lines).
-    if (static_cast<unsigned char>(c) <= 0x20 || c == 0x7f) return {400, false, {}};
+    if (static_cast<unsigned char>(c) <= 0x20 || c == 0x7f) return {400, false, {}, {}};
   }
-  if (method != "GET" && method != "HEAD") return {405, false, {}};
+  if (method != "GET" && method != "HEAD") return {405, false, {}, {}};
   r.head_only = method == "HEAD";
   r.path = std::string(target.substr(0, target.find('?')));
+  r.host = header_value(head, "host");
   return r;
 }
 
 std::string format_http_response(const HttpResponse& r, bool head_only) {
   const char* reason = r.status == 200   ? "OK"
                        : r.status == 400 ? "Bad Request"
+                       : r.status == 403 ? "Forbidden"
                        : r.status == 404 ? "Not Found"
                        : r.status == 405 ? "Method Not Allowed"
+                       : r.status == 429 ? "Too Many Requests"
                        : r.status == 431 ? "Request Header Fields Too Large"
                        : r.status == 503 ? "Service Unavailable"
                                          : "Error";
   std::string out = "HTTP/1.1 " + std::to_string(r.status) + " " + reason + "\r\nContent-Type: " + r.content_type +
-                    "\r\nContent-Length: " + std::to_string(r.body.size()) + "\r\nConnection: close\r\n\r\n";
+                    "\r\nContent-Length: " + std::to_string(r.body.size()) + "\r\nConnection: close\r\n" +
+                    r.extra_headers + "\r\n";
   if (!head_only) out += r.body;
   return out;
 }
@@ -50,7 +90,7 @@ namespace {
 
 class HttpConnection : public std::enable_shared_from_this<HttpConnection> {
  public:
-  HttpConnection(asio::ip::tcp::socket socket, const HttpServer::Handler& handler, const HttpLimits& limits,
+  HttpConnection(asio::ip::tcp::socket socket, const HttpServer::RequestHandler& handler, const HttpLimits& limits,
                  std::shared_ptr<HttpStats> stats)
       : socket_(std::move(socket)),
         timer_(socket_.get_executor()),
@@ -86,7 +126,7 @@ class HttpConnection : public std::enable_shared_from_this<HttpConnection> {
     HttpRequest req = parse_http_request(head);
     if (req.status == 405) respond({405, "text/plain", "only GET and HEAD\n"}, false);
     else if (req.status != 0) respond({req.status, "text/plain", "malformed request line\n"}, false);
-    else respond(handler_(req.path), req.head_only);
+    else respond(handler_(req), req.head_only);
   }
 
   void respond(const HttpResponse& r, bool head_only) {
@@ -105,7 +145,7 @@ class HttpConnection : public std::enable_shared_from_this<HttpConnection> {
   asio::ip::tcp::socket socket_;
   asio::steady_timer timer_;
   asio::streambuf buffer_;
-  const HttpServer::Handler& handler_;
+  const HttpServer::RequestHandler& handler_;
   std::chrono::milliseconds deadline_;
   std::shared_ptr<HttpStats> stats_;
   std::string reply_;
@@ -124,6 +164,9 @@ bool out_of_descriptors(const asio::error_code& ec) {
 }  // namespace
 
 HttpServer::HttpServer(asio::io_context& io, Handler handler, Logger& log, HttpLimits limits)
+    : HttpServer(io, RequestHandler([h = std::move(handler)](const HttpRequest& r) { return h(r.path); }), log, limits) {}
+
+HttpServer::HttpServer(asio::io_context& io, RequestHandler handler, Logger& log, HttpLimits limits)
     : io_(io), acceptor_(io), backoff_timer_(io), handler_(std::move(handler)), log_(log), limits_(limits) {}
 
 std::string HttpServer::start(const asio::ip::tcp::endpoint& at) {

@@ -23,9 +23,14 @@ namespace keel::server {
 class Logger;
 
 struct HttpResponse {
+  HttpResponse() = default;
+  HttpResponse(int s, std::string type, std::string text, std::string extra = {})
+      : status(s), content_type(std::move(type)), body(std::move(text)), extra_headers(std::move(extra)) {}
   int status = 200;
   std::string content_type = "text/plain; charset=utf-8";
   std::string body;
+  /// Header lines added after the standard ones, each "Name: value\r\n".
+  std::string extra_headers;
 };
 
 /// A parsed request line. `status` is 0 when the request is one to answer with the
@@ -34,6 +39,9 @@ struct HttpRequest {
   int status = 0;
   bool head_only = false;  ///< HEAD: the answer carries no body
   std::string path;        ///< the target without its query string
+  /// The Host header's value (lower-cased, port included), empty when absent. A page
+  /// endpoint checks it against DNS rebinding (docs/security.md, "Browser page").
+  std::string host;
 };
 
 /// Parses a request head (the bytes up to and including the blank line; anything after
@@ -62,7 +70,9 @@ struct HttpStats {
 class HttpServer {
  public:
   using Handler = std::function<HttpResponse(const std::string& path)>;
+  using RequestHandler = std::function<HttpResponse(const HttpRequest& request)>;
   HttpServer(asio::io_context& io, Handler handler, Logger& log, HttpLimits limits = {});
+  HttpServer(asio::io_context& io, RequestHandler handler, Logger& log, HttpLimits limits = {});
   /// Binds and starts accepting; an error message on failure. An IPv6 address binds IPv6
   /// only ([::] does not answer IPv4): the endpoint serves exactly the address asked for.
   std::string start(const asio::ip::tcp::endpoint& at);
@@ -81,7 +91,7 @@ class HttpServer {
   asio::io_context& io_;
   asio::ip::tcp::acceptor acceptor_;
   asio::steady_timer backoff_timer_;
-  Handler handler_;
+  RequestHandler handler_;
   Logger& log_;
   HttpLimits limits_;
   // Shared with the connections, which may outlive a stopped server by a callback.

@@ -4,6 +4,7 @@
 //   websocket_listener.cpp  --websocket: clients over WebSocket, as one more socket (I/O thread)
 //   match_scheduler.cpp  admissions, the matches and their tasks on the arena (tick thread)
 //   metrics_endpoint.cpp /metrics and /healthz (I/O thread)
+//   web_endpoint.cpp     --web: the browser page and its development tokens (I/O thread)
 //   agones_link.cpp      the Agones sidecar (its own thread)
 //   status_line.cpp      the operator's status line (tick thread)
 // One tick of a match is MatchHost::run (match_host.cpp).
@@ -19,6 +20,7 @@
 #include "metrics_endpoint.h"
 #include "router.h"
 #include "status_line.h"
+#include "web_endpoint.h"
 
 #include <keel/scene/scene.h>
 #include <keel/protocol/token.h>
@@ -49,6 +51,11 @@ struct Server::Impl {
                    [this](Admission&& a) { return scheduler->enqueue(std::move(a)); },
                    [this] { return now().ns * 1e-9; }),
         endpoint(io, options, log, metrics, [this] { return trouble(); }),
+        web(io, options, token_key, log,
+            [this] {
+              return options.websocket_public_address.empty() ? front_door.websocket_address()
+                                                              : options.websocket_public_address;
+            }),
         agones(options, flag_settings, log, metrics,
                {[this] { return health.healthy(now().ns, stop_requested.load()); },
                 [this](const std::string& address) { front_door.accept_token_address(address); },
@@ -80,6 +87,7 @@ struct Server::Impl {
   std::unique_ptr<MatchScheduler> scheduler;
   FrontDoor front_door;
   MetricsEndpoint endpoint;
+  WebEndpoint web;
   AgonesLink agones;
   StatusLine status;
   std::thread io_thread, tick_thread;
@@ -154,6 +162,7 @@ void Server::Impl::shutdown() {
   // Agones: the recordings are final; tell the sidecar this GameServer is done.
   agones.shut_down();
   endpoint.stop();
+  web.stop();
   io.stop();
   {
     std::lock_guard<std::mutex> lock(done_mutex);
@@ -237,6 +246,8 @@ keel::Status Server::start() {
   if (!st) return st;
   st = m.endpoint.start();
   if (!st) return st;
+  st = m.web.start();
+  if (!st) return st;
   const uint32_t threads = m.options.threads ? m.options.threads : std::max(1u, std::thread::hardware_concurrency());
   m.scheduler = std::make_unique<MatchScheduler>(m.services(), m.flag_settings, [&m] { return m.now(); });
   st = m.scheduler->start(threads);
@@ -250,7 +261,7 @@ keel::Status Server::start() {
   m.log.info("server_started", {{"bind", binds}, {"token_addresses", token_addresses}, {"scene", m.options.scene_path},
                                 {"tick_rate", m.flag_settings.scene->settings.tick_rate},
                                 {"snapshot_rate", m.options.snapshot_rate}, {"threads", threads},
-                                {"record", m.options.record_dir}, {"metrics", m.endpoint.address()},
+                                {"record", m.options.record_dir}, {"metrics", m.endpoint.address()}, {"web", m.web.address()},
                                 {"websocket", m.front_door.websocket_address()}});
   m.health.note_loop(m.now().ns, m.metrics);
   st = m.agones.start();
@@ -298,6 +309,7 @@ int Server::run() {
 
 std::vector<std::string> Server::bound_addresses() const { return impl_->front_door.bound_addresses(); }
 std::string Server::metrics_address() const { return impl_->endpoint.address(); }
+std::string Server::web_address() const { return impl_->web.address(); }
 std::string Server::websocket_address() const { return impl_->front_door.websocket_address(); }
 
 std::vector<std::string> Server::token_addresses() const {

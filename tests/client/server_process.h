@@ -37,13 +37,14 @@ inline uint16_t free_port(bool tcp) {
   return asio::ip::udp::socket(io, {asio::ip::make_address("127.0.0.1"), 0}).local_endpoint().port();
 }
 
-inline std::string fetch_metrics(uint16_t port) {
+/// GET http://127.0.0.1:port/path (Host: localhost): the whole response, "" when nothing listens.
+inline std::string fetch_metrics(uint16_t port, const std::string& path = "/metrics") {
   asio::io_context io;
   asio::ip::tcp::socket s(io);
   asio::error_code ec;
   s.connect({asio::ip::make_address("127.0.0.1"), port}, ec);
   if (ec) return "";
-  std::string req = "GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n", body;
+  std::string req = "GET " + path + " HTTP/1.1\r\nHost: localhost\r\n\r\n", body;
   asio::write(s, asio::buffer(req), ec);
   char buf[4096];
   while (!ec) body.append(buf, s.read_some(asio::buffer(buf), ec));

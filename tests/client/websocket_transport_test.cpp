@@ -1,7 +1,8 @@
 // The SDK's WebSocket transport against a real keel-server process with --websocket: a
 // client whose token names the listener's HOST:PORT plays; one whose token names only the
 // server's UDP address is refused (token_wrong_address), as the listener has its own
-// handshake (docs/protocol.md, "WebSocket").
+// handshake (docs/protocol.md, "WebSocket"); and a token from the browser page's /token
+// endpoint (--web, docs/browser.md) admits a player, as the page's client will be.
 #include <keel/client/client.h>
 #include <keel/client/keel_client.h>
 #include <keel/client/transport.h>
@@ -10,6 +11,7 @@
 #include "server_process.h"
 
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 
 #include <filesystem>
 #include <functional>
@@ -21,11 +23,21 @@ using test::fetch_metrics;
 using test::metric;
 using test::now_s;
 
-// The server every test here talks to: the demo scene, recorded into `dir`.
+// The server every test here talks to: the demo scene, recorded into `dir`; with `web`,
+// also the browser page's endpoint on web_port.
 struct Server : test::ServerProcess {
-  explicit Server(const std::string& dir)
-      : ServerProcess({"--scene", std::string(KEEL_SOURCE_DIR) + "/scenes/demo.json", "--record", dir},
-                      dir + "/server.log") {}
+  uint16_t web_port;
+  explicit Server(const std::string& dir, bool web = false, uint16_t port = test::free_port(true))
+      : ServerProcess(arguments(dir, web, port), dir + "/server.log"), web_port(port) {}
+
+  static std::vector<std::string> arguments(const std::string& dir, bool web, uint16_t port) {
+    std::vector<std::string> args = {"--scene", std::string(KEEL_SOURCE_DIR) + "/scenes/demo.json", "--record", dir};
+    if (web) {
+      args.push_back("--web");
+      args.push_back("127.0.0.1:" + std::to_string(port));
+    }
+    return args;
+  }
 };
 
 std::unique_ptr<Client> ws_client(const Server& s, uint64_t id, const std::string& token_address) {
@@ -100,6 +112,40 @@ TEST(WebSocketTransport, TheCApiPlaysOverAWsAddress) {
   keel_client_destroy(c);
   config.server_address = "wss://127.0.0.1:1/";
   EXPECT_NE(keel_client_create(&config, &c), KEEL_OK);
+}
+
+// What the page does with its token, done by the SDK: fetch /token, open the WebSocket it
+// names, connect with the token. The server counts a player, and the client decodes
+// snapshots of the scene's 16 bodies (scenes/demo.json) plus the player's character.
+TEST(WebSocketTransport, ATokenFromTheWebPagesEndpointAdmitsAPlayer) {
+  std::string dir = std::string(KEEL_BINARY_DIR) + "/test-client-output/ws_web_token";
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  Server server(dir, /*web=*/true);
+  ASSERT_GT(server.pid, 0);
+  const std::string raw = fetch_metrics(server.web_port, "/token");
+  const size_t body_at = raw.find("\r\n\r\n");
+  ASSERT_EQ(raw.rfind("HTTP/1.1 200", 0), 0u) << raw;
+  ASSERT_NE(body_at, std::string::npos);
+  auto answer = nlohmann::json::parse(raw.substr(body_at + 4), nullptr, false);
+  ASSERT_TRUE(answer.is_object()) << raw;
+  auto token = protocol::token_from_base64(answer["token"].get<std::string>());
+  ASSERT_TRUE(token) << token.error().message;
+  EXPECT_EQ(answer["websocket"], "ws://" + server.ws + "/");
+
+  std::string error;
+  auto transport = open_websocket_transport(answer["websocket"].get<std::string>(), error);
+  ASSERT_TRUE(transport) << error;
+  ClientConfig config;
+  config.auto_reconnect = false;
+  Client c(std::move(transport), config);
+  c.connect(*token, now_s());
+  EXPECT_TRUE(run_until({&c}, 8.0, [&] { return c.state() == State::Playing && c.stats().snapshots_received >= 3; }))
+      << to_string(c.state());
+  const std::string m = fetch_metrics(server.metrics_port);
+  EXPECT_EQ(metric(m, "keel_players"), 1) << m;
+  EXPECT_EQ(metric(m, "keel_websocket_connections"), 1);
+  EXPECT_EQ(c.world().bodies().size(), 17u);  // 16 scene bodies and the player's character
 }
 
 }  // namespace keel::client

@@ -35,6 +35,13 @@ struct ServerOptions {
   uint64_t stop_after_ticks = 0;          ///< --stop-after-ticks: 0 = run until signalled
   uint64_t match_seed = 0;                ///< --match-seed: every match's random seed; 0 = a fresh one per match
   std::string metrics_bind;               ///< --metrics HOST:PORT; empty = no HTTP endpoint
+  /// --web HOST:PORT: the browser page (docs/browser.md) and its development token
+  /// endpoint, which hands a connect token for the WebSocket listener to anyone who asks.
+  /// Needs --websocket. Empty = off.
+  std::string web_bind;
+  /// --web-remote-tokens: let --web bind an address that is not loopback. Off by default:
+  /// a real deployment's matchmaker issues tokens, to players it has authenticated.
+  bool web_remote_tokens = false;
   std::string token_key_path;             ///< --token-key; empty = development mode
   uint64_t match_id = 0;                  ///< --match-id: the match created at start-up
   uint32_t max_matches = 16;              ///< --max-matches, the start-up match included

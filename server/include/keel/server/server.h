@@ -81,6 +81,8 @@ class Server {
   std::vector<std::string> token_addresses() const;
   /// "host:port" of the metrics endpoint ("" when off).
   std::string metrics_address() const;
+  /// "host:port" of the --web page endpoint ("" when off).
+  std::string web_address() const;
   /// The --websocket listener's address as bound, "host:port"; "" without one.
   std::string websocket_address() const;
   ServerCounters counters() const;

@@ -1,0 +1,100 @@
+// Opens the page keel-server --web serves (docs/browser.md) in headless Chromium (Debian's,
+// driven with playwright-core from tests/viewer/node_modules) against a live keel-server on
+// loopback, and checks the leg that works today: the page loads with no console error and
+// no request to another origin, fetches a token from /token, and opens the WebSocket the
+// token names, which the server counts (keel_websocket_connections on /metrics).
+// A screenshot lands in the output folder.
+//
+//   node tests/web/page_test.mjs --keel-server build/bin/keel-server --scene scenes/demo.json --out build/web-test
+//
+// Exit 0 passed, 1 failed, 77 skipped (no Chromium on this machine).
+import { spawn } from 'node:child_process';
+import { existsSync, mkdirSync, openSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { createServer } from 'node:net';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const here = dirname(fileURLToPath(import.meta.url));
+const args = Object.fromEntries(process.argv.slice(2).reduce((acc, a, i, all) => (a.startsWith('--') ? [...acc, [a.slice(2), all[i + 1]]] : acc), []));
+const serverBin = resolve(args['keel-server'] || 'build/bin/keel-server');
+const scene = resolve(args.scene || join(here, '../../scenes/demo.json'));
+const out = resolve(args.out || 'build/web-test');
+const chromiumPath = args.chromium || process.env.KEEL_CHROMIUM || '/usr/bin/chromium';
+
+if (!existsSync(chromiumPath)) {
+  console.log(`SKIPPED: no Chromium at ${chromiumPath} (scripts/setup.sh installs Debian's chromium; set KEEL_CHROMIUM to use another)`);
+  process.exit(77);
+}
+let chromium;
+try {
+  ({ chromium } = createRequire(join(here, '../viewer/package.json'))('playwright-core'));
+} catch (e) {
+  console.error(`FAILED: playwright-core is not installed in ${here}/../viewer/node_modules: run scripts/setup.sh (it runs npm ci there)`);
+  process.exit(1);
+}
+
+const failures = [];
+const started = Date.now();
+const check = (ok, what) => { console.log(`${ok ? 'ok  ' : 'FAIL'} ${what} [${((Date.now() - started) / 1000).toFixed(1)} s]`); if (!ok) failures.push(what); };
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+const freePort = () => new Promise((res, rej) => {
+  const s = createServer();
+  s.on('error', rej);
+  s.listen(0, '127.0.0.1', () => { const { port } = s.address(); s.close(() => res(port)); });
+});
+const metric = (text, name) => {
+  const m = new RegExp(`^${name.replace(/[{}"=]/g, '\\$&')} (\\S+)$`, 'm').exec(text);
+  return m ? Number(m[1]) : -1;
+};
+
+mkdirSync(out, { recursive: true });
+const [wsPort, webPort, metricsPort] = [await freePort(), await freePort(), await freePort()];
+const log = openSync(join(out, 'server.txt'), 'w');
+const server = spawn(serverBin, ['--scene', scene, '--bind', '127.0.0.1:0', '--websocket', `127.0.0.1:${wsPort}`,
+  '--web', `127.0.0.1:${webPort}`, '--metrics', `127.0.0.1:${metricsPort}`, '--record', out, '--status-interval', '0'],
+{ stdio: ['ignore', log, log] });
+let browser;
+const finish = async (code) => {
+  if (browser) await browser.close().catch(() => {});
+  server.kill('SIGTERM');
+  process.exit(code);
+};
+const deadline = setTimeout(() => { console.error('FAILED: the web page test took longer than 60 s'); finish(1); }, 60000);
+const origin = `http://127.0.0.1:${webPort}`;
+const getText = async (url) => { try { const r = await fetch(url); return r.ok ? await r.text() : ''; } catch { return ''; } };
+
+try {
+  let up = false;
+  for (let i = 0; i < 100 && !up; ++i) { up = (await getText(origin + '/')) !== ''; if (!up) await sleep(50); }
+  check(up, `keel-server serves the page on ${origin}`);
+  if (!up) throw new Error('no page');
+
+  browser = await chromium.launch({
+    executablePath: chromiumPath,
+    headless: true,
+    args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking',
+      '--disable-component-update', '--disable-sync'],
+  });
+  const page = await browser.newPage({ viewport: { width: 960, height: 540 } });
+  const errors = [], foreign = [];
+  page.on('console', (m) => { if (m.type() === 'error') errors.push(m.text()); });
+  page.on('pageerror', (e) => errors.push(String(e)));
+  page.on('request', (r) => { if (!r.url().startsWith(origin + '/')) foreign.push(r.url()); });
+  await page.goto(origin + '/');
+  const opened = await page.waitForFunction(() => /WebSocket open/.test(document.getElementById('state').textContent), null,
+    { timeout: 10000 }).then(() => true, () => false);
+  const state = await page.textContent('#state');
+  check(opened, `the page fetched a token and opened the WebSocket it names ("${state}")`);
+  check(/client \d+/.test(state), 'the page shows its client id from the token');
+  check(errors.length === 0, `no console errors (${errors.join(' | ')})`);
+  check(foreign.length === 0, `no request left the page's origin (${foreign.join(' ')})`);
+  const m = await getText(`http://127.0.0.1:${metricsPort}/metrics`);
+  check(metric(m, 'keel_websocket_connections') === 1, `the server holds the page's WebSocket (keel_websocket_connections ${metric(m, 'keel_websocket_connections')})`);
+  await page.screenshot({ path: join(out, 'page.png') });
+} catch (e) {
+  check(false, `the test ran to its end (${e.message})`);
+}
+clearTimeout(deadline);
+console.log(failures.length ? `FAILED: ${failures.length} check(s)` : 'PASSED');
+await finish(failures.length ? 1 : 0);
