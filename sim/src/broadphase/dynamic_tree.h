@@ -203,7 +203,7 @@ class DynamicTree {
 };
 
 /// The stacks one thread walks the trees with during a step's pair search: kept by the
-/// world per thread (memory/step_scratch.h), so a walk allocates nothing once they have
+/// world per executor slot (memory/step_scratch.h), so a walk allocates nothing once they have
 /// grown, and empty between walks.
 struct TreeWalkStacks {
   std::vector<int32_t> box;                   // query()
