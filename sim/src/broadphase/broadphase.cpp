@@ -4,6 +4,7 @@
 #include "world_impl.h"
 
 #include <algorithm>
+#include <cassert>
 
 namespace keel::sim {
 
@@ -152,6 +153,7 @@ void BroadPhase::find_in_chunks(Executor& executor, size_t count, size_t per_chu
 void BroadPhase::collect_pairs(const std::vector<Shape>& shapes, const std::vector<Body>& bodies,
                                std::span<const uint64_t> known, Executor& executor,
                                std::span<TreeWalkStacks> walks, std::vector<uint64_t>& out) {
+  assert(walks.size() == executor.slots());  // each thread indexes its own by slot
   out.clear();
   if (moved_.empty()) return;
   mark_queries(shapes);
