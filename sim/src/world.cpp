@@ -8,6 +8,7 @@
 #include "body/mass.h"
 #include "body/validate.h"
 #include "ccd/ccd.h"
+#include "collision/concave_scratch.h"
 #include "collision/hull_geom.h"
 #include "character/character.h"
 #include "events/contact_events.h"
@@ -185,7 +186,7 @@ void find_new_pairs(WorldImpl& w, const std::vector<uint8_t>& escaped, std::vect
   // The known pairs, as the dense sorted key array the contact set keeps: the queries
   // binary-search it many times. A tick on which no collider left its bounds (a resting
   // world) queries nothing.
-  w.broadphase.collect_pairs(w.shapes, w.bodies, w.contacts.keys(), w.executor, pairs);
+  w.broadphase.collect_pairs(w.shapes, w.bodies, w.contacts.keys(), w.executor, w.scratch.workers.all_walks(), pairs);
 }
 
 // Adds the new pairs to the contact set, naming their bodies. Per-contact lists indexed
@@ -210,20 +211,21 @@ const std::vector<size_t>& add_new_contacts(WorldImpl& w, const std::vector<uint
 // Recomputes one contact's manifold from its two colliders placed in world space,
 // carrying impulses over by feature id.
 void collide_placed(const Shape& sa, const Body& ba, const ShapeGeom& ga, const Shape& sb, const Body& bb,
-                    const ShapeGeom& gb, Contact& c, bool flatten_friction) {
+                    const ShapeGeom& gb, Contact& c, bool flatten_friction, ConcaveScratch& scratch) {
   Manifold m;
   c.sensor = sa.is_trigger || sb.is_trigger;
   c.friction = combine_friction(sa.friction, sb.friction);
   c.static_friction = combine_friction(sa.static_friction, sb.static_friction);
   c.restitution = combine_restitution(sa.restitution, sb.restitution);
-  collide(ga, gb, kSpeculativeDistance + ccd_margin(ba, bb), m);
+  collide(ga, gb, kSpeculativeDistance + ccd_margin(ba, bb), m, scratch);
   update_manifold(c, m, ba.center, bb.center, flatten_friction);
 }
 
 // Recomputes one contact's manifold. A null side is placed here (a collider whose body
 // cannot move this tick is not placed for every pair it is in, only for those that get
-// this far).
-void refresh_contact(WorldImpl& w, Contact& c, const ShapeGeom* ga, const ShapeGeom* gb, bool flatten_friction) {
+// this far). `scratch` is the running thread's (a concave pair works in it).
+void refresh_contact(WorldImpl& w, Contact& c, const ShapeGeom* ga, const ShapeGeom* gb, bool flatten_friction,
+                     ConcaveScratch& scratch) {
   const Shape& sa = w.shapes[c.shape_a];
   const Shape& sb = w.shapes[c.shape_b];
   if (!overlaps(sa.aabb, sb.aabb)) {
@@ -235,22 +237,11 @@ void refresh_contact(WorldImpl& w, Contact& c, const ShapeGeom* ga, const ShapeG
   }
   const Body& ba = w.bodies[sa.body];
   const Body& bb = w.bodies[sb.body];
-  if (ga && gb) return collide_placed(sa, ba, *ga, sb, bb, *gb, c, flatten_friction);
-  if (ga) return collide_placed(sa, ba, *ga, sb, bb, placed_geom(sb, bb), c, flatten_friction);
-  if (gb) return collide_placed(sa, ba, placed_geom(sa, ba), sb, bb, *gb, c, flatten_friction);
-  collide_placed(sa, ba, placed_geom(sa, ba), sb, bb, placed_geom(sb, bb), c, flatten_friction);
+  if (ga && gb) return collide_placed(sa, ba, *ga, sb, bb, *gb, c, flatten_friction, scratch);
+  if (ga) return collide_placed(sa, ba, *ga, sb, bb, placed_geom(sb, bb), c, flatten_friction, scratch);
+  if (gb) return collide_placed(sa, ba, placed_geom(sa, ba), sb, bb, *gb, c, flatten_friction, scratch);
+  collide_placed(sa, ba, placed_geom(sa, ba), sb, bb, placed_geom(sb, bb), c, flatten_friction, scratch);
 }
-
-// The contact pass's per-tick arrays, kept between ticks: per collider, whether its body
-// can move this tick and, if so, its shape placed in world space (hulls in `hulls`); per
-// contact, whether it had points as the pass began.
-struct ContactPassScratch {
-  std::vector<ShapeGeom> geoms;
-  std::vector<uint8_t> moves;
-  std::vector<WorldHull> hulls;
-  std::vector<int32_t> hull_slot;
-  std::vector<uint8_t> had;
-};
 
 // Per collider, whether its body can move: one dense byte the contact pass reads twice per
 // pair, instead of a collider and a body each. Those colliders are placed in world space
@@ -287,7 +278,7 @@ void place_moving_colliders(WorldImpl& w, bool any_moves, ContactPassScratch& p)
 // flag. A pair is read through its key (the lower collider slot, then the higher) until
 // it needs its contact.
 inline uint8_t pass_contact(WorldImpl& w, const ContactPassScratch& p, const std::vector<uint64_t>& keys, size_t i,
-                            bool had) {
+                            bool had, ConcaveScratch& scratch) {
   const uint64_t key = keys[i];
   const uint32_t shape_a = uint32_t(key >> 32), shape_b = uint32_t(key & 0xffffffffu);
   const Shape& sa = w.shapes[shape_a];
@@ -301,7 +292,7 @@ inline uint8_t pass_contact(WorldImpl& w, const ContactPassScratch& p, const std
   // An empty pair whose tight bounds are apart stays empty: nothing to recompute.
   if (!had && !overlaps(sa.aabb, sb.aabb)) return 0;
   Contact& c = w.contacts.items()[i];
-  refresh_contact(w, c, ma ? &p.geoms[shape_a] : nullptr, mb ? &p.geoms[shape_b] : nullptr, true);
+  refresh_contact(w, c, ma ? &p.geoms[shape_a] : nullptr, mb ? &p.geoms[shape_b] : nullptr, true, scratch);
   return c.count != 0 ? kContactTouching : 0;
 }
 
@@ -326,7 +317,8 @@ void update_contacts(WorldImpl& w, ContactPassScratch& p, std::vector<uint8_t>& 
   flags.assign(items.size(), 0);
   const std::vector<uint64_t>& keys = w.contacts.keys();
   w.executor.parallel_for(items.size(), 64, [&](size_t begin, size_t end) {
-    for (size_t i = begin; i < end; ++i) flags[i] = pass_contact(w, p, keys, i, p.had[i] != 0);
+    ConcaveScratch& scratch = w.scratch.workers.concave(w.executor);  // this thread's
+    for (size_t i = begin; i < end; ++i) flags[i] = pass_contact(w, p, keys, i, p.had[i] != 0, scratch);
   });
 }
 
@@ -335,7 +327,8 @@ void update_new_contacts(WorldImpl& w, const ContactPassScratch& p, const std::v
                          std::vector<uint8_t>& flags) {
   const std::vector<uint64_t>& keys = w.contacts.keys();
   w.executor.parallel_for(fresh.size(), 64, [&](size_t begin, size_t end) {
-    for (size_t k = begin; k < end; ++k) flags[fresh[k]] = pass_contact(w, p, keys, fresh[k], false);
+    ConcaveScratch& scratch = w.scratch.workers.concave(w.executor);  // this thread's
+    for (size_t k = begin; k < end; ++k) flags[fresh[k]] = pass_contact(w, p, keys, fresh[k], false, scratch);
   });
 }
 
@@ -363,10 +356,8 @@ void collect_touching_contacts(WorldImpl& w, const std::vector<uint8_t>* flags) 
   const auto& items = w.contacts.items();
   const size_t count = flags ? flags->size() : items.size();
   const size_t chunks = (count + kChunk - 1) / kChunk;
-  static thread_local std::vector<std::vector<uint32_t>> found_storage;
-  static thread_local std::vector<uint32_t> dead_storage;
-  std::vector<std::vector<uint32_t>>& found = found_storage;
-  std::vector<uint32_t>& dead = dead_storage;  // per chunk: dead contacts in it
+  std::vector<std::vector<uint32_t>>& found = w.scratch.touching_found;
+  std::vector<uint32_t>& dead = w.scratch.touching_dead;  // per chunk: dead contacts in it
   if (found.size() < chunks) found.resize(chunks);
   dead.assign(chunks, 0);
   w.executor.parallel_for(chunks, 1, [&](size_t begin, size_t end) {
@@ -400,7 +391,9 @@ void collect_touching_contacts(WorldImpl& w, const std::vector<uint8_t>* flags) 
 }  // namespace
 
 void WorldImpl::refresh_contact_from_poses(Contact& c, bool flatten_friction) {
-  refresh_contact(*this, c, nullptr, nullptr, flatten_friction);
+  // Called on one thread (the stepping one, or a restore before any step).
+  scratch.workers.fit(executor);
+  refresh_contact(*this, c, nullptr, nullptr, flatten_friction, scratch.workers.concave(executor));
 }
 
 namespace {
@@ -439,16 +432,12 @@ void WorldImpl::step() {
   if (dormant_step_due()) return step_dormant();
   auto t0 = Clock::now();
   share_only_large_steps(*this);
-  // Bound here: a thread_local named inside the lambdas below would be the running
-  // thread's own, and they may run on a worker.
-  static thread_local std::vector<uint64_t> pairs_storage;
-  static thread_local std::vector<uint8_t> escaped_storage;
-  static thread_local ContactPassScratch pass_storage;
-  static thread_local std::vector<uint8_t> dead_storage;
-  std::vector<uint64_t>& pairs = pairs_storage;
-  std::vector<uint8_t>& escaped = escaped_storage;
-  ContactPassScratch& pass = pass_storage;
-  std::vector<uint8_t>& dead = dead_storage;
+  // The step's working lists are the world's (memory/step_scratch.h), named here once.
+  scratch.begin(executor);
+  std::vector<uint64_t>& pairs = scratch.new_pairs;
+  std::vector<uint8_t>& escaped = scratch.escaped;
+  ContactPassScratch& pass = scratch.pass;
+  std::vector<uint8_t>& dead = scratch.contact_flags;
 
   update_ccd(*this, 1.0f / float(settings.tick_rate));
   refit_bounds(*this, escaped);
@@ -476,7 +465,7 @@ void WorldImpl::step() {
                       update_contacts(*this, pass, dead);
                     });
     update_new_contacts(*this, pass, add_new_contacts(*this, pairs, &dead), dead);
-    update_characters(*this, 1.0f / float(settings.tick_rate));
+    update_characters(*this, 1.0f / float(settings.tick_rate), scratch.characters);
     // A character's tick stage may set a body moving after the pass; without characters,
     // only the pass's unheld touching contacts can wake anything, and only a woken island
     // has held contacts to refresh.
@@ -500,11 +489,12 @@ void WorldImpl::step() {
   auto t2 = Clock::now();
   const float dt = 1.0f / float(settings.tick_rate);
   solve_tick(*this, dt, [&] {
-    if (build_events) touching = update_contact_events(*this);
+    if (build_events) touching = update_contact_events(*this, scratch.events);
   });
   last_step_still = still;
   last_touching = touching;
-  update_sleep(*this, dt);
+  update_sleep(*this, dt, scratch.sleep);
+  scratch.end();
   ++tick;
   dormant = still && !any_body_awake(*this);
 

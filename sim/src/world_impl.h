@@ -11,7 +11,9 @@
 #include "character/character.h"
 #include "contact/contact.h"
 #include "joint/joint.h"
+#include "memory/step_scratch.h"
 #include "parallel/executor.h"
+#include "query/world_query.h"
 
 #include <cstdint>
 #include <map>
@@ -162,6 +164,11 @@ struct WorldImpl {
   bool joint_warm_start = true;              // tests only: off measures what warm starting buys
   bool solve_in_parts = true;                // tests only: off solves everything as one team
   Executor executor;  // worker threads; never part of the state
+  // Working memory, never state (memory/step_scratch.h): the step's lists and each
+  // executor slot's buffers, then the scene queries' (queries on one world never run at
+  // the same time, nor beside its step, so one set serves them all).
+  StepScratch scratch;
+  mutable QueryScratch query_scratch;
   // Derived, never state. `edited`: the API added, removed, moved or pushed a body since
   // the last step (a new or restored world counts as edited). `last_step_still`: the last
   // step found no body able to move and nothing edited. Together they let a world at rest

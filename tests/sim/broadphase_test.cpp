@@ -77,6 +77,7 @@ TEST(BroadPhase, NewPairsAreEveryOverlapOfAMovedColliderLessTheKnownOnes) {
     std::mt19937 rng(7);
     Layout l = make_layout(320, rng);
     Executor executor(threads);
+    std::vector<TreeWalkStacks> walks(executor.slots());  // a world keeps these in its StepScratch
     BroadPhase bp;
     for (uint32_t i = 0; i < l.shapes.size(); ++i) {
       Shape& s = l.shapes[i];
@@ -86,7 +87,7 @@ TEST(BroadPhase, NewPairsAreEveryOverlapOfAMovedColliderLessTheKnownOnes) {
     std::vector<uint8_t> moved(l.shapes.size(), 1);
     std::vector<uint64_t> known;
     std::vector<uint64_t> pairs;
-    bp.collect_pairs(l.shapes, l.bodies, known, executor, pairs);
+    bp.collect_pairs(l.shapes, l.bodies, known, executor, walks, pairs);
     std::vector<uint64_t> expected = brute_force(l, moved, known);
     ASSERT_GT(expected.size(), 1000u) << "the layout should be busy";
     EXPECT_EQ(pairs, expected) << threads << " threads, all added";
@@ -124,7 +125,7 @@ TEST(BroadPhase, NewPairsAreEveryOverlapOfAMovedColliderLessTheKnownOnes) {
         if (k % 3 != 0) kept.push_back(known[k]);
       }
       known = kept;
-      bp.collect_pairs(l.shapes, l.bodies, known, executor, pairs);
+      bp.collect_pairs(l.shapes, l.bodies, known, executor, walks, pairs);
       expected = brute_force(l, moved, known);
       ASSERT_FALSE(expected.empty());
       EXPECT_EQ(pairs, expected) << threads << " threads, round " << round;
@@ -140,6 +141,8 @@ TEST(BroadPhase, NewPairsAreEveryOverlapOfAMovedColliderLessTheKnownOnes) {
 // afterwards (reusing the freed inner slots) keep it so.
 void check_tree(const DynamicTree& tree, const std::vector<AABB>& boxes, const std::vector<int32_t>& proxies,
                 std::mt19937& rng, const char* when) {
+  std::vector<int32_t> stack;  // the walks' stacks are the caller's
+  std::vector<DynamicTree::NodePair> pair_stack;
   int32_t live = 0;
   for (size_t i = 0; i < proxies.size(); ++i) {
     if (proxies[i] < 0) continue;
@@ -153,7 +156,7 @@ void check_tree(const DynamicTree& tree, const std::vector<AABB>& boxes, const s
     const Vec3 lo(at(rng), at(rng), at(rng));
     const AABB box{lo, lo + Vec3(size(rng), size(rng), size(rng))};
     std::vector<uint32_t> found, expected;
-    tree.query(box, [&](uint32_t user) { found.push_back(user); });
+    tree.query(box, [&](uint32_t user) { found.push_back(user); }, stack);
     for (size_t i = 0; i < proxies.size(); ++i) {
       if (proxies[i] >= 0 && overlaps(boxes[i], box)) expected.push_back(uint32_t(i));
     }
@@ -164,7 +167,7 @@ void check_tree(const DynamicTree& tree, const std::vector<AABB>& boxes, const s
   std::vector<DynamicTree::NodePair> tasks;
   tree.split_self_pairs(16, tasks);
   std::vector<uint64_t> walked, pairs;
-  for (const auto& t : tasks) tree.pairs_under(t, [&](uint32_t a, uint32_t b) { walked.push_back(pair_key(std::min(a, b), std::max(a, b))); });
+  for (const auto& t : tasks) tree.pairs_under(t, [&](uint32_t a, uint32_t b) { walked.push_back(pair_key(std::min(a, b), std::max(a, b))); }, pair_stack);
   for (uint32_t a = 0; a < proxies.size(); ++a) {
     for (uint32_t b = a + 1; b < proxies.size(); ++b) {
       if (proxies[a] >= 0 && proxies[b] >= 0 && overlaps(boxes[a], boxes[b])) pairs.push_back(pair_key(a, b));
@@ -217,11 +220,12 @@ TEST(DynamicTree, RebuiltOverMovedLeavesAnswersLikeBruteForce) {
   one.create_proxy(AABB{Vec3(0.0f), Vec3(1.0f)}, 0);
   one.rebuild();
   int hits = 0;
-  one.query(AABB{Vec3(0.5f), Vec3(2.0f)}, [&](uint32_t) { ++hits; });
+  std::vector<int32_t> stack;
+  one.query(AABB{Vec3(0.5f), Vec3(2.0f)}, [&](uint32_t) { ++hits; }, stack);
   EXPECT_EQ(hits, 1);
   DynamicTree none;
   none.rebuild();
-  none.query(AABB{Vec3(0.0f), Vec3(1.0f)}, [&](uint32_t) { ++hits; });
+  none.query(AABB{Vec3(0.0f), Vec3(1.0f)}, [&](uint32_t) { ++hits; }, stack);
   EXPECT_EQ(hits, 1);
 }
 
@@ -230,6 +234,7 @@ TEST(DynamicTree, RebuiltOverMovedLeavesAnswersLikeBruteForce) {
 // NaN bounds (which no query can meet, and which poison the nodes above them) are rebuilt
 // around without harm, and once they are finite again every query is answered again.
 TEST(DynamicTree, RebuildsAroundBoundsThatAreNotFinite) {
+  std::vector<int32_t> stack;
   DynamicTree tree;
   std::vector<AABB> boxes;
   std::vector<int32_t> proxies;
@@ -242,7 +247,7 @@ TEST(DynamicTree, RebuildsAroundBoundsThatAreNotFinite) {
     for (uint32_t i = 0; i < 100; ++i) {
       if (with_infinite && i == 3) continue;
       std::vector<uint32_t> found;
-      tree.query(boxes[i], [&](uint32_t user) { found.push_back(user); });
+      tree.query(boxes[i], [&](uint32_t user) { found.push_back(user); }, stack);
       EXPECT_NE(std::find(found.begin(), found.end(), i), found.end()) << when << ": leaf " << i;
       if (with_infinite) {
         EXPECT_NE(std::find(found.begin(), found.end(), 3u), found.end()) << when << ": from " << i;

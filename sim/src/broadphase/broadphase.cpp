@@ -4,6 +4,7 @@
 #include "world_impl.h"
 
 #include <algorithm>
+#include <cassert>
 
 namespace keel::sim {
 
@@ -150,7 +151,9 @@ void BroadPhase::find_in_chunks(Executor& executor, size_t count, size_t per_chu
 }
 
 void BroadPhase::collect_pairs(const std::vector<Shape>& shapes, const std::vector<Body>& bodies,
-                               std::span<const uint64_t> known, Executor& executor, std::vector<uint64_t>& out) {
+                               std::span<const uint64_t> known, Executor& executor,
+                               std::span<TreeWalkStacks> walks, std::vector<uint64_t>& out) {
+  assert(walks.size() == executor.slots());  // each thread indexes its own by slot
   out.clear();
   if (moved_.empty()) return;
   mark_queries(shapes);
@@ -176,9 +179,11 @@ void BroadPhase::collect_pairs(const std::vector<Shape>& shapes, const std::vect
     constexpr size_t kTasks = 256, kTasksPerChunk = 8;
     movable_tree_.split_self_pairs(kTasks, walk_tasks_);
     find_in_chunks(executor, walk_tasks_.size(), kTasksPerChunk, [&](size_t t, std::vector<uint64_t>& found) {
-      movable_tree_.pairs_under(walk_tasks_[t], [&](uint32_t a, uint32_t b) {
-        if (queries_[a] || queries_[b]) keep(a, b, found);
-      });
+      movable_tree_.pairs_under(
+          walk_tasks_[t], [&](uint32_t a, uint32_t b) {
+            if (queries_[a] || queries_[b]) keep(a, b, found);
+          },
+          walks[executor.slot()].pairs);
     }, out);
   }
   constexpr size_t kChunk = 64;  // moved colliders per query chunk
@@ -192,8 +197,9 @@ void BroadPhase::collect_pairs(const std::vector<Shape>& shapes, const std::vect
       if (other <= s && (other == s || queries_[other])) return;
       keep(s, other, found);
     };
-    if (shape.is_static || !walk_pairs) movable_tree_.query(shape.fat, visit);
-    if (!shape.is_static) static_tree_.query(shape.fat, visit);
+    std::vector<int32_t>& stack = walks[executor.slot()].box;  // this thread's
+    if (shape.is_static || !walk_pairs) movable_tree_.query(shape.fat, visit, stack);
+    if (!shape.is_static) static_tree_.query(shape.fat, visit, stack);
   }, out);
   moved_.clear();
   // Keys are unique per pair, so this sort is a total order: the result never depends

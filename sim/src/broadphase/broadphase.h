@@ -64,8 +64,10 @@ class BroadPhase {
   /// the contacts there already are) are left out there, on the workers: a collider that
   /// left its fat bounds mostly finds the neighbours it had, and skipping them keeps the
   /// serial sort and merge small.
+  /// `walks` holds one set of walk stacks per executor slot (Executor::slots()).
   void collect_pairs(const std::vector<Shape>& shapes, const std::vector<Body>& bodies,
-                     std::span<const uint64_t> known, Executor& executor, std::vector<uint64_t>& out);
+                     std::span<const uint64_t> known, Executor& executor, std::span<TreeWalkStacks> walks,
+                     std::vector<uint64_t>& out);
 
   /// The trees, for scene queries (read only).
   const DynamicTree& static_tree() const { return static_tree_; }

@@ -42,11 +42,11 @@ class DynamicTree {
   int32_t proxy_count() const { return proxy_count_; }
 
   /// Calls visit(user_data) for every leaf whose bounds overlap `box`. Only reads the
-  /// tree (its walk stack is per thread), so queries may run on several threads at once.
+  /// tree and walks with the caller's `stack` (left empty), so queries may run on several
+  /// threads at once, each with its own stack.
   template <class Visit>
-  void query(const AABB& box, Visit&& visit) const {
+  void query(const AABB& box, Visit&& visit, std::vector<int32_t>& stack) const {
     if (root_ == kNullNode) return;
-    static thread_local std::vector<int32_t> stack;
     stack.clear();
     stack.push_back(root_);
     while (!stack.empty()) {
@@ -75,9 +75,9 @@ class DynamicTree {
   /// Calls visit(user_a, user_b) for every pair of distinct leaves under `start` whose
   /// bounds overlap (the tree against itself: one walk over pairs of nodes finds what a
   /// query per leaf would, twice over, at a fraction of the node visits).
+  /// `stack` is the caller's (each worker walks with its own; left empty).
   template <class Visit>
-  void pairs_under(NodePair start, Visit&& visit) const {
-    static thread_local std::vector<NodePair> stack;  // each worker walks with its own
+  void pairs_under(NodePair start, Visit&& visit, std::vector<NodePair>& stack) const {
     stack.clear();
     stack.push_back(start);
     while (!stack.empty()) {
@@ -93,12 +93,13 @@ class DynamicTree {
   /// origin + t * delta (t in [0, max_t]) enters, calling visit(user_data, entry_t).
   /// visit returns the new max_t (return the one given to keep it), so a closest-hit
   /// query prunes everything behind its best hit. Used by raycasts (inflate 0) and
-  /// shape casts (inflate = the cast shape's half size).
+  /// shape casts (inflate = the cast shape's half size). `ray_stack` is the caller's
+  /// (left empty), and not the one a box query() uses: a visitor may run one while this
+  /// walk is live.
   template <class Visit>
-  void ray_query(const Vec3& origin, const Vec3& delta, const Vec3& inflate, float max_t, Visit&& visit) const {
+  void ray_query(const Vec3& origin, const Vec3& delta, const Vec3& inflate, float max_t, Visit&& visit,
+                 std::vector<int32_t>& ray_stack) const {
     if (root_ == kNullNode) return;
-    // Its own per-thread stack: a visitor may run a box query() while this walk is live.
-    static thread_local std::vector<int32_t> ray_stack;
     ray_stack.clear();
     ray_stack.push_back(root_);
     while (!ray_stack.empty()) {
@@ -199,6 +200,15 @@ class DynamicTree {
   std::vector<int32_t> build_slots_;
   std::vector<Vec3> build_centres_;
   std::vector<AABB> build_boxes_;
+};
+
+/// The stacks one thread walks the trees with during a step's pair search: kept by the
+/// world per executor slot (memory/step_scratch.h), so a walk allocates nothing once they have
+/// grown, and empty between walks.
+struct TreeWalkStacks {
+  std::vector<int32_t> box;                   // query()
+  std::vector<DynamicTree::NodePair> pairs;  // pairs_under()
+  bool empty() const { return box.empty() && pairs.empty(); }
 };
 
 }  // namespace keel::sim

@@ -44,10 +44,29 @@ struct CharacterSet {
   std::vector<std::string> warnings;  // diagnostics only, not state
 };
 
+/// A dynamic body a character walks into this tick.
+struct CharacterPush {
+  uint32_t body = 0;  // slot of the dynamic body walked into
+  Vec3 into{0.0f};    // unit, from the character into it
+  Vec3 point{0.0f};
+};
+
+/// What touches one character this tick, sorted out of the contacts.
+struct CharacterTouches {
+  std::vector<Vec3> blocks;  // acting normals of steep surfaces it cannot push
+  std::vector<CharacterPush> pushes;
+};
+
+/// The tick stage's working lists, kept by the world between steps (memory/step_scratch.h).
+struct CharacterScratch {
+  std::vector<int32_t> char_of_slot;         // per body slot: its character, or -1
+  std::vector<CharacterTouches> touches;     // per character
+};
+
 /// The tick stage: runs after the narrowphase (fresh contacts, fresh broadphase bounds)
 /// and before the islands are woken and the solve, so a character it wakes is solved
 /// this tick.
-void update_characters(WorldImpl& w, float dt);
+void update_characters(WorldImpl& w, float dt, CharacterScratch& scratch);
 
 /// Drops the component of a body being removed.
 void forget_character(WorldImpl& w, uint32_t body_slot);

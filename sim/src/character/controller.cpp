@@ -45,16 +45,8 @@ const Vec3 kUp(0.0f, 1.0f, 0.0f);
 
 Vec3 horizontal(const Vec3& v) { return Vec3(v.x, 0.0f, v.z); }
 
-struct Push {
-  uint32_t body = 0;  // slot of the dynamic body walked into
-  Vec3 into{0.0f};    // unit, from the character into it
-  Vec3 point{0.0f};
-};
-
-struct Touches {
-  std::vector<Vec3> blocks;  // acting normals of steep surfaces it cannot push
-  std::vector<Push> pushes;
-};
+using Push = CharacterPush;
+using Touches = CharacterTouches;
 
 CharacterInput script_input(const Character& c, uint64_t tick) {
   uint64_t total = 0;
@@ -366,11 +358,11 @@ void check_character_config(WorldImpl& w, Character& c) {
   if (!b.freeze_rotation) warn(w, c, kWarnRotation, "rotation is not frozen; contacts will topple it");
 }
 
-void update_characters(WorldImpl& w, float dt) {
+void update_characters(WorldImpl& w, float dt, CharacterScratch& scratch) {
   auto& items = w.characters.items;
   if (items.empty()) return;
-  static thread_local std::vector<int32_t> char_of_slot;
-  static thread_local std::vector<Touches> touches;
+  std::vector<int32_t>& char_of_slot = scratch.char_of_slot;
+  std::vector<Touches>& touches = scratch.touches;
   char_of_slot.assign(w.bodies.size(), -1);
   touches.assign(items.size(), Touches{});
   for (size_t i = 0; i < items.size(); ++i) char_of_slot[items[i].body_slot] = int32_t(i);

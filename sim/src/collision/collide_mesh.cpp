@@ -12,6 +12,7 @@
 // 0x80000000 | local id for a feature of the convex shape alone (a box corner resting on
 // the surface), which stays the same as the shape slides from triangle to triangle.
 #include "collision/collide_triangle.h"
+#include "collision/concave_scratch.h"
 #include "collision/hull_geom.h"
 #include "collision/geometry.h"
 #include "collision/mesh.h"
@@ -25,11 +26,6 @@ namespace {
 /// Points from triangles whose normal is within ~60 degrees of the chosen normal are
 /// kept (their depth scaled onto it); steeper ones wait for a later tick's normal.
 constexpr float kMergeCos = 0.5f;
-
-struct Candidate {
-  ManifoldPoint p;
-  Vec3 normal;
-};
 
 ShapeGeom to_frame(const ShapeGeom& frame, const ShapeGeom& g) {
   ShapeGeom l = g;
@@ -72,14 +68,13 @@ AABB local_bounds(const ShapeGeom& g, float margin) {
 // its warm start carries over, as a box corner's does. The routine's other ids (up to 30
 // bits, naming triangle features too) are folded into the 7 bits a triangle's local id
 // keeps, and gather() tags them with the triangle index.
-void triangle_hull(const Triangle& t, const ShapeGeom& g, float margin, Manifold& m) {
+void triangle_hull(const Triangle& t, const ShapeGeom& g, float margin, Manifold& m, ConcaveScratch& scratch) {
   np::reset(m);
   if (!g.hull) return;
   const Vec3 centre = g.position + np::dir_to_world(g.rotation, g.hull->centroid);
   if (glm::dot(centre - t.v[0], t.normal) < 0.0f) return;
-  static thread_local WorldHull tri_hull, shape_hull;
-  place_triangle(t.v[0], t.v[1], t.v[2], tri_hull);
-  collide_world_hulls(tri_hull, placed(g, shape_hull), margin, m);
+  place_triangle(t.v[0], t.v[1], t.v[2], scratch.tri_hull);
+  collide_world_hulls(scratch.tri_hull, placed(g, scratch.shape_hull), margin, m);
   if (m.count > 0 && glm::dot(m.normal, t.normal) < 0.0f) {
     np::reset(m);
     return;
@@ -108,7 +103,7 @@ void triangle_hull(const Triangle& t, const ShapeGeom& g, float margin, Manifold
   }
 }
 
-void collide_one(const Triangle& t, const ShapeGeom& g, float margin, Manifold& m) {
+void collide_one(const Triangle& t, const ShapeGeom& g, float margin, Manifold& m, ConcaveScratch& scratch) {
   switch (g.type) {
     case ShapeType::Sphere: tri::triangle_sphere(t, g.position, g.radius, margin, m); break;
     case ShapeType::Capsule: {
@@ -118,7 +113,7 @@ void collide_one(const Triangle& t, const ShapeGeom& g, float margin, Manifold& 
       break;
     }
     case ShapeType::Box: tri::triangle_box(t, g.position, g.rotation, g.half_extents, margin, m); break;
-    case ShapeType::Hull: triangle_hull(t, g, margin, m); break;
+    case ShapeType::Hull: triangle_hull(t, g, margin, m, scratch); break;
     default: np::reset(m); break;
   }
   // The internal-edge step asks where the shape's centre is; a hull's is its centroid.
@@ -129,23 +124,23 @@ void collide_one(const Triangle& t, const ShapeGeom& g, float margin, Manifold& 
 
 // Gathers every triangle's corrected manifold, in ascending triangle order.
 template <class Source>
-void gather(const Source& src, const ShapeGeom& local, float margin, std::vector<Candidate>& out) {
-  static thread_local std::vector<uint32_t> tris;
-  src.query(local_bounds(local, margin), tris);
+void gather(const Source& src, const ShapeGeom& local, float margin, ConcaveScratch& scratch) {
+  std::vector<ConcaveCandidate>& out = scratch.cands;
+  src.query(local_bounds(local, margin), scratch.tris);
   out.clear();
-  for (uint32_t index : tris) {
+  for (uint32_t index : scratch.tris) {
     Manifold m;
-    collide_one(src.triangle(index), local, margin, m);
+    collide_one(src.triangle(index), local, margin, m, scratch);
     for (int i = 0; i < m.count; ++i) {
       ManifoldPoint p = m.points[i];
       // A feature of the convex shape alone keeps its id from triangle to triangle.
       p.id = (p.id & tri::kOwnedByShape) ? (0x80000000u | p.id) : ((index << 8) | (p.id & 0x7fu));
-      out.push_back(Candidate{p, m.normal});
+      out.push_back(ConcaveCandidate{p, m.normal});
     }
   }
 }
 
-void merge_candidates(const std::vector<Candidate>& cands, Manifold& out) {
+void merge_candidates(const std::vector<ConcaveCandidate>& cands, std::vector<ManifoldPoint>& pts, Manifold& out) {
   np::reset(out);
   if (cands.empty()) return;
   size_t deepest = 0;
@@ -153,9 +148,8 @@ void merge_candidates(const std::vector<Candidate>& cands, Manifold& out) {
     if (cands[i].p.depth > cands[deepest].p.depth) deepest = i;
   }
   const Vec3 n = cands[deepest].normal;
-  static thread_local std::vector<ManifoldPoint> pts;
   pts.clear();
-  for (const Candidate& c : cands) {
+  for (const ConcaveCandidate& c : cands) {
     const float w = glm::dot(c.normal, n);
     if (w < kMergeCos) continue;
     // A feature of the shape alone (same id) or the same spot reported by two triangles
@@ -175,25 +169,23 @@ void merge_candidates(const std::vector<Candidate>& cands, Manifold& out) {
 
 }  // namespace
 
-void collide_concave(const ShapeGeom& a, const ShapeGeom& b, float margin, Manifold& out) {
+void collide_concave(const ShapeGeom& a, const ShapeGeom& b, float margin, Manifold& out, ConcaveScratch& scratch) {
   np::reset(out);
   ShapeGeom local = to_frame(a, b);
   // A hull is placed in the mesh's frame once for all the triangles it meets.
-  static thread_local WorldHull local_hull;
   if (local.type == ShapeType::Hull && local.hull) {
-    place_hull(*local.hull, local.position, local.rotation, local_hull);
-    local.placed_hull = &local_hull;
+    place_hull(*local.hull, local.position, local.rotation, scratch.local_hull);
+    local.placed_hull = &scratch.local_hull;
   }
-  static thread_local std::vector<Candidate> cands;
   if (a.type == ShapeType::Mesh && a.mesh) {
-    gather(*a.mesh, local, margin, cands);
+    gather(*a.mesh, local, margin, scratch);
   } else if (a.type == ShapeType::Heightfield && a.heightfield) {
-    gather(*a.heightfield, local, margin, cands);
+    gather(*a.heightfield, local, margin, scratch);
   } else {
     return;
   }
   Manifold m;
-  merge_candidates(cands, m);
+  merge_candidates(scratch.cands, scratch.pts, m);
   out.normal = np::dir_to_world(a.rotation, m.normal);
   for (int i = 0; i < m.count; ++i) {
     np::add_point(out, np::to_world(a, m.points[i].point), m.points[i].depth, m.points[i].id);

@@ -5,7 +5,10 @@
 // feature ids are the same either way because they do not depend on which side is "A".
 #include "narrowphase.h"
 
+#include "concave_scratch.h"
 #include "geometry.h"
+
+#include <memory>
 
 namespace keel::sim {
 namespace {
@@ -37,21 +40,8 @@ constexpr Routine kRoutines[4][4] = {
     {nullptr, nullptr, nullptr, collide_hull_hull},
 };
 
-}  // namespace
-
-void collide(const ShapeGeom& a, const ShapeGeom& b, float margin, Manifold& out) {
-  // Concave shapes collide triangle by triangle; two of them never make contacts.
-  if (is_concave(a.type) || is_concave(b.type)) {
-    if (is_concave(a.type) && is_concave(b.type)) {
-      np::reset(out);
-    } else if (is_concave(a.type)) {
-      collide_concave(a, b, margin, out);
-    } else {
-      collide_concave(b, a, margin, out);
-      out.normal = -out.normal;
-    }
-    return;
-  }
+// Two convex shapes: the routine for their ranks.
+void collide_convex(const ShapeGeom& a, const ShapeGeom& b, float margin, Manifold& out) {
   const int ra = routine_rank(a.type);
   const int rb = routine_rank(b.type);
   if (ra < 0 || rb < 0 || (ra == 3 && !a.hull) || (rb == 3 && !b.hull)) {
@@ -64,6 +54,33 @@ void collide(const ShapeGeom& a, const ShapeGeom& b, float margin, Manifold& out
   }
   kRoutines[rb][ra](b, a, margin, out);
   out.normal = -out.normal;
+}
+
+}  // namespace
+
+void collide(const ShapeGeom& a, const ShapeGeom& b, float margin, Manifold& out, ConcaveScratch& scratch) {
+  // Concave shapes collide triangle by triangle; two of them never make contacts.
+  if (!is_concave(a.type) && !is_concave(b.type)) return collide_convex(a, b, margin, out);
+  if (is_concave(a.type) && is_concave(b.type)) {
+    np::reset(out);
+  } else if (is_concave(a.type)) {
+    collide_concave(a, b, margin, out, scratch);
+  } else {
+    collide_concave(b, a, margin, out, scratch);
+    out.normal = -out.normal;
+  }
+}
+
+// Off the stepping path (tests, tools): a concave pair gets a scratch of its own.
+void collide(const ShapeGeom& a, const ShapeGeom& b, float margin, Manifold& out) {
+  if (!is_concave(a.type) && !is_concave(b.type)) return collide_convex(a, b, margin, out);
+  const auto scratch = std::make_unique<ConcaveScratch>();
+  collide(a, b, margin, out, *scratch);
+}
+
+void collide_concave(const ShapeGeom& a, const ShapeGeom& b, float margin, Manifold& out) {
+  const auto scratch = std::make_unique<ConcaveScratch>();
+  collide_concave(a, b, margin, out, *scratch);
 }
 
 }  // namespace keel::sim

@@ -57,7 +57,9 @@ struct Manifold {
 };
 
 /// Computes the manifold between any two shapes; out.count == 0 when they are farther
-/// apart than `margin`. Dispatches on the shape types and flips normals as needed.
+/// apart than `margin`. Dispatches on the shape types and flips normals as needed. A
+/// concave pair allocates its working buffers here: the step passes its own instead
+/// (the overload in concave_scratch.h).
 void collide(const ShapeGeom& a, const ShapeGeom& b, float margin, Manifold& out);
 
 // Individual routines (A and B as named). Exposed for tests.
@@ -72,6 +74,7 @@ void collide_capsule_hull(const ShapeGeom& a, const ShapeGeom& b, float margin, 
 void collide_box_hull(const ShapeGeom& a, const ShapeGeom& b, float margin, Manifold& out);
 void collide_hull_hull(const ShapeGeom& a, const ShapeGeom& b, float margin, Manifold& out);
 /// A mesh or heightfield (A) against a sphere, capsule or box (B); see collide_mesh.cpp.
+/// Allocates its working buffers, as collide() does.
 void collide_concave(const ShapeGeom& a, const ShapeGeom& b, float margin, Manifold& out);
 
 /// Whether a shape kind is concave (mesh, heightfield): static-only, never paired with another.

@@ -9,11 +9,7 @@ namespace keel::sim {
 
 namespace {
 
-struct Touch {
-  uint64_t key;     // lower user id << 32 | higher user id
-  uint32_t contact;  // the first contact (in pair-key order) of this body pair
-  bool held;         // neither body can move: the contact and velocities are as last tick
-};
+using Touch = ContactTouch;
 
 Vec3 point_velocity(const Body& b, const Vec3& p) {
   return b.linear_velocity + glm::cross(b.angular_velocity, p - b.center);
@@ -52,8 +48,7 @@ ContactEvent make_event(const WorldImpl& w, ContactEvent::Kind kind, const Touch
 
 // Trigger events: each trigger collider that overlaps something it senses is keyed by
 // (its body's id, the other body's id); the set of last tick's keys is state.
-void update_trigger_events(WorldImpl& w) {
-  static thread_local std::vector<uint64_t> now;
+void update_trigger_events(WorldImpl& w, std::vector<uint64_t>& now) {
   now.clear();
   const auto& contacts = w.contacts.items();
   for (uint32_t ci : w.touching_contacts) {
@@ -89,12 +84,9 @@ void update_trigger_events(WorldImpl& w) {
 
 }  // namespace
 
-uint32_t update_contact_events(WorldImpl& w) {
+uint32_t update_contact_events(WorldImpl& w, ContactEventScratch& scratch) {
   w.contact_outputs.assign(w.bodies.size(), ContactOutput{});
-  // (A thread_local named inside the workers' lambda below would be each worker's own:
-  // bind this thread's here.)
-  static thread_local std::vector<Touch> now_storage;
-  std::vector<Touch>& now = now_storage;
+  std::vector<Touch>& now = scratch.touches;
   now.clear();
   const auto& contacts = w.contacts.items();
   const uint32_t touching = uint32_t(w.touching_contacts.size());
@@ -122,11 +114,9 @@ uint32_t update_contact_events(WorldImpl& w) {
   // that is copied, so a large sleeping field beside one moving body does not rebuild
   // an event per resting pair. (Held on both ticks, not only this one: the tick an island
   // falls asleep its contacts are refreshed after that tick's events were built.)
-  static thread_local std::vector<ContactEvent> next_storage;
-  static thread_local std::vector<uint32_t> touch_of_storage, reuse_of_storage;
-  std::vector<ContactEvent>& next = next_storage;
-  std::vector<uint32_t>& touch_of = touch_of_storage;  // per event: its place in `now`, or none
-  std::vector<uint32_t>& reuse_of = reuse_of_storage;  // per event: last tick's event to copy, or none
+  std::vector<ContactEvent>& next = scratch.next;
+  std::vector<uint32_t>& touch_of = scratch.touch_of;  // per event: its place in `now`, or none
+  std::vector<uint32_t>& reuse_of = scratch.reuse_of;  // per event: last tick's event to copy, or none
   next.clear();
   touch_of.clear();
   reuse_of.clear();
@@ -185,7 +175,7 @@ uint32_t update_contact_events(WorldImpl& w) {
     w.touching_pairs.push_back(t.key);
     w.touching_held.push_back(t.held ? 1 : 0);
   }
-  update_trigger_events(w);
+  update_trigger_events(w, scratch.sensed);
   w.events_repeated = false;
   return touching;
 }

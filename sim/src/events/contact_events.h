@@ -6,17 +6,38 @@
 // exactly as the uninterrupted one. Everything is ordered by (lower id, higher id).
 #pragma once
 
+#include <keel/sim/world.h>
+
 #include <cstdint>
+#include <vector>
 
 namespace keel::sim {
 
 struct WorldImpl;
 
+/// One touching body pair of this tick.
+struct ContactTouch {
+  uint64_t key;      // lower user id << 32 | higher user id
+  uint32_t contact;  // the first contact (in pair-key order) of this body pair
+  bool held;         // neither body can move: the contact and velocities are as last tick
+};
+
+/// The event stage's working lists, kept by the world between steps
+/// (memory/step_scratch.h). It may run on a worker (beside the solve's preparation),
+/// so it is handed these rather than finding its thread's own.
+struct ContactEventScratch {
+  std::vector<ContactTouch> touches;       // this tick's touching pairs, by key
+  std::vector<ContactEvent> next;          // this tick's events, as they are built
+  std::vector<uint32_t> touch_of;          // per event: its place in `touches`, or none
+  std::vector<uint32_t> reuse_of;          // per event: last tick's event to copy, or none
+  std::vector<uint64_t> sensed;            // this tick's (trigger id, other id) pairs
+};
+
 /// Builds this tick's events and the bodies' supported / support_normal / block_normal
 /// from the contacts the narrowphase just made (velocities are still the pre-solve ones,
 /// which is what the approach speed is measured from). Returns how many contacts have a
 /// manifold point (triggers included), for the step profile.
-uint32_t update_contact_events(WorldImpl& world);
+uint32_t update_contact_events(WorldImpl& world, ContactEventScratch& scratch);
 
 /// This tick's events when the contacts, poses and velocities are exactly those the last
 /// events were built from (a still step after a still step): the pairs that touched

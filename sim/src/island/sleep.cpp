@@ -88,7 +88,7 @@ bool wake_touched_islands(WorldImpl& w, const std::vector<uint8_t>* pass_flags) 
   return woke;
 }
 
-void update_sleep(WorldImpl& w, float dt) {
+void update_sleep(WorldImpl& w, float dt, SleepScratch& scratch) {
   const uint32_t n = uint32_t(w.bodies.size());
   bool any_ready = false;
   for (Body& b : w.bodies) {
@@ -102,9 +102,9 @@ void update_sleep(WorldImpl& w, float dt) {
   // nothing can fall asleep this tick and no island needs building.
   if (!any_ready) return;
 
-  static thread_local std::vector<uint32_t> parent;
-  static thread_local std::vector<uint8_t> held;
-  static thread_local std::vector<float> least_rest;
+  std::vector<uint32_t>& parent = scratch.parent;
+  std::vector<uint8_t>& held = scratch.held;
+  std::vector<float>& least_rest = scratch.least_rest;
   parent.resize(n);
   for (uint32_t i = 0; i < n; ++i) parent[i] = i;
   held.assign(n, 0);

@@ -38,7 +38,14 @@ bool wake_touched_islands(WorldImpl& world, const std::vector<uint8_t>* pass_fla
 
 /// Updates rest timers, builds islands of awake dynamic bodies and puts to sleep the
 /// islands that have rested long enough and are held. Runs after the solve.
-void update_sleep(WorldImpl& world, float dt);
+/// update_sleep's island lists, kept by the world between steps (memory/step_scratch.h).
+struct SleepScratch {
+  std::vector<uint32_t> parent;      // per body slot: union-find parent
+  std::vector<uint8_t> held;         // per island root: held by something that stays put
+  std::vector<float> least_rest;     // per island root: its members' least rest time
+};
+
+void update_sleep(WorldImpl& world, float dt, SleepScratch& scratch);
 
 /// Wakes the island a body belongs to (no-op for an awake or non-dynamic body).
 void wake_island_of(WorldImpl& world, uint32_t body_slot);

@@ -35,6 +35,33 @@ struct Executor::Impl {
 #endif
 };
 
+// Every hand-off to the workers passes here, so slot() can tell work running on them
+// (each thread then has its arena slot) from work on the calling thread alone. The count
+// is raised before any worker starts on the call and is read only by threads running it.
+template <class F>
+void Executor::execute(const F& f) {
+#if KEEL_WITH_TBB
+  struct Count {
+    std::atomic<uint32_t>& n;
+    explicit Count(std::atomic<uint32_t>& a) : n(a) { n.fetch_add(1, std::memory_order_relaxed); }
+    ~Count() { n.fetch_sub(1, std::memory_order_relaxed); }
+  } count(active_);
+  impl_->arena.execute(f);
+#else
+  f();
+#endif
+}
+
+uint32_t Executor::slot() const {
+#if KEEL_WITH_TBB
+  if (active_.load(std::memory_order_relaxed) != 0) {
+    const int index = oneapi::tbb::this_task_arena::current_thread_index();
+    if (index >= 0 && uint32_t(index) < threads_) return uint32_t(index);
+  }
+#endif
+  return threads_;
+}
+
 Executor::Executor(uint32_t threads) { set_threads(threads); }
 Executor::~Executor() = default;
 
@@ -49,7 +76,7 @@ void Executor::parallel_for(size_t n, size_t grain, const std::function<void(siz
   if (n == 0) return;
 #if KEEL_WITH_TBB
   if (parallel() && n > grain) {
-    impl_->arena.execute([&] {
+    execute([&] {
       oneapi::tbb::parallel_for(
           oneapi::tbb::blocked_range<size_t>(0, n, grain),
           [&](const oneapi::tbb::blocked_range<size_t>& r) { body(r.begin(), r.end()); },
@@ -66,7 +93,7 @@ void Executor::parallel_for(size_t n, size_t grain, const std::function<void(siz
 void Executor::invoke(const std::function<void()>& a, const std::function<void()>& b) {
 #if KEEL_WITH_TBB
   if (parallel()) {
-    impl_->arena.execute([&] { oneapi::tbb::parallel_invoke(a, b); });
+    execute([&] { oneapi::tbb::parallel_invoke(a, b); });
     return;
   }
 #endif
@@ -77,7 +104,7 @@ void Executor::invoke(const std::function<void()>& a, const std::function<void()
 void Executor::run_team(const std::function<void(uint32_t)>& member) {
 #if KEEL_WITH_TBB
   if (parallel()) {
-    impl_->arena.execute([&] {
+    execute([&] {
       oneapi::tbb::parallel_for(
           oneapi::tbb::blocked_range<uint32_t>(0, threads_, 1),
           [&](const oneapi::tbb::blocked_range<uint32_t>& r) {

@@ -5,6 +5,7 @@
 // thread count is therefore free to differ between machines and runs.
 #pragma once
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
@@ -35,6 +36,15 @@ class Executor {
   /// True when calls below may run on more than one thread.
   bool parallel() const { return impl_ != nullptr && !serial_; }
 
+  /// Scratch slots a caller keeps per thread (memory/step_scratch.h): one per worker,
+  /// plus one for the thread that calls in.
+  uint32_t slots() const { return threads_ + 1; }
+  /// The running thread's scratch slot, in [0, slots()): inside a call below, the slot
+  /// of the worker running it (the calling thread joins the workers there), else
+  /// threads(), the calling thread's. No two threads running at once share a slot, so a
+  /// stage's per-thread buffers need no lock and no thread_local.
+  uint32_t slot() const;
+
   /// Calls body(begin, end) over [0, n) in chunks of about `grain` elements.
   void parallel_for(size_t n, size_t grain, const std::function<void(size_t, size_t)>& body);
 
@@ -50,7 +60,10 @@ class Executor {
 
  private:
   struct Impl;
+  template <class F>
+  void execute(const F& f);
   uint32_t threads_ = 1;
+  std::atomic<uint32_t> active_{0};  // calls running on the workers (read by slot())
   bool serial_ = false;
   std::unique_ptr<Impl> impl_;
 };

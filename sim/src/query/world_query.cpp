@@ -51,7 +51,7 @@ void for_each_tree(const WorldImpl& w, Visit&& visit) {
 // Calls f(world-space triangle) for every triangle of a concave collider whose bounds
 // meet `box` (world space), in ascending triangle index.
 template <class F>
-void for_each_triangle(const Shape& s, const Transform& origin, const AABB& box, F&& f) {
+void for_each_triangle(const Shape& s, const Transform& origin, const AABB& box, std::vector<uint32_t>& tris, F&& f) {
   const ShapeGeom g = placed_geom(s, origin);
   AABB local{Vec3(std::numeric_limits<float>::max()), Vec3(-std::numeric_limits<float>::max())};
   for (int i = 0; i < 8; ++i) {
@@ -60,7 +60,6 @@ void for_each_triangle(const Shape& s, const Transform& origin, const AABB& box,
     const Vec3 l = np::to_local(g, corner);
     local = AABB{glm::min(local.lower, l), glm::max(local.upper, l)};
   }
-  static thread_local std::vector<uint32_t> tris;
   auto visit = [&](const auto& source) {
     source.query(local, tris);
     for (uint32_t t : tris) {
@@ -76,14 +75,14 @@ void for_each_triangle(const Shape& s, const Transform& origin, const AABB& box,
 
 // A cast against a concave collider: the earliest hit over its triangles facing the
 // cast (a triangle is one-sided for queries too). A ray is tested exactly.
-bool cast_concave(const Shape& s, const Transform& origin, const query::Core& core, const Vec3& delta,
-                  query::CastHit& out) {
+bool cast_concave(const WorldImpl& w, const Shape& s, const Transform& origin, const query::Core& core,
+                  const Vec3& delta, query::CastHit& out) {
   const Vec3 h = core_half_size(core);
   const Vec3 c0 = query::core_center(core), c1 = c0 + delta;
   const AABB box{glm::min(c0, c1) - h, glm::max(c0, c1) + h};
   const bool ray = core.type == ShapeType::Sphere && core.radius == 0.0f;
   bool hit = false;
-  for_each_triangle(s, origin, box, [&](const Triangle& tri) {
+  for_each_triangle(s, origin, box, w.query_scratch.tris, [&](const Triangle& tri) {
     if (!(glm::dot(tri.normal, delta) < 0.0f)) return;
     query::CastHit ch;
     if (ray) {
@@ -101,10 +100,10 @@ bool cast_concave(const Shape& s, const Transform& origin, const query::Core& co
   return hit;
 }
 
-bool overlaps_concave(const Shape& s, const Transform& origin, const query::Core& core) {
+bool overlaps_concave(const WorldImpl& w, const Shape& s, const Transform& origin, const query::Core& core) {
   const Vec3 c = query::core_center(core), h = core_half_size(core);
   bool any = false;
-  for_each_triangle(s, origin, AABB{c - h, c + h}, [&](const Triangle& tri) {
+  for_each_triangle(s, origin, AABB{c - h, c + h}, w.query_scratch.tris, [&](const Triangle& tri) {
     any = any || query::shapes_overlap(core, query::triangle_core(tri.v[0], tri.v[1], tri.v[2]));
   });
   return any;
@@ -173,7 +172,7 @@ std::optional<QueryHit> cast_core(const WorldImpl& w, const query::Core& core, c
     const Shape& s = w.shapes[slot];
     const Body& b = w.bodies[s.body];
     query::CastHit ch;
-    const bool did_hit = is_concave(s.type) ? cast_concave(s, b.origin, core, delta, ch)
+    const bool did_hit = is_concave(s.type) ? cast_concave(w, s, b.origin, core, delta, ch)
                                             : query::cast(core, delta, query::core_of(placed_geom(s, b)), ch);
     if (did_hit) {
       QueryHit h{BodyId{s.body, b.generation}, b.id, collider_index(b, slot), ch.fraction * max_distance, ch.point,
@@ -185,7 +184,7 @@ std::optional<QueryHit> cast_core(const WorldImpl& w, const query::Core& core, c
     return best && !all_hits ? best->distance / max_distance : 1.0f;
   };
   for_each_tree(w, [&](const DynamicTree& t, float slack) {
-    t.ray_query(origin, delta, inflate + Vec3(slack), 1.0f, visit);
+    t.ray_query(origin, delta, inflate + Vec3(slack), 1.0f, visit, w.query_scratch.ray_stack);
   });
   return best;
 }
@@ -198,14 +197,14 @@ std::vector<OverlapHit> overlap_core(const WorldImpl& w, const query::Core& core
     if (!passes(w, slot, filter)) return;
     const Shape& s = w.shapes[slot];
     const Body& b = w.bodies[s.body];
-    const bool hit = is_concave(s.type) ? overlaps_concave(s, b.origin, core)
+    const bool hit = is_concave(s.type) ? overlaps_concave(w, s, b.origin, core)
                                         : query::shapes_overlap(core, query::core_of(placed_geom(s, b)));
     if (hit) {
       out.push_back(OverlapHit{BodyId{s.body, b.generation}, b.id});
     }
   };
   for_each_tree(w, [&](const DynamicTree& t, float slack) {
-    t.query(AABB{c - h - Vec3(slack), c + h + Vec3(slack)}, visit);
+    t.query(AABB{c - h - Vec3(slack), c + h + Vec3(slack)}, visit, w.query_scratch.box_stack);
   });
   std::sort(out.begin(), out.end(), [](const OverlapHit& a, const OverlapHit& b) { return a.body_id < b.body_id; });
   out.erase(std::unique(out.begin(), out.end(),
@@ -255,7 +254,7 @@ std::optional<QueryHit> cast_core_posed(const WorldImpl& w, std::span<const Pose
   auto test = [&](uint32_t slot, const Body& b, const Transform& at) {
     const Shape& s = w.shapes[slot];
     query::CastHit ch;
-    const bool did_hit = is_concave(s.type) ? cast_concave(s, at, core, delta, ch)
+    const bool did_hit = is_concave(s.type) ? cast_concave(w, s, at, core, delta, ch)
                                             : query::cast(core, delta, query::core_of(placed_geom(s, at)), ch);
     if (!did_hit) return;
     QueryHit h{BodyId{s.body, b.generation}, b.id, collider_index(b, slot), ch.fraction * max_distance, ch.point,
@@ -266,7 +265,7 @@ std::optional<QueryHit> cast_core_posed(const WorldImpl& w, std::span<const Pose
     if (passes(w, slot, filter)) test(slot, w.bodies[w.shapes[slot].body], w.bodies[w.shapes[slot].body].origin);
     return best ? best->distance / max_distance : 1.0f;
   };
-  w.broadphase.static_tree().ray_query(origin, delta, inflate, 1.0f, visit);
+  w.broadphase.static_tree().ray_query(origin, delta, inflate, 1.0f, visit, w.query_scratch.ray_stack);
   const float radius = std::sqrt(glm::dot(inflate, inflate));
   for_each_posed(
       w, posed, [&](const Vec3& c, float reach) { return segment_near(origin, delta, radius, c, reach); },
@@ -283,13 +282,16 @@ std::vector<OverlapHit> overlap_core_posed(const WorldImpl& w, std::span<const P
   const Vec3 h = core_half_size(core);
   auto test = [&](uint32_t slot, const Body& b, const Transform& at) {
     const Shape& s = w.shapes[slot];
-    const bool hit = is_concave(s.type) ? overlaps_concave(s, at, core)
+    const bool hit = is_concave(s.type) ? overlaps_concave(w, s, at, core)
                                         : query::shapes_overlap(core, query::core_of(placed_geom(s, at)));
     if (hit) out.push_back(OverlapHit{BodyId{s.body, b.generation}, b.id});
   };
-  w.broadphase.static_tree().query(AABB{c - h, c + h}, [&](uint32_t slot) {
-    if (passes(w, slot, filter)) test(slot, w.bodies[w.shapes[slot].body], w.bodies[w.shapes[slot].body].origin);
-  });
+  w.broadphase.static_tree().query(
+      AABB{c - h, c + h},
+      [&](uint32_t slot) {
+        if (passes(w, slot, filter)) test(slot, w.bodies[w.shapes[slot].body], w.bodies[w.shapes[slot].body].origin);
+      },
+      w.query_scratch.box_stack);
   const float radius = std::sqrt(glm::dot(h, h));
   for_each_posed(
       w, posed, [&](const Vec3& p, float reach) { return segment_near(c, Vec3(0.0f), radius, p, reach); },

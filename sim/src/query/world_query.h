@@ -16,6 +16,16 @@ struct WorldImpl;
 struct Shape;
 struct Body;
 
+/// What a scene query walks and gathers with, kept by its world between queries (queries
+/// on one world never run at the same time, nor beside its step), so a query allocates
+/// only its results. A ray or cast walk and the box walk a visitor may run inside it
+/// each have their stack.
+struct QueryScratch {
+  std::vector<int32_t> box_stack;
+  std::vector<int32_t> ray_stack;
+  std::vector<uint32_t> tris;  // a concave collider's triangles under the query
+};
+
 /// The convex core of a query shape at a pose.
 query::Core query_core(const QueryShape& shape, const Transform& pose);
 

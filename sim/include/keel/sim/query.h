@@ -6,7 +6,8 @@
 // id, then to the lower collider index within that body; lists come sorted the same way.
 // Every shape kind the sim has is supported (sphere, box, capsule). Non-finite input, a
 // zero direction or a shape without size finds nothing. Queries on one world must not run
-// concurrently with each other or with a step (they share the broadphase's walk stack).
+// concurrently with each other or with a step (they share the world's query scratch);
+// queries on different worlds may.
 #pragma once
 
 #include <keel/sim/defs.h>
