@@ -12,7 +12,6 @@
 #include <keel/sim/math.h>
 
 #include <cstdint>
-#include <functional>
 #include <vector>
 
 namespace keel::sim {
@@ -39,13 +38,22 @@ struct SolverBody {
   Mat3 inv_inertia{0.0f};                   // world frame, at the start of the tick
 };
 
-/// Steps velocities and poses of every awake body by one tick, solving the world's
-/// contacts. Reads and writes WorldImpl's bodies and contacts.
-///
-/// `beside_preparation` runs alongside the solve's serial preparation, on another thread
-/// when there is one (it may itself use the executor). The preparation only reads the
-/// world's bodies, contacts and joints; so may `beside_preparation` read them, and write
-/// anything the preparation does not read. Both are done before any body moves.
-void solve_tick(WorldImpl& world, float dt, const std::function<void()>& beside_preparation);
+class ContactSolver;
+
+/// One tick's solve, as its two steps. `prepare` is serial and only reads the world's
+/// bodies, contacts and joints (it writes the solver's own arrays and the step profile's
+/// solve counts), so World::step runs the contact events beside it. `run` walks the tick
+/// schedule (solver/schedule.h) and moves every awake body, writing the bodies and the
+/// contacts' impulses. Make, prepare and run one at a time, in that order, and run on
+/// the thread that made it.
+class TickSolve {
+ public:
+  TickSolve(WorldImpl& world, float dt);
+  void prepare();
+  void run();
+
+ private:
+  ContactSolver& solver_;
+};
 
 }  // namespace keel::sim
