@@ -4,6 +4,8 @@
 //   for each substep:  integrate velocities -> warm start -> solve (biased) ->
 //                      integrate positions -> relax (unbiased)
 //   then restitution, then the impulses are stored for next tick's warm start.
+// That order is data, the tick schedule (solver/schedule.h), which the team of threads
+// and every part solved whole on one thread walk alike; integration is integrate.cpp.
 // Overlap is recovered by a soft spring (hertz, damping ratio) inside the biased solve;
 // the relax pass removes the recovery velocity after positions have moved, so pushing
 // out never adds kinetic energy. See docs/sim.md for the constants and why.
