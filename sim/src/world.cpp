@@ -1,5 +1,7 @@
-// World: the public API over WorldImpl, and the tick pipeline
-//   broadphase -> narrowphase -> solve (integrate inside) -> tick counter.
+// World: the public API over WorldImpl, and the step pipeline (WorldImpl::step):
+//   ccd -> bounds -> pairs and contacts -> characters -> touching -> events beside the
+//   solve (solver/schedule.h: fill, pack, substeps of integrate / warm start / solve /
+//   relax, restitution, store, write back) -> sleep -> tick counter.
 #include <keel/sim/world.h>
 
 #include <keel/sim/det_math.h>
@@ -424,101 +426,122 @@ void share_only_large_steps(WorldImpl& w) {
   w.executor.set_serial(uint64_t(w.contacts.items().size()) + w.bodies.size() < min_work);
 }
 
+// Times one stage of the step into its profile bucket.
+template <class Fn>
+void timed(double& bucket_ms, Fn&& stage) {
+  const auto t0 = Clock::now();
+  stage();
+  bucket_ms = ms_since(t0);
+}
+
+// Pairs and contacts: the tree updates and the search for new pairs (which read the
+// contact set's keys) run beside the contact pass over the contacts already known (which
+// writes only those contacts); the new pairs then join the set and get their own pass.
+// Each contact's pass reads only shapes and bodies, so the order cannot change a bit.
+// On a still step nothing can have left its bounds: no pairs to find, but the set is
+// kept right, and no contact needs a pass.
+void pairs_and_contacts_stage(WorldImpl& w, bool still, bool any_moves, StepScratch& s) {
+  if (still) {
+    find_new_pairs(w, s.escaped, s.new_pairs);
+    add_new_contacts(w, s.new_pairs, nullptr);
+    return;
+  }
+  w.executor.invoke([&] { find_new_pairs(w, s.escaped, s.new_pairs); },
+                    [&] {
+                      place_moving_colliders(w, any_moves, s.pass);
+                      update_contacts(w, s.pass, s.contact_flags);
+                    });
+  update_new_contacts(w, s.pass, add_new_contacts(w, s.new_pairs, &s.contact_flags), s.contact_flags);
+}
+
+// Waking and the touching list. A character's tick stage may set a body moving after the
+// pass; without characters, only the pass's unheld touching contacts can wake anything,
+// and only a woken island has held contacts to refresh. A still step after a still step
+// keeps the last touching list (its events are repeated).
+void touching_stage(WorldImpl& w, bool still, bool repeat_events, std::vector<uint8_t>& dead) {
+  if (still) {
+    if (!repeat_events) collect_touching_contacts(w, nullptr);
+    return;
+  }
+  const bool with_characters = !w.characters.items.empty();
+  const bool woke = wake_touched_islands(w, with_characters ? nullptr : &dead);
+  if (woke || with_characters) refresh_woken_contacts(w, dead);
+  collect_touching_contacts(w, &dead);
+}
+
+// Contact events from the touching contacts and the pre-solve velocities, or (a still
+// step after a still step: the contacts, poses and velocities are those the last events
+// were built from) the last events repeated. Returns the touching count for the profile.
+uint32_t events_stage(WorldImpl& w, bool repeat_events, ContactEventScratch& scratch) {
+  if (!repeat_events) return update_contact_events(w, scratch);
+  repeat_contact_events(w);
+  return w.last_touching;
+}
+
 }  // namespace
 
+// The step as its stages, each timed into the profile bucket of its name.
 void WorldImpl::step() {
   // Nothing awake and nothing edited since a still step: every stage below would find
   // nothing to do (no body to place, collide, solve or put to sleep), at a cost per body.
   if (dormant_step_due()) return step_dormant();
-  auto t0 = Clock::now();
+  const auto t0 = Clock::now();
   share_only_large_steps(*this);
-  // The step's working lists are the world's (memory/step_scratch.h), named here once.
+  // The step's working lists are the world's (memory/step_scratch.h).
   scratch.begin(executor);
-  std::vector<uint64_t>& pairs = scratch.new_pairs;
-  std::vector<uint8_t>& escaped = scratch.escaped;
-  ContactPassScratch& pass = scratch.pass;
-  std::vector<uint8_t>& dead = scratch.contact_flags;
+  const float dt = 1.0f / float(settings.tick_rate);
 
-  update_ccd(*this, 1.0f / float(settings.tick_rate));
-  refit_bounds(*this, escaped);
-  auto t1 = Clock::now();
+  timed(profile.ccd_ms, [&] { update_ccd(*this, dt); });
+  timed(profile.bounds_ms, [&] { refit_bounds(*this, scratch.escaped); });
   // A still step: no body can move and the API changed nothing since the last step. Then
   // no fat bound changed (so no contact ends), every contact is held as it is (neither
-  // side can move), and nothing can wake an island: the contact passes below would change
+  // side can move), and nothing can wake an island: the contact passes would change
   // nothing, so a world asleep skips them and pays per body, not per contact.
   // A world with characters is never still: a sleeping character wakes itself when its
   // input or its script asks it to move, which only its tick stage can see.
   const bool any_moves = any_body_can_move(*this);
   const bool still = !edited && characters.items.empty() && !any_moves;
+  const bool repeat_events = still && last_step_still;
   edited = false;
-  // The events are built beside the solve's preparation (solve_tick): both only read the
-  // contacts and bodies, and the events are done before any body moves.
-  bool build_events = true;
-  if (!still) {
-    // The tree updates and the search for new pairs (which read the contact set's keys)
-    // run beside the contact pass over the contacts already known (which writes only
-    // those contacts); the new pairs then join the set and get their own pass. Each
-    // contact's pass reads only shapes and bodies, so the order cannot change a bit.
-    executor.invoke([&] { find_new_pairs(*this, escaped, pairs); },
-                    [&] {
-                      place_moving_colliders(*this, any_moves, pass);
-                      update_contacts(*this, pass, dead);
-                    });
-    update_new_contacts(*this, pass, add_new_contacts(*this, pairs, &dead), dead);
-    update_characters(*this, 1.0f / float(settings.tick_rate), scratch.characters);
-    // A character's tick stage may set a body moving after the pass; without characters,
-    // only the pass's unheld touching contacts can wake anything, and only a woken island
-    // has held contacts to refresh.
-    const bool with_characters = !characters.items.empty();
-    const bool woke = wake_touched_islands(*this, with_characters ? nullptr : &dead);
-    if (woke || with_characters) refresh_woken_contacts(*this, dead);
-    collect_touching_contacts(*this, &dead);
-  } else {
-    // (Nothing can have left its bounds: no pairs to find, but the set is kept right.)
-    find_new_pairs(*this, escaped, pairs);
-    add_new_contacts(*this, pairs, nullptr);
-    if (last_step_still) {
-      // The contacts, poses and velocities are those the last events were built from.
-      repeat_contact_events(*this);
-      build_events = false;
-    } else {
-      collect_touching_contacts(*this, nullptr);
-    }
-  }
+  timed(profile.contacts_ms, [&] { pairs_and_contacts_stage(*this, still, any_moves, scratch); });
+  timed(profile.characters_ms, [&] {
+    if (!still) update_characters(*this, dt, scratch.characters);
+  });
+  timed(profile.touching_ms, [&] { touching_stage(*this, still, repeat_events, scratch.contact_flags); });
+  // The events run beside the solve's preparation: both only read the contacts and
+  // bodies, and both are done before any body moves. (events_ms overlaps solve_ms.)
   uint32_t touching = last_touching;
-  auto t2 = Clock::now();
-  const float dt = 1.0f / float(settings.tick_rate);
-  solve_tick(*this, dt, [&] {
-    if (build_events) touching = update_contact_events(*this, scratch.events);
+  timed(profile.solve_ms, [&] {
+    TickSolve solve(*this, dt);
+    executor.invoke([&] { timed(profile.events_ms, [&] { touching = events_stage(*this, repeat_events, scratch.events); }); },
+                    [&] { solve.prepare(); });
+    solve.run();
   });
   last_step_still = still;
   last_touching = touching;
-  update_sleep(*this, dt, scratch.sleep);
+  timed(profile.sleep_ms, [&] { update_sleep(*this, dt, scratch.sleep); });
   scratch.end();
   ++tick;
   dormant = still && !any_body_awake(*this);
 
-  profile.broadphase_ms = std::chrono::duration<double, std::milli>(t1 - t0).count();
-  profile.narrowphase_ms = std::chrono::duration<double, std::milli>(t2 - t1).count();
-  profile.solve_ms = ms_since(t2);
   profile.total_ms = ms_since(t0);
   profile.contact_pairs = uint32_t(contacts.items().size());
   profile.touching_pairs = touching;
 }
 
 void WorldImpl::step_dormant() {
-  auto t0 = Clock::now();
+  const auto t0 = Clock::now();
   repeat_contact_events(*this);
   last_step_still = true;
   ++tick;
-  profile.broadphase_ms = 0.0;
-  profile.narrowphase_ms = 0.0;
-  profile.solve_ms = 0.0;
-  profile.total_ms = ms_since(t0);
+  const double total_ms = ms_since(t0);
+  const char* kernels = profile.kernels;
+  profile = StepProfile{};  // every other stage is skipped: its bucket reads 0
+  profile.kernels = kernels;
+  profile.events_ms = total_ms;
+  profile.total_ms = total_ms;
   profile.contact_pairs = uint32_t(contacts.items().size());
   profile.touching_pairs = last_touching;
-  profile.solve_parts = 0;
-  profile.team_bodies = 0;
 }
 
 // ---------------------------------------------------------------------------------------

@@ -164,7 +164,9 @@ World mixed_world() {
 
 // Every tick's hash, solved in parts or as one team, on 1 and 2 threads: all four runs
 // must agree bit for bit on every tick, and the parts run must really have had parts and
-// a team.
+// a team. Parts and team walk the one schedule (solver/schedule.h); what this checks is
+// the split itself: each part colours its own contacts and joints (lay_out_part,
+// colour_joints) and must come to the colours, and so the order, of the whole world's.
 TEST(SolveParts, SolvingInPartsComputesTheSameBitsAsOneTeam) {
   constexpr int kTicks = 150;
   std::vector<uint64_t> reference;

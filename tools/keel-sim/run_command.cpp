@@ -229,7 +229,16 @@ int run_simulation(const RunOptions& o) {
   if (!maybe_save()) return 1;
 
   std::vector<double> step_ms;
-  double stage_ms[3] = {0, 0, 0};
+  // The step profile's buckets, named as World::step's stages.
+  struct Bucket {
+    const char* name;
+    double sim::StepProfile::*ms;
+    double sum = 0;
+  };
+  Bucket buckets[] = {{"ccd", &sim::StepProfile::ccd_ms},           {"bounds", &sim::StepProfile::bounds_ms},
+                      {"contacts", &sim::StepProfile::contacts_ms}, {"characters", &sim::StepProfile::characters_ms},
+                      {"touching", &sim::StepProfile::touching_ms}, {"events", &sim::StepProfile::events_ms},
+                      {"solve", &sim::StepProfile::solve_ms},       {"sleep", &sim::StepProfile::sleep_ms}};
   if (o.timing) step_ms.reserve(o.ticks);
   while (world.tick() < end) {
     auto t0 = std::chrono::steady_clock::now();
@@ -237,9 +246,7 @@ int run_simulation(const RunOptions& o) {
     else if (!recorder.step()) return 1;
     if (o.timing) {
       step_ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
-      stage_ms[0] += world.profile().broadphase_ms;
-      stage_ms[1] += world.profile().narrowphase_ms;
-      stage_ms[2] += world.profile().solve_ms;
+      for (Bucket& b : buckets) b.sum += world.profile().*b.ms;
     }
     uint64_t t = world.tick();
     if (o.hash_every > 0 && t % o.hash_every == 0) print_hash("tick", t, hash());
@@ -248,9 +255,9 @@ int run_simulation(const RunOptions& o) {
   if (o.timing) {
     print_timing(step_ms, o.threads);
     double n = step_ms.empty() ? 1.0 : double(step_ms.size());
-    std::printf("stages broadphase_ms_mean=%.4f narrowphase_ms_mean=%.4f solve_ms_mean=%.4f contacts=%u touching=%u "
-                "solve_parts=%u team_bodies=%u kernels=%s\n",
-                stage_ms[0] / n, stage_ms[1] / n, stage_ms[2] / n, world.profile().contact_pairs,
+    std::printf("stages");
+    for (const Bucket& b : buckets) std::printf(" %s_ms_mean=%.4f", b.name, b.sum / n);
+    std::printf(" contacts=%u touching=%u solve_parts=%u team_bodies=%u kernels=%s\n", world.profile().contact_pairs,
                 world.profile().touching_pairs, world.profile().solve_parts, world.profile().team_bodies,
                 world.profile().kernels);
   }

@@ -6,6 +6,8 @@
 #include "solver/contact_batches.h"
 #include "solver/contact_kernels.h"
 #include "solver/gather4.h"
+#include "solver/integrate.h"
+#include "solver/schedule.h"
 #include "solver/solve_parts.h"
 #include "world_impl.h"
 
@@ -13,7 +15,6 @@
 #include <cmath>
 #include <cstddef>
 #include <cstring>
-#include <functional>
 #include <optional>
 
 namespace keel::sim {
@@ -21,15 +22,6 @@ namespace keel::sim {
 namespace {
 
 constexpr float kPi = 3.14159265358979323846f;
-constexpr float kMaxLinearSpeed = 400.0f;              // m/s: a guard against blow-ups, above any bullet
-constexpr float kMaxRotationPerSubstep = 0.25f * kPi;  // rad: keeps the quaternion update valid
-
-/// Per-body constants of the velocity integration.
-struct BodyMotion {
-  Vec3 gravity_dv{0.0f};       // velocity gained from gravity per substep
-  float linear_factor = 1.0f;  // damping multiplier per substep
-  float angular_factor = 1.0f;
-};
 
 /// A fixed orthonormal tangent basis for a normal. Chosen from the normal alone, so the
 /// same normal always gets the same tangents.
@@ -147,6 +139,8 @@ Row4 make_row(const WideSides& s, const Vec3x4& ra, const Vec3x4& rb, const Vec3
 
 Vec3 lane(const Lanes3& v, int i) { return Vec3(v.x.v[i], v.y.v[i], v.z.v[i]); }
 
+}  // namespace
+
 // ---- the solver ---------------------------------------------------------------------
 
 class ContactSolver {
@@ -212,9 +206,10 @@ class ContactSolver {
   }
 
  private:
-  // What a stage does; blocks of one stage never write the same body or contact.
-  enum Kind : uint32_t { kPart, kFill, kPack, kIntegrateVelocities, kWarmStart, kSolve, kIntegratePositions, kRelax,
-                         kRestitution, kStore, kWriteBack, kJointWarmStart, kJointSolve, kJointRelax };
+  // The team's stage list holds the schedule's stages (solver/schedule.h, their kind a
+  // SolveStage) after one more of its own, first: the parts, a block each. Blocks of one
+  // stage never write the same body or contact.
+  static constexpr uint32_t kPartsStage = 0x100;
 
   // Whether the team's stages carry enough work to share: every stage costs the team a
   // hand-off (a spin on a counter another core wrote, far longer when that core was
@@ -235,21 +230,17 @@ class ContactSolver {
   uint32_t part_body_begin(uint32_t part) const;
   void fill_bodies(uint32_t begin, uint32_t end);
   void plan_stages();
-  void plan_groups(Kind kind);
+  void plan_groups(uint32_t kind, const std::vector<BatchGroup>& groups, uint32_t block);
   void run_block(const StagePlan::Stage& st, uint32_t begin, uint32_t end);
+  void run_stage(SolveStage stage, uint32_t begin, uint32_t end);
   void run_part(uint32_t part);
   void sort_joints_by_part();
   void colour_joints();
-  void run_joints(Kind kind, uint32_t begin, uint32_t end);
+  void run_joints(SolveStage stage, uint32_t begin, uint32_t end);
   void pack_batches(uint32_t begin, uint32_t end);
   void pack_batch(const uint32_t* contacts, int count, WideConstraint& out);
   void pack_point(const Contact* const* lanes, int j, int half, const WideSides& sides, const HalfBasis& basis,
                   const Bodies4& va, const Bodies4& vb, WideConstraint& w);
-  void integrate_velocities(uint32_t begin, uint32_t end);
-  void integrate_positions(uint32_t begin, uint32_t end);
-#if KEEL_FLOAT4_SSE2
-  void integrate_positions_wide(uint32_t i);
-#endif
   void store_impulses(uint32_t begin, uint32_t end);
   void write_back(uint32_t begin, uint32_t end);
 
@@ -417,48 +408,36 @@ void ContactSolver::fill_bodies(uint32_t begin, uint32_t end) {
   }
 }
 
-// The tick as a list of stages. Block sizes trade claiming cost against balance; a
-// serial group (overflow) is one block, run in order by one thread.
+// The team's stage list: the parts first, a block each (independent of each other and
+// of the team), then the schedule over the team's bodies, batches and colours. Block sizes
+// trade claiming cost against balance; a serial group (overflow) is one block, run in
+// order by one thread.
 void ContactSolver::plan_stages() {
   constexpr uint32_t kBodyBlock = 128;
   constexpr uint32_t kBatchBlock = 4;
+  constexpr uint32_t kColourBlock = 2;
+  constexpr uint32_t kJointBlock = 8;
   const SolveParts& parts = s_.parts;
   const BatchLayout& layout = s_.layout;
   const uint32_t team = parts.parts;
   const uint32_t body_begin = part_body_begin(team), body_end = uint32_t(body_slot_.size());
   const uint32_t batch_begin = layout.part_begin[team], batch_end = layout.batch_end[team];
   plan_.clear();
-  // The parts first, a block each: independent of each other and of the team.
-  plan_.add(kPart, 0, 0, parts.parts, 1);
-  // The team: every stage of its own, the members sharing each. Joints are solved colour
-  // by colour (colour_joints) before the contacts of each pass, so contacts have the last
-  // word and the order never depends on threads.
-  plan_.add(kFill, 0, body_begin, body_end, kBodyBlock);
-  auto joint_stage = [&](Kind kind) {
-    constexpr uint32_t kJointBlock = 8;
-    for (const BatchGroup& g : s_.joint_groups) plan_.add(kind, 0, g.begin, g.end, g.serial ? g.end - g.begin : kJointBlock);
-  };
-  plan_.add(kPack, 0, batch_begin, batch_end, kBatchBlock);
-  for (uint32_t i = 0; i < substeps_; ++i) {
-    plan_.add(kIntegrateVelocities, 0, body_begin, body_end, kBodyBlock);
-    joint_stage(kJointWarmStart);
-    plan_groups(kWarmStart);
-    joint_stage(kJointSolve);
-    plan_groups(kSolve);
-    plan_.add(kIntegratePositions, 0, body_begin, body_end, kBodyBlock);
-    joint_stage(kJointRelax);
-    plan_groups(kRelax);
-  }
-  // (With no restitution anywhere the bounce pass changes nothing: its stages, and the
-  // hand-offs between them, are left out.)
-  if (any_bounce_) plan_groups(kRestitution);
-  plan_.add(kStore, 0, batch_begin, batch_end, kBatchBlock);
-  plan_.add(kWriteBack, 0, body_begin, body_end, kBodyBlock);
+  plan_.add(kPartsStage, 0, 0, parts.parts, 1);
+  walk_schedule(substeps_, any_bounce_, [&](const ScheduleEntry& e) {
+    const uint32_t kind = uint32_t(e.stage);
+    switch (e.items) {
+      case StageItems::kBodies: plan_.add(kind, 0, body_begin, body_end, kBodyBlock); break;
+      case StageItems::kBatches: plan_.add(kind, 0, batch_begin, batch_end, kBatchBlock); break;
+      case StageItems::kContactColours: plan_groups(kind, groups_, kColourBlock); break;
+      case StageItems::kJointColours: plan_groups(kind, s_.joint_groups, kJointBlock); break;
+    }
+  });
 }
 
-void ContactSolver::plan_groups(Kind kind) {
-  constexpr uint32_t kBatchBlock = 2;
-  for (const BatchGroup& g : groups_) plan_.add(kind, 0, g.begin, g.end, g.serial ? g.end - g.begin : kBatchBlock);
+// One stage per colour group.
+void ContactSolver::plan_groups(uint32_t kind, const std::vector<BatchGroup>& groups, uint32_t block) {
+  for (const BatchGroup& g : groups) plan_.add(kind, 0, g.begin, g.end, g.serial ? g.end - g.begin : block);
 }
 
 void ContactSolver::pack_batches(uint32_t begin, uint32_t end) {
@@ -467,63 +446,67 @@ void ContactSolver::pack_batches(uint32_t begin, uint32_t end) {
 }
 
 void ContactSolver::run_block(const StagePlan::Stage& st, uint32_t begin, uint32_t end) {
-  switch (st.kind) {
-    case kPart:
-      for (uint32_t p = begin; p < end; ++p) run_part(p);
-      break;
-    case kFill: fill_bodies(begin, end); break;
-    case kPack: pack_batches(begin, end); break;
-    case kIntegrateVelocities: integrate_velocities(begin, end); break;
-    case kWarmStart: kernels_.warm_start(bodies_.data(), batches_.data(), begin, end); break;
-    case kSolve: kernels_.solve(bodies_.data(), batches_.data(), begin, end, constants_, true); break;
-    case kIntegratePositions: integrate_positions(begin, end); break;
-    case kRelax: kernels_.solve(bodies_.data(), batches_.data(), begin, end, constants_, false); break;
-    case kRestitution: kernels_.restitution(bodies_.data(), batches_.data(), begin, end, constants_); break;
-    case kStore: store_impulses(begin, end); break;
-    case kWriteBack: write_back(begin, end); break;
-    case kJointWarmStart:
-    case kJointSolve:
-    case kJointRelax: run_joints(Kind(st.kind), begin, end); break;
+  if (st.kind == kPartsStage) {
+    for (uint32_t p = begin; p < end; ++p) run_part(p);
+  } else {
+    run_stage(SolveStage(st.kind), begin, end);
   }
 }
 
-// A whole part on this thread, from its bodies' state and colours to writing them back:
-// the team's stages, in the team's order, over the part's bodies and batches. Its
-// batches lie colour by colour (overflow last), so walking them in order solves the
-// colours in the team's sequence.
+// One stage of the schedule over items [begin, end) (bodies, batches or joint work, as
+// the stage's items say).
+void ContactSolver::run_stage(SolveStage stage, uint32_t begin, uint32_t end) {
+  switch (stage) {
+    case SolveStage::kFill: fill_bodies(begin, end); break;
+    case SolveStage::kPack: pack_batches(begin, end); break;
+    case SolveStage::kIntegrateVelocities:
+      integrate_velocities(bodies_.data(), motion_.data(), begin, end, inv_h_);
+      break;
+    case SolveStage::kWarmStart: kernels_.warm_start(bodies_.data(), batches_.data(), begin, end); break;
+    case SolveStage::kSolve: kernels_.solve(bodies_.data(), batches_.data(), begin, end, constants_, true); break;
+    case SolveStage::kIntegratePositions: integrate_positions(bodies_.data(), begin, end, h_); break;
+    case SolveStage::kRelax: kernels_.solve(bodies_.data(), batches_.data(), begin, end, constants_, false); break;
+    case SolveStage::kRestitution:
+      kernels_.restitution(bodies_.data(), batches_.data(), begin, end, constants_);
+      break;
+    case SolveStage::kStore: store_impulses(begin, end); break;
+    case SolveStage::kWriteBack: write_back(begin, end); break;
+    case SolveStage::kJointWarmStart:
+    case SolveStage::kJointSolve:
+    case SolveStage::kJointRelax: run_joints(stage, begin, end); break;
+  }
+}
+
+// A whole part on this thread: its colours laid out, then the schedule the team walks,
+// each stage over the part's own bodies, batches or joints. Its batches (and joints) lie
+// colour by colour (overflow last), so walking them in order solves the colours in the
+// team's sequence.
 void ContactSolver::run_part(uint32_t part) {
   const uint32_t body_begin = part_body_begin(part), body_end = s_.parts.body_end[part];
-  fill_bodies(body_begin, body_end);
   lay_out_part(s_.layout, part, body_begin, body_end, nullptr);
   const uint32_t first = s_.layout.part_begin[part], last = s_.layout.batch_end[part];
-  pack_batches(first, last);
-  JointPass joints{world_, bodies_, solver_index_, s_.joint_work, h_, world_.joint_warm_start,
-                   s_.joint_begin[part], s_.joint_begin[part + 1]};
-  const bool any_joint = joints.first < joints.last;
-  for (uint32_t i = 0; i < substeps_; ++i) {
-    integrate_velocities(body_begin, body_end);
-    if (any_joint) warm_start_joints(joints);
-    kernels_.warm_start(bodies_.data(), batches_.data(), first, last);
-    if (any_joint) solve_joints(joints, true);
-    kernels_.solve(bodies_.data(), batches_.data(), first, last, constants_, true);
-    integrate_positions(body_begin, body_end);
-    if (any_joint) solve_joints(joints, false);
-    kernels_.solve(bodies_.data(), batches_.data(), first, last, constants_, false);
-  }
-  if (any_bounce_) kernels_.restitution(bodies_.data(), batches_.data(), first, last, constants_);
-  store_impulses(first, last);
-  write_back(body_begin, body_end);
+  const uint32_t joint_first = s_.joint_begin[part], joint_last = s_.joint_begin[part + 1];
+  walk_schedule(substeps_, any_bounce_, [&](const ScheduleEntry& e) {
+    switch (e.items) {
+      case StageItems::kBodies: run_stage(e.stage, body_begin, body_end); break;
+      case StageItems::kBatches:
+      case StageItems::kContactColours: run_stage(e.stage, first, last); break;
+      case StageItems::kJointColours:
+        if (joint_first < joint_last) run_stage(e.stage, joint_first, joint_last);
+        break;
+    }
+  });
 }
 
 // Joints [begin, end) of the work (one block of a team stage).
-void ContactSolver::run_joints(Kind kind, uint32_t begin, uint32_t end) {
+void ContactSolver::run_joints(SolveStage stage, uint32_t begin, uint32_t end) {
   JointPass run = *all_joints_;
   run.first = begin;
   run.last = end;
-  if (kind == kJointWarmStart) {
+  if (stage == SolveStage::kJointWarmStart) {
     warm_start_joints(run);
   } else {
-    solve_joints(run, kind == kJointSolve);
+    solve_joints(run, stage == SolveStage::kJointSolve);
   }
 }
 
@@ -702,87 +685,6 @@ void ContactSolver::pack_point(const Contact* const* lanes, int j, int half, con
   put(p.max_normal_impulse, half, zero);
 }
 
-void ContactSolver::integrate_velocities(uint32_t begin, uint32_t end) {
-  float max_w = kMaxRotationPerSubstep * inv_h_;
-  for (uint32_t i = begin; i < end; ++i) {
-    SolverBody& b = bodies_[i];
-    const BodyMotion& m = motion_[i];
-    b.v = m.gravity_dv + m.linear_factor * b.v;
-    b.w = m.angular_factor * b.w;
-    float v2 = glm::dot(b.v, b.v);
-    if (v2 > kMaxLinearSpeed * kMaxLinearSpeed) b.v *= kMaxLinearSpeed / std::sqrt(v2);
-    float w2 = glm::dot(b.w, b.w);
-    if (w2 > max_w * max_w) b.w *= max_w / std::sqrt(w2);
-  }
-}
-
-void ContactSolver::integrate_positions(uint32_t begin, uint32_t end) {
-  uint32_t i = begin;
-#if KEEL_FLOAT4_SSE2
-  for (; i + 4 <= end; i += 4) integrate_positions_wide(i);
-#endif
-  for (; i < end; ++i) {
-    SolverBody& b = bodies_[i];
-    // Everything is read before anything is stored: a store into dp followed by a wide
-    // load over dp and dq (as the compiler packs them) stalls on every body.
-    const Vec3 v = b.v, w = b.w, dp = b.dp;
-    const Quat dq = b.dq;
-    const Quat spin(0.0f, w.x, w.y, w.z);
-    const Quat q = dq + (0.5f * h_) * (spin * dq);
-    b.dp = dp + h_ * v;
-    b.dq = glm::normalize(q);
-  }
-}
-
-#if KEEL_FLOAT4_SSE2
-// integrate_positions for bodies i .. i+3 at once, each lane with the very operations
-// (and order) of the scalar loop: glm's quaternion product, sum and normalisation are
-// written out below as glm evaluates them.
-void ContactSolver::integrate_positions_wide(uint32_t i) {
-  SolverBody* b[4] = {&bodies_[i], &bodies_[i + 1], &bodies_[i + 2], &bodies_[i + 3]};
-  // Rows [v.x v.y v.z w.x], [w.x w.y w.z dp.x], [dp.x dp.y dp.z q.x], [q.x q.y q.z q.w].
-  __m128 v0 = load_at(&b[0]->v.x), v1 = load_at(&b[1]->v.x), v2 = load_at(&b[2]->v.x), v3 = load_at(&b[3]->v.x);
-  __m128 w0 = load_at(&b[0]->w.x), w1 = load_at(&b[1]->w.x), w2 = load_at(&b[2]->w.x), w3 = load_at(&b[3]->w.x);
-  __m128 p0 = load_at(&b[0]->dp.x), p1 = load_at(&b[1]->dp.x), p2 = load_at(&b[2]->dp.x), p3 = load_at(&b[3]->dp.x);
-  __m128 q0 = load_at(quat_data(b[0]->dq)), q1 = load_at(quat_data(b[1]->dq));
-  __m128 q2 = load_at(quat_data(b[2]->dq)), q3 = load_at(quat_data(b[3]->dq));
-  _MM_TRANSPOSE4_PS(v0, v1, v2, v3);
-  _MM_TRANSPOSE4_PS(w0, w1, w2, w3);
-  _MM_TRANSPOSE4_PS(p0, p1, p2, p3);
-  _MM_TRANSPOSE4_PS(q0, q1, q2, q3);
-  const Float4 vx{v0}, vy{v1}, vz{v2}, wx{w0}, wy{w1}, wz{w2};
-  const Float4 qx{q0}, qy{q1}, qz{q2}, qw{q3};
-  const Float4 h = splat(h_), zero = zero4();
-  // spin * dq with spin = (w: 0, x: wx, y: wy, z: wz), as glm's product.
-  const Float4 mw = zero * qw - wx * qx - wy * qy - wz * qz;
-  const Float4 mx = zero * qx + wx * qw + wy * qz - wz * qy;
-  const Float4 my = zero * qy + wy * qw + wz * qx - wx * qz;
-  const Float4 mz = zero * qz + wz * qw + wx * qy - wy * qx;
-  const Float4 half_h = splat(0.5f * h_);
-  const Float4 nw = qw + mw * half_h, nx = qx + mx * half_h, ny = qy + my * half_h, nz = qz + mz * half_h;
-  // glm::normalize: the length from (w w + x x) + (y y + z z); identity when not above 0.
-  const Float4 len = sqrt4((nw * nw + nx * nx) + (ny * ny + nz * nz));
-  const Float4 not_positive = less_equal(len, zero);
-  const Float4 inv = splat(1.0f) / len;
-  const Float4 rw = select(not_positive, splat(1.0f), nw * inv);
-  const Float4 rx = select(not_positive, zero, nx * inv);
-  const Float4 ry = select(not_positive, zero, ny * inv);
-  const Float4 rz = select(not_positive, zero, nz * inv);
-  const Float4 dx = Float4{p0} + h * vx, dy = Float4{p1} + h * vy, dz = Float4{p2} + h * vz;
-  // Back to rows: [dp.x dp.y dp.z -] is stored first, then [q.x q.y q.z q.w] over its tail.
-  __m128 d0 = dx.v, d1 = dy.v, d2 = dz.v, d3 = rx.v;
-  __m128 o0 = rx.v, o1 = ry.v, o2 = rz.v, o3 = rw.v;
-  _MM_TRANSPOSE4_PS(d0, d1, d2, d3);
-  _MM_TRANSPOSE4_PS(o0, o1, o2, o3);
-  const __m128 drows[4] = {d0, d1, d2, d3};
-  const __m128 qrows[4] = {o0, o1, o2, o3};
-  for (int k = 0; k < 4; ++k) {
-    _mm_storeu_ps(&b[k]->dp.x, drows[k]);
-    _mm_storeu_ps(quat_data(b[k]->dq), qrows[k]);
-  }
-}
-#endif
-
 // Whether a contact's friction, as the solve left it, fills its cone: the sum of its
 // points' friction impulses reaches the coefficient it was solved with times the sum of
 // their normal impulses. Summed over the manifold, not judged per point: the solver may
@@ -830,8 +732,6 @@ void ContactSolver::write_back(uint32_t begin, uint32_t end) {
   }
 }
 
-}  // namespace
-
 Softness make_softness(float hertz, float damping_ratio, float h) {
   if (hertz == 0.0f) return Softness{0.0f, 1.0f, 0.0f};
   float omega = 2.0f * kPi * hertz;
@@ -841,10 +741,20 @@ Softness make_softness(float hertz, float damping_ratio, float h) {
   return Softness{omega / a1, a2 * a3, a3};
 }
 
-void solve_tick(WorldImpl& world, float dt, const std::function<void()>& beside_preparation) {
-  ContactSolver solver(world, dt);
-  world.executor.invoke(beside_preparation, [&] { solver.prepare(); });
-  solver.run();
+namespace {
+
+// The solver lives from prepare to run in a slot of the thread that made the TickSolve
+// (its working arrays are that thread's), so a step allocates nothing.
+ContactSolver& tick_solver(WorldImpl& world, float dt) {
+  static thread_local std::optional<ContactSolver> slot;
+  slot.emplace(world, dt);
+  return *slot;
 }
+
+}  // namespace
+
+TickSolve::TickSolve(WorldImpl& world, float dt) : solver_(tick_solver(world, dt)) {}
+void TickSolve::prepare() { solver_.prepare(); }
+void TickSolve::run() { solver_.run(); }
 
 }  // namespace keel::sim

@@ -4,6 +4,8 @@
 //   for each substep:  integrate velocities -> warm start -> solve (biased) ->
 //                      integrate positions -> relax (unbiased)
 //   then restitution, then the impulses are stored for next tick's warm start.
+// That order is data, the tick schedule (solver/schedule.h), which the team of threads
+// and every part solved whole on one thread walk alike; integration is integrate.cpp.
 // Overlap is recovered by a soft spring (hertz, damping ratio) inside the biased solve;
 // the relax pass removes the recovery velocity after positions have moved, so pushing
 // out never adds kinetic energy. See docs/sim.md for the constants and why.
@@ -12,7 +14,6 @@
 #include <keel/sim/math.h>
 
 #include <cstdint>
-#include <functional>
 #include <vector>
 
 namespace keel::sim {
@@ -39,13 +40,22 @@ struct SolverBody {
   Mat3 inv_inertia{0.0f};                   // world frame, at the start of the tick
 };
 
-/// Steps velocities and poses of every awake body by one tick, solving the world's
-/// contacts. Reads and writes WorldImpl's bodies and contacts.
-///
-/// `beside_preparation` runs alongside the solve's serial preparation, on another thread
-/// when there is one (it may itself use the executor). The preparation only reads the
-/// world's bodies, contacts and joints; so may `beside_preparation` read them, and write
-/// anything the preparation does not read. Both are done before any body moves.
-void solve_tick(WorldImpl& world, float dt, const std::function<void()>& beside_preparation);
+class ContactSolver;
+
+/// One tick's solve, as its two steps. `prepare` is serial and only reads the world's
+/// bodies, contacts and joints (it writes the solver's own arrays and the step profile's
+/// solve counts), so World::step runs the contact events beside it. `run` walks the tick
+/// schedule (solver/schedule.h) and moves every awake body, writing the bodies and the
+/// contacts' impulses. Make, prepare and run one at a time, in that order, and run on
+/// the thread that made it.
+class TickSolve {
+ public:
+  TickSolve(WorldImpl& world, float dt);
+  void prepare();
+  void run();
+
+ private:
+  ContactSolver& solver_;
+};
 
 }  // namespace keel::sim

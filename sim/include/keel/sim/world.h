@@ -70,9 +70,15 @@ struct ContactEvent {
 /// run beside the contact pass (narrowphase), the contact events beside the solve's
 /// preparation (solve).
 struct StepProfile {
-  double broadphase_ms = 0;     ///< continuous-collision sweeps and collider bounds
-  double narrowphase_ms = 0;    ///< tree and new pairs, contacts, waking, the touching list
-  double solve_ms = 0;          ///< events, the solve, sleeping
+  // One bucket per stage of World::step, named as the stage (docs/sim.md, "The step").
+  double ccd_ms = 0;            ///< continuous-collision sweeps of fast bodies
+  double bounds_ms = 0;         ///< collider bounds refit
+  double contacts_ms = 0;       ///< the tree and new pairs beside the contact pass, then the new contacts
+  double characters_ms = 0;     ///< character controllers' tick
+  double touching_ms = 0;       ///< waking touched islands, the touching list
+  double events_ms = 0;         ///< contact and trigger events (beside the solve's preparation)
+  double solve_ms = 0;          ///< the solver's schedule, events_ms overlapping it
+  double sleep_ms = 0;          ///< islands put to sleep
   double total_ms = 0;
   uint32_t contact_pairs = 0;   ///< pairs whose bounds overlap
   uint32_t touching_pairs = 0;  ///< pairs with at least one manifold point
