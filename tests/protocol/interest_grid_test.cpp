@@ -73,11 +73,15 @@ TEST(InterestGrid, MarksEveryBodyWithinTheRadius) {
       for (size_t i = 0; i < pos.size(); ++i) {
         marked += near[i];
         const ks::Vec3 d = pos[i] - centre;
-        if (glm::dot(d, d) <= radius * radius) ASSERT_TRUE(near[i]) << "body " << i << " cell " << cell;
+        if (glm::dot(d, d) <= radius * radius) {
+          ASSERT_TRUE(near[i]) << "body " << i << " cell " << cell;
+        }
       }
       EXPECT_TRUE(near[17] && near[18]);
       // pi 30^2 / 500^2 = 1.1% of the field; the cells around it at most a few times that.
-      if (radius == 30.0f) EXPECT_LT(marked, pos.size() / 5) << "cell " << cell;
+      if (radius == 30.0f) {
+        EXPECT_LT(marked, pos.size() / 5) << "cell " << cell;
+      }
     }
   }
 }
