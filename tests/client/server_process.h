@@ -4,10 +4,7 @@
 // test is done. Ready once it has ticked.
 #pragma once
 
-#ifndef ASIO_STANDALONE
-#define ASIO_STANDALONE 1
-#endif
-#include <asio.hpp>
+#include "../common/child_process.h"
 
 #include <fcntl.h>
 #include <signal.h>
@@ -31,24 +28,11 @@ inline double now_s() {
   return duration<double>(steady_clock::now().time_since_epoch()).count();
 }
 
-inline uint16_t free_port(bool tcp) {
-  asio::io_context io;
-  if (tcp) return asio::ip::tcp::acceptor(io, {asio::ip::make_address("127.0.0.1"), 0}).local_endpoint().port();
-  return asio::ip::udp::socket(io, {asio::ip::make_address("127.0.0.1"), 0}).local_endpoint().port();
-}
+using keel::test::free_port;
 
-/// GET http://127.0.0.1:port/path (Host: localhost): the whole response, "" when nothing listens.
+/// GET http://127.0.0.1:port/path: the whole response, "" when nothing listens.
 inline std::string fetch_metrics(uint16_t port, const std::string& path = "/metrics") {
-  asio::io_context io;
-  asio::ip::tcp::socket s(io);
-  asio::error_code ec;
-  s.connect({asio::ip::make_address("127.0.0.1"), port}, ec);
-  if (ec) return "";
-  std::string req = "GET " + path + " HTTP/1.1\r\nHost: localhost\r\n\r\n", body;
-  asio::write(s, asio::buffer(req), ec);
-  char buf[4096];
-  while (!ec) body.append(buf, s.read_some(asio::buffer(buf), ec));
-  return body;
+  return keel::test::http_fetch(port, path);
 }
 
 inline std::string read_log(const std::string& path) {
@@ -57,10 +41,7 @@ inline std::string read_log(const std::string& path) {
 }
 
 /// A metric's value in Prometheus text; -1 when absent.
-inline double metric(const std::string& text, const std::string& name) {
-  size_t at = text.find("\n" + name + " ");
-  return at == std::string::npos ? -1 : std::atof(text.c_str() + at + name.size() + 2);
-}
+inline double metric(const std::string& text, const std::string& name) { return keel::test::metric_value(text, name); }
 
 struct ServerProcess {
   pid_t pid = 0;
@@ -76,15 +57,7 @@ struct ServerProcess {
                                     "--websocket", ws, "--status-interval", "0", "--metrics",
                                     "127.0.0.1:" + std::to_string(metrics_port)};
     all.insert(all.end(), args.begin(), args.end());
-    std::vector<char*> argv;
-    for (auto& a : all) argv.push_back(a.data());
-    argv.push_back(nullptr);
-    posix_spawn_file_actions_t actions;
-    posix_spawn_file_actions_init(&actions);
-    posix_spawn_file_actions_addopen(&actions, 1, log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    posix_spawn_file_actions_adddup2(&actions, 1, 2);
-    if (posix_spawn(&pid, argv[0], &actions, nullptr, argv.data(), environ) != 0) pid = 0;
-    posix_spawn_file_actions_destroy(&actions);
+    pid = keel::test::spawn_process(std::move(all), log);
     for (int i = 0; pid > 0 && i < 100 && metric(fetch_metrics(metrics_port), "keel_ticks_total") < 1; ++i) {
       std::this_thread::sleep_for(std::chrono::milliseconds(50));
     }
