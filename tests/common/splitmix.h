@@ -16,6 +16,10 @@ struct SplitMix64 {
   }
   /// Uniform in [0, n) (n >= 1; the bias of % is far below what a test cares about).
   uint32_t below(uint32_t n) { return uint32_t(next() % n); }
+  /// Uniform in [0, 1): the top 53 bits.
+  double unit() { return double(next() >> 11) / 9007199254740992.0; }
+  /// Uniform in [lo, hi).
+  float range(float lo, float hi) { return float(lo + (hi - lo) * unit()); }
 };
 
 }  // namespace keel::test_support

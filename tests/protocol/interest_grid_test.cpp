@@ -8,6 +8,8 @@
 
 #include <gtest/gtest.h>
 
+#include "../common/splitmix.h"
+
 #include <algorithm>
 #include <cmath>
 #include <deque>
@@ -18,16 +20,7 @@ namespace ks = keel::sim;
 
 namespace {
 
-struct Rng {
-  uint64_t s;
-  double next() {
-    uint64_t z = (s += 0x9e3779b97f4a7c15ull);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    return double((z ^ (z >> 31)) >> 11) / 9007199254740992.0;
-  }
-  float range(float lo, float hi) { return float(lo + (hi - lo) * next()); }
-};
+using Rng = keel::test_support::SplitMix64;  // test data: the same numbers everywhere
 
 kp::SnapshotConfig config(bool velocities = false) {
   kp::SnapshotConfig c;
@@ -45,7 +38,7 @@ ks::BodyState random_body(Rng& r, uint32_t id, float spread) {
   b.rotation = glm::normalize(q);
   b.linear_velocity = {r.range(-5, 5), r.range(-5, 5), r.range(-5, 5)};
   b.angular_velocity = {r.range(-3, 3), 0.0f, r.range(-3, 3)};
-  b.sleeping = r.next() < 0.2;
+  b.sleeping = r.unit() < 0.2;
   return b;
 }
 

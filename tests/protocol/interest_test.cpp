@@ -10,6 +10,8 @@
 
 #include <gtest/gtest.h>
 
+#include "../common/splitmix.h"
+
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -20,16 +22,7 @@ namespace ks = keel::sim;
 
 namespace {
 
-struct Rng {
-  uint64_t s;
-  double next() {
-    uint64_t z = (s += 0x9e3779b97f4a7c15ull);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    return double((z ^ (z >> 31)) >> 11) / 9007199254740992.0;
-  }
-  float range(float lo, float hi) { return float(lo + (hi - lo) * next()); }
-};
+using Rng = keel::test_support::SplitMix64;  // test data: the same numbers everywhere
 
 kp::SnapshotConfig test_config() {
   kp::SnapshotConfig c;
@@ -365,8 +358,8 @@ TEST(Interest, MalformedPayloadsAreRefused) {
   int refused = 0;
   for (int round = 0; round < 400; ++round) {
     std::vector<uint8_t> bad = payload;
-    if (round % 2 == 0) bad.resize(size_t(r.next() * bad.size()));
-    else for (int k = 0; k < 4; ++k) bad[size_t(r.next() * bad.size())] ^= uint8_t(1 + r.next() * 254);
+    if (round % 2 == 0) bad.resize(size_t(r.unit() * bad.size()));
+    else for (int k = 0; k < 4; ++k) bad[size_t(r.unit() * bad.size())] ^= uint8_t(1 + r.unit() * 254);
     flatbuffers::FlatBufferBuilder fbb;
     auto body = kp::fb::CreatePartialSnapshotDirect(fbb, 10, &bad);
     std::vector<uint8_t> bm = kp::finish_message(fbb, kp::fb::Body::PartialSnapshot, body.Union());

@@ -9,6 +9,8 @@
 
 #include <gtest/gtest.h>
 
+#include "../common/splitmix.h"
+
 #include <cmath>
 #include <map>
 
@@ -17,17 +19,7 @@ namespace ks = keel::sim;
 
 namespace {
 
-// Deterministic pseudo-random numbers for test data (splitmix64).
-struct Rng {
-  uint64_t s;
-  double next() {
-    uint64_t z = (s += 0x9e3779b97f4a7c15ull);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    return double((z ^ (z >> 31)) >> 11) / 9007199254740992.0;
-  }
-  float range(float lo, float hi) { return float(lo + (hi - lo) * next()); }
-};
+using Rng = keel::test_support::SplitMix64;  // test data: the same numbers everywhere
 
 ks::Quat random_rotation(Rng& r) {
   ks::Quat q = ks::make_quat(r.range(-1, 1), r.range(-1, 1), r.range(-1, 1), r.range(-1, 1));
@@ -143,7 +135,7 @@ TEST(SnapshotCodec, GarbageAndTruncationAreRejected) {
   }
   std::vector<uint8_t> junk(600);
   for (int round = 0; round < 300; ++round) {
-    for (auto& b : junk) b = uint8_t(r.next() * 256);
+    for (auto& b : junk) b = uint8_t(r.unit() * 256);
     kp::decode_snapshot(junk, 2, {&s0, nullptr}, c, out);  // must not crash
     kp::decode_snapshot(junk, 2, {}, c, out);
   }
