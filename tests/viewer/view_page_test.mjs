@@ -10,32 +10,19 @@
 //
 // Exit 0 passed, 1 failed, 77 skipped (no Chromium on this machine).
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdirSync, statSync } from 'node:fs';
+import { mkdirSync, statSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
+import { checkList, commandLine, findChromium } from './browser_harness.mjs';
+
 const here = dirname(fileURLToPath(import.meta.url));
-const args = Object.fromEntries(process.argv.slice(2).reduce((acc, a, i, all) => (a.startsWith('--') ? [...acc, [a.slice(2), all[i + 1]]] : acc), []));
+const args = commandLine();
 const replayBin = resolve(args['keel-replay'] || 'build/bin/keel-replay');
 const testsBin = resolve(args['replay-tests'] || 'build/bin/keel_replay_tests');
 const out = resolve(args.out || 'build/viewer-test');
-const chromiumPath = args.chromium || process.env.KEEL_CHROMIUM || '/usr/bin/chromium';
-
-if (!existsSync(chromiumPath)) {
-  console.log(`SKIPPED: no Chromium at ${chromiumPath} (scripts/setup.sh installs Debian's chromium; set KEEL_CHROMIUM to use another)`);
-  process.exit(77);
-}
-let chromium;
-try {
-  ({ chromium } = await import('playwright-core'));
-} catch (e) {
-  console.error(`FAILED: playwright-core is not installed in ${here}/node_modules: run scripts/setup.sh (it runs npm ci there)`);
-  process.exit(1);
-}
-
-const failures = [];
-const started = Date.now();
-const check = (ok, what) => { console.log(`${ok ? 'ok  ' : 'FAIL'} ${what} [${((Date.now() - started) / 1000).toFixed(1)} s]`); if (!ok) failures.push(what); };
+const { chromium, chromiumPath } = await findChromium(args);
+const { failures, check } = checkList();
 const run = (bin, argv, env) => execFileSync(bin, argv, { encoding: 'utf8', env: { ...process.env, ...env } });
 
 // The recordings: the scripted demo session twice, the second nudged at tick 240.

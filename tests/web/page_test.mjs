@@ -9,34 +9,20 @@
 //
 // Exit 0 passed, 1 failed, 77 skipped (no Chromium on this machine).
 import { spawn } from 'node:child_process';
-import { existsSync, mkdirSync, openSync } from 'node:fs';
-import { createRequire } from 'node:module';
+import { mkdirSync, openSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
+import { checkList, commandLine, findChromium } from '../viewer/browser_harness.mjs';
+
 const here = dirname(fileURLToPath(import.meta.url));
-const args = Object.fromEntries(process.argv.slice(2).reduce((acc, a, i, all) => (a.startsWith('--') ? [...acc, [a.slice(2), all[i + 1]]] : acc), []));
+const args = commandLine();
 const serverBin = resolve(args['keel-server'] || 'build/bin/keel-server');
 const scene = resolve(args.scene || join(here, '../../scenes/demo.json'));
 const out = resolve(args.out || 'build/web-test');
-const chromiumPath = args.chromium || process.env.KEEL_CHROMIUM || '/usr/bin/chromium';
-
-if (!existsSync(chromiumPath)) {
-  console.log(`SKIPPED: no Chromium at ${chromiumPath} (scripts/setup.sh installs Debian's chromium; set KEEL_CHROMIUM to use another)`);
-  process.exit(77);
-}
-let chromium;
-try {
-  ({ chromium } = createRequire(join(here, '../viewer/package.json'))('playwright-core'));
-} catch (e) {
-  console.error(`FAILED: playwright-core is not installed in ${here}/../viewer/node_modules: run scripts/setup.sh (it runs npm ci there)`);
-  process.exit(1);
-}
-
-const failures = [];
-const started = Date.now();
-const check = (ok, what) => { console.log(`${ok ? 'ok  ' : 'FAIL'} ${what} [${((Date.now() - started) / 1000).toFixed(1)} s]`); if (!ok) failures.push(what); };
+const { chromium, chromiumPath } = await findChromium(args);
+const { failures, check } = checkList();
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 const freePort = () => new Promise((res, rej) => {
   const s = createServer();
