@@ -93,11 +93,7 @@ void Client::set_input(const game::InputFrame& frame) { impl_->current_input = f
 
 void Client::set_max_kbps(uint32_t kbps) { impl_->config.max_kbps = kbps; }
 
-double Client::render_tick(double now) const {
-  const Impl& s = *impl_;
-  double behind = 0.5 * s.clock.rtt() + s.buffer.delay_seconds();
-  return s.clock.server_tick(now) - behind * s.tick_rate;
-}
+double Client::render_tick(double now) const { return impl_->render_tick(now); }
 
 std::optional<BodyPose> Client::pose(uint32_t body, double now) {
   Impl& s = *impl_;

@@ -37,13 +37,12 @@ void Client::Impl::produce_inputs(double now) {
     game::InputFrame frame = config.input_source ? config.input_source(tick) : current_input;
     game::InputFrame q = frame;
     layout.sanitize(q);  // what the server will apply: the prediction uses the same codes
-    // An interpolating client shows the world where Client::render_tick puts it: that is
+    // An interpolating client shows the world where render_tick puts it: that is
     // what the player aimed at, so it goes with the frame for the server's lag
     // compensation. A predicting client shows its prediction of this very tick.
     protocol::WireView view;
     if (config.mode == Mode::Interpolate) {
-      const double behind = 0.5 * clock.rtt() + buffer.delay_seconds();
-      view = protocol::view_at(tick, clock.server_tick(now) - behind * tick_rate);
+      view = protocol::view_at(tick, render_tick(now));
     }
     input_sender.add(tick, q, view);
     if (predictor) predictor->set_local_input(tick, q);

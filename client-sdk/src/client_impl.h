@@ -161,6 +161,13 @@ struct Client::Impl {
 
   // transport (client_transport.cpp): the handshake, the lifecycle, datagrams in and out.
   void reset_session();
+  // The server tick an interpolating client shows at `now`: the estimate less half the
+  // round trip and the interpolation delay. Drawn poses and the view sent with each input
+  // (lag compensation) both come from it.
+  double render_tick(double now) const {
+    const double behind = 0.5 * clock.rtt() + buffer.delay_seconds();
+    return clock.server_tick(now) - behind * tick_rate;
+  }
   void start_attempt(double now);
   void close(CloseReason reason);
   void on_timeout(double now);
