@@ -55,15 +55,17 @@ void InterestSender::on_ack(uint64_t tick) {
   auto from = tracks_.begin();
   for (const SentBody& b : it->bodies) {
     from = std::lower_bound(from, tracks_.end(), b.id, [](const Track& x, uint32_t v) { return x.id < v; });
-    Track* t = from != tracks_.end() && from->id == b.id ? &*from : nullptr;
+    if (from == tracks_.end() || from->id != b.id) continue;
+    Track& t = *from;
     // A body that left since has a new epoch: what the client held of it before is gone.
-    if (t == nullptr || t->epoch != b.epoch || !t->in_interest) continue;
-    if (t->has_baseline && t->baseline_tick >= tick) continue;
-    t->has_baseline = true;
-    t->baseline_tick = tick;
-    t->baseline_send = b.send;
-    t->baseline = b.value;
-    settle(*t);
+    if (t.epoch != b.epoch || !t.in_interest) continue;
+    if (t.has_baseline && t.baseline_tick >= tick) continue;
+    t.has_baseline = true;
+    t.baseline_tick = tick;
+    t.baseline_send = b.send;
+    const size_t i = static_cast<size_t>(from - tracks_.begin());
+    values_[i].baseline = b.value;
+    settle(i);
   }
   // Leaves the client has now seen; a body that re-entered is no longer pending anyway.
   std::vector<uint32_t> still;
@@ -83,7 +85,9 @@ void InterestSender::sync_tracks(const QuantSnapshot& current) {
     return;
   }
   std::vector<Track> merged;
+  std::vector<TrackValues> merged_values;
   merged.reserve(current.bodies.size());
+  merged_values.reserve(current.bodies.size());
   size_t j = 0;
   for (const QuantBody& b : current.bodies) {
     while (j < tracks_.size() && tracks_[j].id < b.id) {
@@ -91,17 +95,20 @@ void InterestSender::sync_tracks(const QuantSnapshot& current) {
       ++j;
     }
     if (j < tracks_.size() && tracks_[j].id == b.id) {
-      merged.push_back(tracks_[j++]);
+      merged.push_back(tracks_[j]);
+      merged_values.push_back(values_[j++]);
     } else {
       Track t;
       t.id = b.id;
       merged.push_back(t);
+      merged_values.emplace_back();
     }
   }
   for (; j < tracks_.size(); ++j) {
     if (tracks_[j].in_interest) leave(tracks_[j]);
   }
   tracks_.swap(merged);
+  values_.swap(merged_values);
 }
 
 void InterestSender::leave(Track& t) {
@@ -114,24 +121,50 @@ void InterestSender::leave(Track& t) {
   if (it == pending_left_.end() || *it != t.id) pending_left_.insert(it, t.id);
 }
 
-// How much body `body` matters to this client now; < 0: out of its interest.
-float InterestSender::relevance(const InterestFrame& frame, size_t body, Track& t) {
-  // Spans that do not match the bodies are ignored (the defaults: weight 1, no viewer).
+// What one client's pass asks of every body, decided once per snapshot: spans that do not
+// match the bodies are ignored (the defaults: weight 1, no viewer, values compared).
+struct InterestSender::PassTerms {
+  bool weighed = false;   // the game's weights apply
+  bool falloff = false;   // a viewer and positions: the distance falloff applies
+  bool stamped = false;   // change stamps spare reading baselines
+  sim::Vec3 viewer{0.0f};
+  float radius2 = 0.0f;   // > 0: bodies beyond radius leave interest
+  float near2 = 1.0f;
+};
+
+InterestSender::PassTerms InterestSender::pass_terms(const InterestFrame& frame) const {
   const size_t n = frame.current->bodies.size();
-  BodyRelevance rel = frame.relevance.size() == n ? frame.relevance[body] : BodyRelevance{};
+  PassTerms terms;
+  terms.weighed = frame.relevance.size() == n;
+  terms.falloff = frame.viewer.has_value() && frame.positions.size() == n;
+  terms.stamped = frame.changed_at.size() == n;
+  if (frame.viewer) terms.viewer = *frame.viewer;
+  terms.radius2 = config_.radius > 0.0f ? config_.radius * config_.radius : 0.0f;
+  const float near = std::max(config_.near_distance, 0.01f);
+  terms.near2 = near * near;
+  return terms;
+}
+
+// How much body `body` matters to this client now; < 0: out of its interest.
+float InterestSender::relevance(const InterestFrame& frame, const PassTerms& terms, size_t body) const {
+  const BodyRelevance rel = terms.weighed ? frame.relevance[body] : BodyRelevance{};
   if (!(rel.weight > 0.0f) || !std::isfinite(rel.weight)) return -1.0f;
   float falloff = 1.0f;
-  if (frame.viewer && !rel.always && frame.positions.size() == n) {
-    sim::Vec3 d = frame.positions[body] - *frame.viewer;
-    float dist2 = glm::dot(d, d);
-    if (config_.radius > 0.0f && dist2 > config_.radius * config_.radius) return -1.0f;
-    float near = std::max(config_.near_distance, 0.01f);
-    falloff = 1.0f / (1.0f + dist2 / (near * near));
+  if (terms.falloff && !rel.always) {
+    const sim::Vec3 d = frame.positions[body] - terms.viewer;
+    const float dist2 = glm::dot(d, d);
+    if (terms.radius2 > 0.0f && dist2 > terms.radius2) return -1.0f;
+    falloff = 1.0f / (1.0f + dist2 / terms.near2);
   }
   // The client may hold a newer value than the acknowledged one (sent, its ack still on
   // the way): the body is settled only when what was last sent is what it acknowledged.
-  const QuantBody& now = frame.current->bodies[body];
-  bool changed = !t.settled || !(t.baseline == now);
+  // A stamp no newer than the baseline's tick: the value has not changed since the client
+  // acknowledged it, so the baseline (in the cold half of the track) need not be read.
+  const Track& t = tracks_[body];
+  bool changed = !t.settled;
+  if (!changed && !(terms.stamped && frame.changed_at[body] <= t.baseline_tick)) {
+    changed = !(values_[body].baseline == frame.current->bodies[body]);
+  }
   return std::min(rel.weight, 1e6f) * falloff * (changed ? 1.0f : config_.still_factor);
 }
 
@@ -147,12 +180,14 @@ void InterestSender::collect_candidates(const InterestFrame& frame, float elapse
     near_.assign(n, 0);
     frame.grid->mark_near(*frame.viewer, config_.radius, near_);
   }
-  const bool weighed = frame.relevance.size() == n;
-  candidates_.clear();
+  const PassTerms terms = pass_terms(frame);
+  // Every body may be a candidate: room for all of them once, then plain writes.
+  candidates_.resize(n);
+  size_t count = 0;
   for (size_t i = 0; i < n; ++i) {
     Track& t = tracks_[i];
-    if (sparse && !near_[i] && !t.in_interest && !(weighed && frame.relevance[i].always)) continue;
-    float r = relevance(frame, i, t);
+    if (sparse && !near_[i] && !t.in_interest && !(terms.weighed && frame.relevance[i].always)) continue;
+    const float r = relevance(frame, terms, i);
     if (r < 0.0f) {
       if (t.in_interest) {
         leave(t);
@@ -161,14 +196,17 @@ void InterestSender::collect_candidates(const InterestFrame& frame, float elapse
       continue;
     }
     t.priority += r * elapsed;
-    if (t.priority > 0.0f) candidates_.push_back({t.priority, t.id, static_cast<uint32_t>(i)});
+    if (t.priority > 0.0f) candidates_[count++] = {t.priority, t.id, static_cast<uint32_t>(i)};
   }
+  candidates_.resize(count);
 }
 
 // Greedy fill in priority order by each body's size in bits (the real message is then
 // measured and trimmed by the caller). A heap gives the candidates best first, so a
 // snapshot that fills after a few dozen bodies does not sort thousands; the order is the
 // total one of (priority, id), so the bodies chosen are those a full sort would give.
+// (A partial sort of the best few hundred, measured instead, cost 1.5 times the heap's
+// instructions: a budget's room allows many more small deltas than are ever taken.)
 std::vector<InterestSender::Candidate> InterestSender::choose(const QuantSnapshot& current, double room_bits,
                                                              size_t holding) {
   auto worse = [](const Candidate& a, const Candidate& b) {
@@ -181,7 +219,8 @@ std::vector<InterestSender::Candidate> InterestSender::choose(const QuantSnapsho
   auto bits_of = [&](const Candidate& c) {
     const Track& t = tracks_[c.index];
     const QuantBody& now = current.bodies[c.index];
-    const size_t body = usable_baseline(t, current.tick) ? body_bits::delta_bits(now, t.baseline, snapshot_) : full_bits;
+    const size_t body =
+        usable_baseline(t, current.tick) ? body_bits::delta_bits(now, values_[c.index].baseline, snapshot_) : full_bits;
     return static_cast<double>(body) + kFrameBits;
   };
   std::vector<Candidate> chosen;
@@ -232,7 +271,8 @@ std::vector<uint8_t> InterestSender::build(const InterestFrame& frame, const std
   for (const Candidate& c : order) {
     const Track& t = tracks_[c.index];
     bool delta = usable_baseline(t, tick);
-    entries.push_back({&frame.current->bodies[c.index], delta ? &t.baseline : nullptr, delta ? t.baseline_tick : 0});
+    entries.push_back(
+        {&frame.current->bodies[c.index], delta ? &values_[c.index].baseline : nullptr, delta ? t.baseline_tick : 0});
   }
   // The pending leaves, but not those of bodies this message sends again (`order` is in
   // id order: tracks follow the candidate bodies, which are sorted by id).
@@ -292,14 +332,31 @@ std::vector<uint8_t> InterestSender::encode(const InterestFrame& frame, double a
     t.priority = 0.0f;
     if (!usable_baseline(t, current.tick)) last_.full.push_back(t.id);
     record.bodies.push_back({t.id, t.epoch, t.sends, now});
-    t.last_sent = now;
-    settle(t);
+    values_[c.index].last_sent = now;
+    settle(c.index);
     ++t.sends;
     last_.bodies.push_back(now);
   }
   sent_.push_back(std::move(record));
   while (sent_.size() > InterestLimits::kSentHistory) sent_.pop_front();
   return message;
+}
+
+// --- change stamps -----------------------------------------------------------------------
+
+void ChangeStamps::update(const QuantSnapshot& current) {
+  next_bodies_.assign(current.bodies.begin(), current.bodies.end());
+  next_stamps_.resize(current.bodies.size());
+  // Both lists are sorted by id: one merge pairs each body with its last value.
+  size_t j = 0;
+  for (size_t i = 0; i < current.bodies.size(); ++i) {
+    const QuantBody& b = current.bodies[i];
+    while (j < previous_.size() && previous_[j].id < b.id) ++j;
+    const bool same = j < previous_.size() && previous_[j].id == b.id && previous_[j] == b;
+    next_stamps_[i] = same ? stamps_[j] : current.tick;
+  }
+  previous_.swap(next_bodies_);
+  stamps_.swap(next_stamps_);
 }
 
 // --- receiver ----------------------------------------------------------------------------

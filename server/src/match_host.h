@@ -225,6 +225,9 @@ class MatchHost : public std::enable_shared_from_this<MatchHost> {
     std::vector<uint8_t> message;
   };
   std::vector<SnapshotJob> snapshot_jobs_;
+  // When each body's quantised value last changed, followed once a snapshot for every
+  // client's sender (a shortcut for "unchanged since what the client holds").
+  protocol::ChangeStamps change_stamps_;
   // The clients' snapshots are encoded on as many threads as the world steps with.
   ParallelJobs encoders_{scene_.settings.threads};
 

@@ -461,7 +461,7 @@ struct StreamHash {
 // leave and come back), acknowledgements two snapshots late with every fifth lost, still
 // bodies sent at a quarter of their relevance, and a budget far below the world: every
 // rule of the choice (priority order, ties by id, pruning, baselines, leaves) has a part.
-uint64_t pinned_stream_hash(size_t& messages, size_t& bodies_sent) {
+uint64_t pinned_stream_hash(size_t& messages, size_t& bodies_sent, bool with_stamps = false) {
   kp::SnapshotConfig c = test_config();
   kp::InterestConfig ic;
   ic.radius = 60;
@@ -472,6 +472,7 @@ uint64_t pinned_stream_hash(size_t& messages, size_t& bodies_sent) {
   StreamHash hash;
   messages = bodies_sent = 0;
   std::deque<uint64_t> sent_ticks;
+  kp::ChangeStamps stamps;
   for (uint64_t t = 1; t <= 480; ++t) {
     f.step(t);
     if (t % 2 != 0) continue;
@@ -479,7 +480,10 @@ uint64_t pinned_stream_hash(size_t& messages, size_t& bodies_sent) {
     std::vector<ks::Vec3> pos;
     for (const auto& b : f.bodies) pos.push_back(b.position);
     const ks::Vec3 viewer(-90.0f + 0.4f * float(t), 2.0f, 0.0f);
-    std::vector<uint8_t> m = sender.encode({&q, pos, {}, viewer}, 700.0);
+    stamps.update(q);
+    std::span<const uint64_t> changed_at;
+    if (with_stamps) changed_at = stamps.stamps();
+    std::vector<uint8_t> m = sender.encode({&q, pos, {}, viewer, nullptr, changed_at}, 700.0);
     if (m.empty()) continue;
     ++messages;
     bodies_sent += sender.last_sent().bodies.size();
@@ -504,4 +508,41 @@ TEST(Interest, MessagesOfAFixedStreamArePinned) {
   EXPECT_EQ(messages, 240u);  // one every snapshot: the budget never lets the world fit
   EXPECT_EQ(bodies, 21319u);
   EXPECT_EQ(h, 0xb64eb1848b701feaull);
+}
+
+// Change stamps only spare the sender reading baselines: the same stream, byte for byte.
+TEST(Interest, ChangeStampsLeaveTheMessagesAsTheyWere) {
+  size_t messages = 0, bodies = 0;
+  const uint64_t h = pinned_stream_hash(messages, bodies, true);
+  EXPECT_EQ(messages, 240u);
+  EXPECT_EQ(bodies, 21319u);
+  EXPECT_EQ(h, 0xb64eb1848b701feaull);
+}
+
+// A body's stamp is the first snapshot tick at which it held its present value, even when
+// it moves away and back (the sender then compares the values), and a body first seen is
+// stamped with its first tick.
+TEST(Interest, ChangeStampsFollowEachBodysValue) {
+  kp::SnapshotConfig c = test_config();
+  auto snap = [&](uint64_t tick, std::vector<std::pair<uint32_t, float>> bodies) {
+    std::vector<ks::BodyState> states;
+    for (auto [id, x] : bodies) {
+      ks::BodyState b;
+      b.id = id;
+      b.position = ks::Vec3(x, 1.0f, 0.0f);
+      states.push_back(b);
+    }
+    return kp::quantize(states, tick, c);
+  };
+  kp::ChangeStamps stamps;
+  stamps.update(snap(2, {{1, 0.0f}, {2, 5.0f}}));
+  EXPECT_EQ(std::vector<uint64_t>(stamps.stamps().begin(), stamps.stamps().end()), (std::vector<uint64_t>{2, 2}));
+  stamps.update(snap(4, {{1, 0.0f}, {2, 6.0f}, {3, 1.0f}}));
+  EXPECT_EQ(std::vector<uint64_t>(stamps.stamps().begin(), stamps.stamps().end()), (std::vector<uint64_t>{2, 4, 4}));
+  // Body 2 back where it was at tick 2: a new value against tick 4's, so stamped 6.
+  stamps.update(snap(6, {{1, 0.0f}, {2, 5.0f}, {3, 1.0f}}));
+  EXPECT_EQ(std::vector<uint64_t>(stamps.stamps().begin(), stamps.stamps().end()), (std::vector<uint64_t>{2, 6, 4}));
+  // Body 1 gone: the others keep their stamps.
+  stamps.update(snap(8, {{2, 5.0f}, {3, 1.0f}}));
+  EXPECT_EQ(std::vector<uint64_t>(stamps.stamps().begin(), stamps.stamps().end()), (std::vector<uint64_t>{6, 4}));
 }

@@ -90,6 +90,26 @@ class InterestGrid {
   std::vector<uint32_t> loose_;  // bodies whose position is not finite
 };
 
+/// Per body of one stream of snapshots, the snapshot tick at which its quantised value
+/// last changed: kept once per stream and shared by every client's sender, so that a
+/// sender tells a body unchanged since the baseline its client holds from two ticks,
+/// without loading that baseline. Only a shortcut: which bodies are chosen and how they
+/// are written is exactly as without it.
+class ChangeStamps {
+ public:
+  /// Follows the stream to `current` (ticks increasing; bodies sorted by id, as
+  /// QuantSnapshot keeps them). A body first seen now is stamped with this tick.
+  void update(const QuantSnapshot& current);
+  /// Parallel to the last snapshot's bodies.
+  std::span<const uint64_t> stamps() const { return stamps_; }
+
+ private:
+  std::vector<QuantBody> previous_;  // the last snapshot's bodies
+  std::vector<uint64_t> stamps_;
+  std::vector<QuantBody> next_bodies_;  // kept: their memory is reused
+  std::vector<uint64_t> next_stamps_;
+};
+
 /// One snapshot's worth of what the sender chooses from, for one client.
 struct InterestFrame {
   const QuantSnapshot* current = nullptr;  ///< every candidate body, sorted by id
@@ -99,6 +119,8 @@ struct InterestFrame {
   /// The positions bucketed (InterestGrid::build), or null: with a radius and a viewer the
   /// sender then looks only at the bodies near the viewer and those in its interest.
   const InterestGrid* grid = nullptr;
+  /// ChangeStamps::stamps() of this snapshot, or empty (the sender then compares values).
+  std::span<const uint64_t> changed_at = {};
 };
 
 /// Wire bytes (packet header, tag, chunk headers, IPv4/UDP header) of one snapshot
@@ -134,6 +156,9 @@ class InterestSender {
   void set_budget(double bytes_per_second) { config_.budget_bytes_per_second = bytes_per_second; }
 
  private:
+  // What the per-body pass of every snapshot reads (32 bytes), apart from the values
+  // (TrackValues, 128 bytes), which it reads only for a body that may have changed: a
+  // client's pass over thousands of bodies then walks a fifth of the memory.
   struct Track {
     uint32_t id = 0;
     float priority = 0.0f;
@@ -146,6 +171,8 @@ class InterestSender {
     uint32_t sends = 0;  ///< times sent
     uint32_t baseline_send = 0;
     uint64_t baseline_tick = 0;
+  };
+  struct TrackValues {
     QuantBody baseline;
     QuantBody last_sent;  ///< the newest value sent (valid once sends > 0)
   };
@@ -174,9 +201,13 @@ class InterestSender {
   void collect_candidates(const InterestFrame& frame, float elapsed, size_t& holding);
   /// The bodies of candidates_ that fit `room_bits`, most relevant first.
   std::vector<Candidate> choose(const QuantSnapshot& current, double room_bits, size_t holding);
-  float relevance(const InterestFrame& frame, size_t body, Track& t);
+  struct PassTerms;
+  PassTerms pass_terms(const InterestFrame& frame) const;
+  float relevance(const InterestFrame& frame, const PassTerms& terms, size_t body) const;
   void leave(Track& t);
-  static void settle(Track& t) { t.settled = t.has_baseline && t.last_sent == t.baseline; }
+  void settle(size_t i) {
+    tracks_[i].settled = tracks_[i].has_baseline && values_[i].last_sent == values_[i].baseline;
+  }
   bool usable_baseline(const Track& t, uint64_t tick) const;
   /// The message of `chosen`; `left` is set to the leaves it carries.
   std::vector<uint8_t> build(const InterestFrame& frame, const std::vector<Candidate>& chosen,
@@ -185,6 +216,7 @@ class InterestSender {
   SnapshotConfig snapshot_;
   InterestConfig config_;
   std::vector<Track> tracks_;  // sorted by id
+  std::vector<TrackValues> values_;  // parallel to tracks_
   std::vector<uint32_t> pending_left_;  // left, not yet in an acknowledged snapshot; ascending
   std::deque<Sent> sent_;
   std::vector<Candidate> candidates_;  // kept: its memory is reused from snapshot to snapshot
