@@ -113,6 +113,7 @@ State Client::state() const { return impl_->state; }
 Mode Client::mode() const { return impl_->config.mode; }
 CloseReason Client::close_reason() const { return impl_->close_reason; }
 uint32_t Client::player_id() const { return impl_->player_id; }
+bool Client::spectating() const { return impl_->spectator; }
 uint32_t Client::tick_rate() const { return impl_->tick_rate; }
 const ClientStats& Client::stats() const { return impl_->stats; }
 const ClockSync& Client::clock() const { return impl_->clock; }

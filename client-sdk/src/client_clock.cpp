@@ -34,7 +34,8 @@ void Client::Impl::produce_inputs(double now) {
   uint64_t produced = 0;
   while (next_input_tick <= target && produced < kMaxTicksPerUpdate) {
     uint64_t tick = next_input_tick++;
-    game::InputFrame frame = config.input_source ? config.input_source(tick) : current_input;
+    // A spectator plays no one: its batches carry only acknowledgements, with neutral frames.
+    game::InputFrame frame = spectator ? game::InputFrame{} : config.input_source ? config.input_source(tick) : current_input;
     game::InputFrame q = frame;
     layout.sanitize(q);  // what the server will apply: the prediction uses the same codes
     // An interpolating client shows the world where render_tick puts it: that is
@@ -45,7 +46,7 @@ void Client::Impl::produce_inputs(double now) {
       view = protocol::view_at(tick, render_tick(now));
     }
     input_sender.add(tick, q, view);
-    if (predictor) predictor->set_local_input(tick, q);
+    if (predictor && !spectator) predictor->set_local_input(tick, q);
     recent_inputs[tick] = q;
     if (recent_inputs.size() > kRecentInputs) recent_inputs.erase(recent_inputs.begin());
     ++stats.inputs_sent;

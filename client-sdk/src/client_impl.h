@@ -101,6 +101,7 @@ struct Client::Impl {
 
   // --- session ------------------------------------------------------------------------
   uint32_t player_id = 0;
+  bool spectator = false;  // the server admitted this client as a spectator (its token's role)
   uint32_t tick_rate = 60;
   std::optional<sim::SceneDef> scene;
   protocol::SnapshotConfig snapshot_config;

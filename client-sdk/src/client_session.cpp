@@ -98,6 +98,7 @@ void Client::Impl::on_accept(const protocol::fb::ConnectionAccept& m, double now
   if (!game_matches(m, now)) return;
   state = State::Accepted;
   player_id = m.player_id();
+  spectator = m.spectator();
   tick_rate = m.tick_rate();
   clock.start(m.server_tick(), tick_rate, now);
   newest_server_tick = m.server_tick();

@@ -13,6 +13,11 @@ constexpr size_t kMaxUsedTokens = 65536;
 constexpr size_t kMacBytes = 16;
 constexpr size_t kChallengePlainBytes = 8 + 8 + 4 + 32 + 32 + kUserDataBytes + 8 + 1 +
                                         kMaxAddressBytes;
+// The address's length byte also carries the token's role in its top bit (an address is
+// at most kMaxAddressBytes = 63 long), so the challenge, and the response that echoes it,
+// keep their size.
+constexpr uint8_t kRoleBit = 0x80;
+static_assert(kMaxAddressBytes < kRoleBit);
 
 std::vector<uint8_t> handshake_datagram(PacketType type, const std::vector<uint8_t>& message,
                                         size_t pad_to) {
@@ -44,7 +49,8 @@ std::vector<uint8_t> challenge_plaintext(const PrivateToken& t, uint64_t expire,
   w.bytes(t.server_to_client_key);
   w.bytes(t.user_data);
   w.u64(expire);
-  w.u8(static_cast<uint8_t>(std::min(from.size(), kMaxAddressBytes)));
+  const uint8_t role = t.role == ClientRole::Spectator ? kRoleBit : 0;
+  w.u8(static_cast<uint8_t>(std::min(from.size(), kMaxAddressBytes)) | role);
   w.bytes({reinterpret_cast<const uint8_t*>(from.data()), std::min(from.size(), kMaxAddressBytes)});
   p.resize(kChallengePlainBytes, 0);
   return p;
@@ -203,11 +209,17 @@ DropReason ServerHandshake::on_response(std::span<const uint8_t> datagram, const
     read_into(br, out.keys.send);     // server-to-client
     read_into(br, out.user_data);
     uint64_t expire = br.u64();
-    auto addr = br.bytes(br.u8());
+    const uint8_t length_and_role = br.u8();
+    out.role = (length_and_role & kRoleBit) != 0 ? ClientRole::Spectator : ClientRole::Player;
+    auto addr = br.bytes(length_and_role & ~kRoleBit);
     out.address.assign(addr.begin(), addr.end());
-    if (!br.ok() || out.address != from) r = DropReason::ChallengeInvalid;
-    else if (expire <= now_unix) r = DropReason::TokenExpired;
-    else r = accept_challenge_once(m->body_as_ConnectionResponse()->challenge_sequence(), expire, now_unix);
+    if (!br.ok() || out.address != from) {
+      r = DropReason::ChallengeInvalid;
+    } else if (expire <= now_unix) {
+      r = DropReason::TokenExpired;
+    } else {
+      r = accept_challenge_once(m->body_as_ConnectionResponse()->challenge_sequence(), expire, now_unix);
+    }
     out.challenge_sequence = m->body_as_ConnectionResponse()->challenge_sequence();
     out.issued_through = challenge_sequence_ - 1;
   }

@@ -80,6 +80,9 @@ std::vector<uint8_t> private_plaintext(const PrivateToken& t) {
   w.bytes(t.client_to_server_key);
   w.bytes(t.server_to_client_key);
   w.bytes(t.user_data);
+  // After the user data, in what was zero padding: a token minted before roles existed
+  // reads as a player's.
+  w.u8(static_cast<uint8_t>(t.role));
   plain.resize(kPlainBytes, 0);  // fixed size: the length reveals nothing
   return plain;
 }
@@ -144,6 +147,7 @@ keel::Expected<ConnectToken> mint_token(const TokenKey& key, const MintParams& p
   crypto_aead_chacha20poly1305_ietf_keygen(priv.client_to_server_key.data());
   crypto_aead_chacha20poly1305_ietf_keygen(priv.server_to_client_key.data());
   priv.user_data = p.user_data;
+  priv.role = p.role;
 
   ConnectToken t;
   t.create_time = now_unix;
@@ -187,8 +191,11 @@ DropReason open_private_token(const TokenKey& key, std::span<const uint8_t> priv
   read_array(r, out.client_to_server_key);
   read_array(r, out.server_to_client_key);
   read_array(r, out.user_data);
+  const uint8_t role = r.u8();
   sodium_memzero(plain.data(), plain.size());
-  return r.ok() ? DropReason::None : DropReason::TokenInvalid;
+  if (!r.ok() || role > static_cast<uint8_t>(ClientRole::Spectator)) return DropReason::TokenInvalid;
+  out.role = static_cast<ClientRole>(role);
+  return DropReason::None;
 }
 
 std::vector<uint8_t> serialize_token(const ConnectToken& t) {

@@ -54,6 +54,9 @@ void add_flags(CLI::App& app, ServerOptions& o) {
   app.add_option("--match-id", o.match_id, "id of the match created at start-up")->default_val(0);
   app.add_option("--max-matches", o.max_matches, "matches at once, the start-up match included")
       ->default_val(16)->check(CLI::Range(1u, 4096u));
+  app.add_option("--max-spectators", o.max_spectators,
+                 "spectators per match (tokens minted with the spectator role; not counted as players)")
+      ->capture_default_str();
   app.add_option("--max-players", o.max_players, "players per match")
       ->default_val(16)->check(CLI::Range(1u, 256u));
   app.add_option("--max-packets-per-second", o.max_packets_per_second, "per client; more are dropped")

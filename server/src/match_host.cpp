@@ -161,6 +161,7 @@ void MatchHost::release(const Router::Key& key) {
 
 void MatchHost::admit(Admission a) {
   session_count_.fetch_add(1);
+  if (a.client.role == kp::ClientRole::Spectator) spectator_count_.fetch_add(1);
   std::lock_guard<std::mutex> lock(inbox_mutex_);
   admissions_.push_back(std::move(a));
 }
@@ -176,7 +177,9 @@ int64_t MatchHost::due_ns(uint64_t k) const {
 
 bool MatchHost::ended(Now now) const {
   if (over()) return true;
-  if (persistent_ || session_count_.load() != 0) return false;
+  // Spectators alone do not keep a match going: with its players gone it ends after the
+  // grace, and they are told it is over.
+  if (persistent_ || player_count() != 0) return false;
   return now.ns - empty_since_ns_ > static_cast<int64_t>(services_.options.empty_match_grace * 1e9);
 }
 
@@ -222,7 +225,9 @@ void MatchHost::run_once(Now now) {
   send_frames();
   flush_connections(now);
   remove_closed();
-  if (!sessions_.empty()) empty_since_ns_ = now.ns;
+  if (std::any_of(sessions_.begin(), sessions_.end(), [](const Session& s) { return !s.spectator; })) {
+    empty_since_ns_ = now.ns;
+  }
 }
 
 void MatchHost::step_due(Now now) {
@@ -346,7 +351,7 @@ game::TickInputs MatchHost::build_inputs() {
   std::vector<Session*> open;
   open.reserve(sessions_.size());
   for (Session& s : sessions_) {
-    if (s.state != SessionState::Closed) open.push_back(&s);
+    if (s.state != SessionState::Closed && !s.spectator) open.push_back(&s);
   }
   std::stable_sort(open.begin(), open.end(), [](const Session* a, const Session* b) { return a->player < b->player; });
   for (uint32_t player : present_) {
@@ -528,11 +533,14 @@ void MatchHost::send_snapshots() {
 void MatchHost::relevance_for(const Session& s, std::span<const uint32_t> ids,
                               std::vector<kp::BodyRelevance>& out, std::optional<sim::Vec3>& viewer) const {
   viewer.reset();
+  out.assign(ids.size(), kp::BodyRelevance{});
+  // A spectator sees every body alike, whatever player holds its id: the rules are asked
+  // for players only.
+  if (s.spectator) return;
   if (const game::PlayerSlot* slot = match_.find_player(s.player); slot != nullptr && slot->character != 0) {
     sim::BodyId body = match_.world().find_body(slot->character);
     if (match_.world().is_valid(body)) viewer = match_.world().body_state(body).position;
   }
-  out.assign(ids.size(), kp::BodyRelevance{});
   match_.rules().relevance(match_, s.player, ids, out);
   for (kp::BodyRelevance& r : out) {
     if (!std::isfinite(r.weight) || r.weight < 0.0f) r.weight = 0.0f;

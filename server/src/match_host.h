@@ -95,6 +95,9 @@ class MatchHost : public std::enable_shared_from_this<MatchHost> {
   void release(const Router::Key& key);
   /// Sessions open or admitted (for the players-per-match limit).
   uint32_t session_count() const { return session_count_.load(); }
+  /// Sessions admitted with a spectator token (part of session_count(), none a player).
+  uint32_t spectator_count() const { return spectator_count_.load(); }
+  uint32_t player_count() const { return session_count_.load() - spectator_count_.load(); }
   uint32_t max_players() const { return max_players_; }
   bool due(Now now) const { return !over() && now.ns >= next_due_ns(); }
   /// Starts the tick schedule at `now` (before the first run; creation may precede the
@@ -237,6 +240,7 @@ class MatchHost : public std::enable_shared_from_this<MatchHost> {
   std::vector<uint8_t> message_buffer_;  // the message being handled (its memory reused)
   int64_t empty_since_ns_;
   std::atomic<uint32_t> session_count_{0};
+  std::atomic<uint32_t> spectator_count_{0};
   uint32_t dumps_ = 0;
   double now_s_ = 0;  // the current run's time, for sends outside flush_connections
 

@@ -100,6 +100,11 @@ std::shared_ptr<MatchHost> MatchScheduler::match_for(Admission& a, Now now) {
     auto it = matches_.find(id);
     if (it != matches_.end()) return it->second;
   }
+  // A spectator watches a match; it never starts one.
+  if (a.client.role == protocol::ClientRole::Spectator) {
+    deny(a, protocol::fb::DenyReason::MatchNotFound, "a spectator's match is not running");
+    return nullptr;
+  }
   if (matches_.size() >= services_.options.max_matches) {
     deny(a, protocol::fb::DenyReason::ServerFull, "--max-matches reached");
     return nullptr;
@@ -132,8 +137,14 @@ void MatchScheduler::admit(Admission& a, Now now) {
     deny(a, protocol::fb::DenyReason::MatchOver, "the match is over");
     return;
   }
-  // A replacement in the same match frees its old seat as it opens.
-  if (host->session_count() >= host->max_players() && routed != host) {
+  // A replacement in the same match frees its old seat as it opens. Spectators have seats
+  // of their own: they never take a player's.
+  if (a.client.role == protocol::ClientRole::Spectator) {
+    if (host->spectator_count() >= services_.options.max_spectators && routed != host) {
+      deny(a, protocol::fb::DenyReason::ServerFull, "--max-spectators reached in this match");
+      return;
+    }
+  } else if (host->player_count() >= host->max_players() && routed != host) {
     deny(a, protocol::fb::DenyReason::ServerFull, "--max-players reached in this match");
     return;
   }

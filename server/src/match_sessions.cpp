@@ -26,10 +26,10 @@ const char* to_string(SessionState s) {
 namespace {
 
 std::vector<uint8_t> accept_message(uint32_t client_index, uint32_t player, uint32_t tick_rate, uint64_t tick,
-                                    const game::GameSpec& spec) {
+                                    const game::GameSpec& spec, bool spectator) {
   flatbuffers::FlatBufferBuilder fbb(128);
   auto body = fb::CreateConnectionAcceptDirect(fbb, kp::kProtocolVersion, client_index, player, tick_rate, tick,
-                                               spec.name.c_str(), game::spec_hash(spec));
+                                               spec.name.c_str(), game::spec_hash(spec), spectator);
   return kp::finish_message(fbb, fb::Body::ConnectionAccept, body.Union());
 }
 
@@ -98,6 +98,7 @@ bool MatchHost::may_send(Session& s, size_t bytes) {
 
 void MatchHost::open_session(Admission& a, Now now) {
   const uint32_t player = static_cast<uint32_t>(a.client.client_id);
+  const bool spectator = a.client.role == kp::ClientRole::Spectator;
   for (Session& old : sessions_) {
     if (old.state == SessionState::Closed || old.socket != a.socket || old.endpoint != a.from) continue;
     if (old.client_key == a.client.keys.receive && a.client.challenge_sequence <= old.issued_through) {
@@ -109,6 +110,7 @@ void MatchHost::open_session(Admission& a, Now now) {
       // replaces the session.
       old.route = a.route;
       session_count_.fetch_sub(1);
+      if (a.client.role == kp::ClientRole::Spectator) spectator_count_.fetch_sub(1);
       return;
     }
   }
@@ -122,8 +124,9 @@ void MatchHost::open_session(Admission& a, Now now) {
     }
     // The same player again from elsewhere (a reconnect with a fresh token): the new,
     // authenticated address wins; the old session leaves first so the match sees
-    // leave-then-join.
-    if (old.player == player) close(old, "replaced", fb::DenyReason::Kicked);
+    // leave-then-join. A spectator token never displaces a player of the same id (nor
+    // the reverse): the two roles are apart.
+    if (old.player == player && old.spectator == spectator) close(old, "replaced", fb::DenyReason::Kicked);
   }
   uint32_t index = 0;
   while (std::any_of(sessions_.begin(), sessions_.end(), [&](const Session& s) {
@@ -133,6 +136,7 @@ void MatchHost::open_session(Admission& a, Now now) {
   }
   Session& s = sessions_.emplace_back(snapshot_config_, interest_config_, connection_config_);
   s.player = player;
+  s.spectator = spectator;
   s.client_index = index;
   s.socket = a.socket;
   s.endpoint = a.from;
@@ -149,12 +153,17 @@ void MatchHost::open_session(Admission& a, Now now) {
   s.bucket_time = now.s();
   s.last_heard = now.s();
   services_.metrics.players.fetch_add(1);
+  if (spectator) services_.metrics.spectators.fetch_add(1);
   services_.metrics.connections.fetch_add(1);
-  send_control(s, accept_message(index, player, tick_rate_, match_.tick(), match_.spec()));
-  pending_events_.push_back({game::PlayerEvent::Kind::Join, player});
-  broadcast_event(fb::MatchEventKind::PlayerJoined, player);
+  send_control(s, accept_message(index, player, tick_rate_, match_.tick(), match_.spec(), spectator));
+  // A spectator is no player of the match: the game never hears of it, so it is in no
+  // recording either.
+  if (!spectator) {
+    pending_events_.push_back({game::PlayerEvent::Kind::Join, player});
+    broadcast_event(fb::MatchEventKind::PlayerJoined, player);
+  }
   services_.log.info("client_joined", {{"match", id_}, {"player", player}, {"client_index", index},
-                                       {"address", s.address}, {"tick", match_.tick()}});
+                                       {"spectator", spectator}, {"address", s.address}, {"tick", match_.tick()}});
 }
 
 Session* MatchHost::find_session(uint32_t socket, const Udp::endpoint& from) {
@@ -250,6 +259,9 @@ void MatchHost::handle_input(Session& s, std::span<const uint8_t> bytes) {
   s.snapshots.on_ack(batch.ack_snapshot_tick());
   if (s.frames_on) s.frames.on_ack(batch.ack_input_frame_tick());
   if (s.state != SessionState::Playing) return;  // Syncing: acknowledgements only
+  // A spectator's batches are how its acknowledgements travel (a batch holds at least one
+  // frame); the frames in them play no one and are not kept.
+  if (s.spectator) return;
   std::vector<std::pair<uint64_t, game::PlayerInput>> fresh;
   const uint64_t tick = match_.tick();
   const uint64_t clamped_before = s.input_rx.views_clamped();
@@ -387,10 +399,15 @@ void MatchHost::close(Session& s, const std::string& reason, std::optional<fb::D
   s.state = SessionState::Closed;
   s.close_reason = reason;
   services_.router.remove({s.socket, s.endpoint}, s.route);
-  pending_events_.push_back({game::PlayerEvent::Kind::Leave, s.player});
   services_.metrics.players.fetch_sub(1);
   session_count_.fetch_sub(1);
-  broadcast_event(fb::MatchEventKind::PlayerLeft, s.player);
+  if (s.spectator) {
+    services_.metrics.spectators.fetch_sub(1);
+    spectator_count_.fetch_sub(1);
+  } else {
+    pending_events_.push_back({game::PlayerEvent::Kind::Leave, s.player});
+    broadcast_event(fb::MatchEventKind::PlayerLeft, s.player);
+  }
   const auto& st = s.conn.stats();
   services_.log.info("client_left", {{"match", id_}, {"player", s.player}, {"reason", reason},
                                      {"address", s.address}, {"rtt_ms", st.rtt_ms},

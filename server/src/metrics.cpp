@@ -94,6 +94,7 @@ ServerCounters Metrics::snapshot() const {
   c.bytes_out = bytes_out.load();
   c.matches = matches.load();
   c.players = players.load();
+  c.spectators = spectators.load();
   c.ticks = ticks.load();
   c.ticks_late = ticks_late.load();
   c.ticks_dropped = ticks_dropped.load();
@@ -131,6 +132,7 @@ std::string Metrics::prometheus_text() const {
   line(out, "keel_bytes_out_total", "counter", "Keel datagram bytes sent.", c.bytes_out);
   line(out, "keel_matches", "gauge", "Matches running.", c.matches);
   line(out, "keel_players", "gauge", "Clients connected.", c.players);
+  line(out, "keel_spectators", "gauge", "Clients connected as spectators (part of keel_players).", c.spectators);
   line(out, "keel_ticks_total", "counter", "Ticks stepped, all matches.", c.ticks);
   line(out, "keel_ticks_late_total", "counter", "Ticks stepped more than one tick period after they were due.", c.ticks_late);
   line(out, "keel_ticks_dropped_total", "counter", "Ticks skipped after a stall (backlog past --max-catch-up-ticks).", c.ticks_dropped);

@@ -58,7 +58,7 @@ class Metrics {
   };
 
   std::atomic<uint64_t> packets_in{0}, packets_out{0}, bytes_in{0}, bytes_out{0};
-  std::atomic<uint64_t> matches{0}, players{0};
+  std::atomic<uint64_t> matches{0}, players{0}, spectators{0};
   std::atomic<uint64_t> ticks{0}, ticks_late{0}, ticks_dropped{0};
   std::atomic<uint64_t> desyncs{0}, hash_checks{0}, inputs_missing{0}, views_clamped{0};
   std::atomic<uint64_t> snapshots_sent{0}, snapshots_skipped{0};

@@ -28,7 +28,8 @@ struct Session {
           const protocol::ConnectionConfig& connection)
       : conn(connection), snapshots(config, interest), kbps(interest.budget_bytes_per_second / 125.0) {}
 
-  uint32_t player = 0;
+  uint32_t player = 0;  ///< the token's client id (a spectator's holds no player slot)
+  bool spectator = false;  ///< admitted by a spectator token: watches, never plays
   uint32_t client_index = 0;
   uint32_t socket = 0;
   Udp::endpoint endpoint;

@@ -19,8 +19,10 @@ struct Fixture {
   kp::TokenKey key = kp::generate_token_key();
   kp::ServerHandshake server{key, kServer};
 
-  kp::ConnectToken mint(uint64_t ttl = 30, std::vector<std::string> servers = {kServer}) {
+  kp::ConnectToken mint(uint64_t ttl = 30, std::vector<std::string> servers = {kServer},
+                        kp::ClientRole role = kp::ClientRole::Player) {
     kp::MintParams p;
+    p.role = role;
     p.client_id = 42;
     p.match_id = 9;
     p.server_addresses = std::move(servers);
@@ -170,6 +172,37 @@ TEST(Handshake, ChallengeMustComeBackFromTheSameAddress) {
   forged[forged.size() - 3] ^= 0x10;
   EXPECT_EQ(f.server.on_response(forged, "1.1.1.1:1", kNow, c), kp::DropReason::ChallengeInvalid);
   EXPECT_EQ(f.server.on_response(response, "1.1.1.1:1", kNow + 3600, c), kp::DropReason::TokenExpired);
+}
+
+// The role the backend minted comes out of the handshake (inside the sealed challenge),
+// and a token without one (the zero padding of tokens minted before roles) is a player's.
+TEST(Handshake, TheTokensRoleComesThroughTheChallenge) {
+  Fixture f;
+  for (kp::ClientRole role : {kp::ClientRole::Player, kp::ClientRole::Spectator}) {
+    auto request = kp::build_connection_request(f.mint(30, {kServer}, role));
+    std::vector<uint8_t> challenge, response;
+    ASSERT_EQ(f.server.on_request(request, "1.1.1.1:1", kNow, challenge), kp::DropReason::None);
+    ASSERT_EQ(kp::answer_challenge(challenge, response), kp::DropReason::None);
+    EXPECT_EQ(response.size(), kp::connection_response_bytes());
+    kp::AcceptedClient c;
+    ASSERT_EQ(f.server.on_response(response, "1.1.1.1:1", kNow, c), kp::DropReason::None);
+    EXPECT_EQ(c.role, role);
+    EXPECT_EQ(c.address, "1.1.1.1:1");
+    EXPECT_EQ(c.user_data[0], 0xab);
+  }
+}
+
+TEST(Token, TheRoleIsSealedInThePrivatePart) {
+  Fixture f;
+  auto t = f.mint(30, {kServer}, kp::ClientRole::Spectator);
+  kp::PrivateToken priv;
+  ASSERT_EQ(kp::open_private_token(f.key, t.private_data, t.nonce, t.expire_time, priv), kp::DropReason::None);
+  EXPECT_EQ(priv.role, kp::ClientRole::Spectator);
+  EXPECT_EQ(priv.client_id, 42u);
+  auto player = f.mint();
+  ASSERT_EQ(kp::open_private_token(f.key, player.private_data, player.nonce, player.expire_time, priv),
+            kp::DropReason::None);
+  EXPECT_EQ(priv.role, kp::ClientRole::Player);
 }
 
 TEST(Handshake, ShortOrGarbageRequestsAreDroppedSilently) {

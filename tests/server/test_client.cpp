@@ -32,6 +32,7 @@ kp::ConnectToken mint_test_token(const TestClientOptions& o) {
   p.server_addresses = o.token_addresses.empty() ? std::vector<std::string>{o.server} : o.token_addresses;
   p.ttl_seconds = 60;
   p.timeout_seconds = o.timeout_seconds;
+  p.role = o.role;
   auto t = kp::mint_token(o.key, p, unix_now());
   return *t;
 }
@@ -137,6 +138,7 @@ void TestClient::on_control(std::span<const uint8_t> bytes, double now) {
       const auto* a = m->body_as_ConnectionAccept();
       accepted_ = true;
       player_id_ = a->player_id();
+      spectator_ = a->spectator();
       tick_rate_ = a->tick_rate() ? a->tick_rate() : 60;
       accept_tick_ = a->server_tick();
       newest_server_tick_ = a->server_tick();

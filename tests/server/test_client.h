@@ -47,6 +47,8 @@ struct TestClientOptions {
   /// The view stamp every input carries (docs/protocol.md, "View stamps"; default: the
   /// present). A negative `behind` claims a view from the future.
   protocol::WireView view;
+  /// The role its token is minted with.
+  protocol::ClientRole role = protocol::ClientRole::Player;
   /// A token to use instead of minting one (a reconnect with the same token).
   std::optional<protocol::ConnectToken> token;
 };
@@ -71,6 +73,8 @@ class TestClient {
   protocol::fb::DenyReason disconnect_reason() const { return disconnect_reason_; }
   bool denied() const { return denied_; }
   uint32_t player_id() const { return player_id_; }
+  /// ConnectionAccept said this client is a spectator.
+  bool spectator() const { return spectator_; }
   uint64_t snapshots() const { return snapshots_; }
   uint64_t frames() const { return frames_; }
   uint64_t hash_checks() const { return hash_checks_; }
@@ -121,6 +125,7 @@ class TestClient {
   bool accepted_ = false, denied_ = false, disconnected_ = false;
   protocol::fb::DenyReason disconnect_reason_ = protocol::fb::DenyReason::Unknown;
   uint32_t player_id_ = 0;
+  bool spectator_ = false;
   uint32_t tick_rate_ = 60;
   uint64_t accept_tick_ = 0;
   double accept_time_ = 0;

@@ -3,11 +3,14 @@
 //   keel-token keygen KEYFILE
 //   keel-token mint --key KEYFILE --client-id N --match M --server HOST:PORT
 //                   [--server HOST:PORT ...] [--ttl S] [--timeout S] [--user-data HEX]
+//                   [--spectator]
 //
 // mint prints the token as one line of URL-safe base64 (no padding); the client passes
 // it to its SDK. --user-data is up to kUserDataBytes (256) bytes as hex digits, copied
 // into the start of the token's user data and zero-filled after; the server hands it to
-// the game unread (AcceptedClient::user_data). Bad hex exits with status 2.
+// the game unread (AcceptedClient::user_data). Bad hex exits with status 2. --spectator
+// mints a spectator's token: the match is sent to it, it takes no player slot and plays no
+// one (ClientRole in keel/protocol/token.h).
 // docs/security.md describes what the token protects.
 #include <keel/protocol/token.h>
 
@@ -131,6 +134,8 @@ int main(int argc, char** argv) {
   mt->add_option("--timeout", params.timeout_seconds, "connection time-out in seconds")
       ->default_val(10)
       ->check(CLI::Range(1, 3600));
+  bool spectator = false;
+  mt->add_flag("--spectator", spectator, "a spectator's token: watches the match, takes no player slot");
   std::string user_data;
   mt->add_option("--user-data", user_data,
                  "bytes for the game server, as hex digits (at most " +
@@ -139,6 +144,7 @@ int main(int argc, char** argv) {
 
   CLI11_PARSE(app, argc, argv);
   if (kg->parsed()) return keygen(keygen_path, force);
+  if (spectator) params.role = kp::ClientRole::Spectator;
   std::string error;
   if (!parse_user_data(user_data, params.user_data, error)) {
     std::cerr << "keel-token: --user-data: " << error << "\n";

@@ -180,6 +180,10 @@ class Client {
   Mode mode() const;
   CloseReason close_reason() const;
   uint32_t player_id() const;
+  /// Whether the server admitted this client as a spectator (the role its token was minted
+  /// with): it is sent the match like any client, plays no one, and its inputs are not sent
+  /// (its batches carry only acknowledgements).
+  bool spectating() const;
   uint32_t tick_rate() const;
   std::vector<ClientEvent> take_events();
   /// The game events reported since the last call, oldest first (see GameEventRecord;

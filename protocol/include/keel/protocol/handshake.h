@@ -44,6 +44,7 @@ struct AcceptedClient {
   uint64_t match_id = 0;
   uint32_t timeout_seconds = 0;
   std::array<uint8_t, kUserDataBytes> user_data{};
+  ClientRole role = ClientRole::Player;
   ConnectionKeys keys;  ///< server side: send = server-to-client
   std::string address;
   /// The challenge this client answered, and the newest challenge the handshake had

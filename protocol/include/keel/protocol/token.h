@@ -29,6 +29,12 @@ inline constexpr size_t kMaxTokenAddresses = 8;
 inline constexpr size_t kMaxAddressBytes = 63;
 inline constexpr size_t kUserDataBytes = 256;
 
+/// What a token admits its holder as. A player takes a player slot of the match (the game
+/// hears it join and leave, its inputs are applied); a spectator is sent the match like any
+/// client but has no slot, and anything it sends as input is dropped. Only the backend that
+/// mints the token chooses, so a spectator cannot make itself a player.
+enum class ClientRole : uint8_t { Player = 0, Spectator = 1 };
+
 /// What the private part holds (the server reads it; the client cannot).
 struct PrivateToken {
   uint64_t client_id = 0;
@@ -38,6 +44,7 @@ struct PrivateToken {
   std::array<uint8_t, 32> client_to_server_key{};
   std::array<uint8_t, 32> server_to_client_key{};
   std::array<uint8_t, kUserDataBytes> user_data{};
+  ClientRole role = ClientRole::Player;
 };
 
 /// What the backend hands the client.
@@ -60,6 +67,7 @@ struct MintParams {
   uint64_t ttl_seconds = 30;
   uint32_t timeout_seconds = 10;
   std::array<uint8_t, kUserDataBytes> user_data{};
+  ClientRole role = ClientRole::Player;
 };
 
 /// A fresh random key (libsodium's CSPRNG).

@@ -46,6 +46,7 @@ struct ServerOptions {
   uint64_t match_id = 0;                  ///< --match-id: the match created at start-up
   uint32_t max_matches = 16;              ///< --max-matches, the start-up match included
   uint32_t max_players = 16;              ///< --max-players per match
+  uint32_t max_spectators = 16;           ///< --max-spectators per match (0: none admitted)
   uint32_t max_packets_per_second = 300;  ///< --max-packets-per-second per client
   double idle_timeout = 10.0;             ///< --idle-timeout s: caps the token's time-out
   double empty_match_grace = 10.0;        ///< --empty-match-grace s before an empty match ends

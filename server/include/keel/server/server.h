@@ -34,7 +34,8 @@ struct ServerCounters {
   uint64_t bytes_in = 0;
   uint64_t bytes_out = 0;
   uint64_t matches = 0;  ///< running now
-  uint64_t players = 0;  ///< connected now
+  uint64_t players = 0;  ///< connected now (spectators included)
+  uint64_t spectators = 0;  ///< of them, admitted with a spectator token
   uint64_t ticks = 0;    ///< stepped, all matches
   uint64_t ticks_late = 0;
   uint64_t ticks_dropped = 0;  ///< backlog dropped after a stall
