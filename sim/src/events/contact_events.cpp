@@ -199,4 +199,13 @@ void repeat_contact_events(WorldImpl& w) {
   w.trigger_events.resize(n);
 }
 
+// Contact events from the touching contacts and the pre-solve velocities, or (a still
+// step after a still step: the contacts, poses and velocities are those the last events
+// were built from) the last events repeated. Returns the touching count for the profile.
+uint32_t events_stage(WorldImpl& w, bool repeat_events, ContactEventScratch& scratch) {
+  if (!repeat_events) return update_contact_events(w, scratch);
+  repeat_contact_events(w);
+  return w.last_touching;
+}
+
 }  // namespace keel::sim
