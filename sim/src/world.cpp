@@ -177,9 +177,9 @@ void WorldImpl::step() {
   // A world with characters is never still: a sleeping character wakes itself when its
   // input or its script asks it to move, which only its tick stage can see.
   const bool any_moves = any_body_can_move(*this);
-  const bool still = !edited && characters.items.empty() && !any_moves;
-  const bool repeat_events = still && last_step_still;
-  edited = false;
+  const bool still = !shortcuts.edited && characters.items.empty() && !any_moves;
+  const bool repeat_events = still && shortcuts.last_step_still;
+  shortcuts.edited = false;
   timed(profile.contacts_ms, [&] { contacts_stage(*this, still, any_moves, scratch); });
   timed(profile.characters_ms, [&] {
     if (!still) update_characters(*this, dt, scratch.characters);
@@ -187,19 +187,19 @@ void WorldImpl::step() {
   timed(profile.touching_ms, [&] { touching_stage(*this, still, repeat_events, scratch.contact_flags); });
   // The events run beside the solve's preparation: both only read the contacts and
   // bodies, and both are done before any body moves. (events_ms overlaps solve_ms.)
-  uint32_t touching = last_touching;
+  uint32_t touching = shortcuts.last_touching;
   timed(profile.solve_ms, [&] {
     TickSolve solve(*this, dt);
     executor.invoke([&] { timed(profile.events_ms, [&] { touching = events_stage(*this, repeat_events, scratch.events); }); },
                     [&] { solve.prepare(); });
     solve.run();
   });
-  last_step_still = still;
-  last_touching = touching;
+  shortcuts.last_step_still = still;
+  shortcuts.last_touching = touching;
   timed(profile.sleep_ms, [&] { update_sleep(*this, dt, scratch.sleep); });
   scratch.end();
   ++tick;
-  dormant = still && !any_body_awake(*this);
+  shortcuts.dormant = still && !any_body_awake(*this);
 
   profile.total_ms = ms_since(t0);
   profile.contact_pairs = uint32_t(contacts.items().size());
@@ -209,7 +209,7 @@ void WorldImpl::step() {
 void WorldImpl::step_dormant() {
   const auto t0 = Clock::now();
   repeat_contact_events(*this);
-  last_step_still = true;
+  shortcuts.last_step_still = true;
   ++tick;
   const double total_ms = ms_since(t0);
   const char* kernels = profile.kernels;
@@ -218,7 +218,7 @@ void WorldImpl::step_dormant() {
   profile.events_ms = total_ms;
   profile.total_ms = total_ms;
   profile.contact_pairs = uint32_t(contacts.items().size());
-  profile.touching_pairs = last_touching;
+  profile.touching_pairs = shortcuts.last_touching;
 }
 
 // ---------------------------------------------------------------------------------------
@@ -293,7 +293,7 @@ bool World::set_gravity(const Vec3& gravity) {
     if (!std::isfinite(gravity[i]) || std::fabs(gravity[i]) > kMaxGravity) return false;
   }
   WorldImpl& w = *impl_;
-  w.edited = true;
+  w.shortcuts.edited = true;
   w.settings.gravity = gravity;
   // Slot order: the same bodies wake in the same order everywhere.
   for (uint32_t i = 0; i < uint32_t(w.bodies.size()); ++i) {
@@ -318,7 +318,7 @@ Expected<BodyId> World::add_body(const BodyDef& def) {
     return Error{"body " + std::to_string(user_id) + ": id is already used by another body"};
   }
 
-  w.edited = true;
+  w.shortcuts.edited = true;
   w.membership_stamp = WorldImpl::fresh_membership_stamp();
   uint32_t slot = w.allocate_body_slot();
   // A reused slot's contact outputs were another body's.
@@ -367,7 +367,7 @@ bool World::remove_body(BodyId id) {
   WorldImpl& w = *impl_;
   Body* b = w.get(id);
   if (!b) return false;
-  w.edited = true;
+  w.shortcuts.edited = true;
   w.membership_stamp = WorldImpl::fresh_membership_stamp();
   // Whatever rested on it falls on the next tick.
   wake_islands_touching(w, id.index);
@@ -426,7 +426,7 @@ void World::set_body_kind(BodyId id, uint32_t kind) {
 void World::set_linear_velocity(BodyId id, const Vec3& v) {
   Body* b = impl_->get(id);
   if (!b || b->motion == MotionType::Static) return;
-  impl_->edited = true;
+  impl_->shortcuts.edited = true;
   wake_island_of(*impl_, id.index);
   b->linear_velocity = v;
 }
@@ -434,7 +434,7 @@ void World::set_linear_velocity(BodyId id, const Vec3& v) {
 void World::set_angular_velocity(BodyId id, const Vec3& w) {
   Body* b = impl_->get(id);
   if (!b || b->motion == MotionType::Static) return;
-  impl_->edited = true;
+  impl_->shortcuts.edited = true;
   wake_island_of(*impl_, id.index);
   b->angular_velocity = w;
 }
@@ -443,7 +443,7 @@ void World::set_transform(BodyId id, const Transform& pose) {
   WorldImpl& w = *impl_;
   Body* b = w.get(id);
   if (!b) return;
-  w.edited = true;
+  w.shortcuts.edited = true;
   wake_island_of(w, id.index);
   wake_islands_touching(w, id.index);
   b->origin = Transform{pose.position, glm::normalize(pose.rotation)};
@@ -460,7 +460,7 @@ void World::set_transform(BodyId id, const Transform& pose) {
 void World::move_kinematic(BodyId id, const Transform& target) {
   Body* b = impl_->get(id);
   if (!b || b->motion != MotionType::Kinematic) return;
-  impl_->edited = true;
+  impl_->shortcuts.edited = true;
   const float inv_dt = float(impl_->settings.tick_rate);
   const Quat rotation = glm::normalize(target.rotation);
   // The centre moves in a straight line; the solver integrates the centre's velocity.
@@ -475,7 +475,7 @@ void World::move_kinematic(BodyId id, const Transform& target) {
 void World::apply_impulse(BodyId id, const Vec3& impulse, const Vec3& world_point) {
   Body* b = impl_->get(id);
   if (!b || b->motion != MotionType::Dynamic) return;
-  impl_->edited = true;
+  impl_->shortcuts.edited = true;
   wake_island_of(*impl_, id.index);
   b->linear_velocity += b->inv_mass * impulse;
   Mat3 r = glm::mat3_cast(b->origin.rotation);

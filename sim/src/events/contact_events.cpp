@@ -176,13 +176,13 @@ uint32_t update_contact_events(WorldImpl& w, ContactEventScratch& scratch) {
     w.touching_held.push_back(t.held ? 1 : 0);
   }
   update_trigger_events(w, scratch.sensed);
-  w.events_repeated = false;
+  w.shortcuts.events_repeated = false;
   return touching;
 }
 
 void repeat_contact_events(WorldImpl& w) {
-  if (w.events_repeated) return;
-  w.events_repeated = true;
+  if (w.shortcuts.events_repeated) return;
+  w.shortcuts.events_repeated = true;
   size_t n = 0;
   for (const ContactEvent& e : w.events) {
     if (e.kind == ContactEvent::Kind::Ended) continue;
@@ -205,7 +205,7 @@ void repeat_contact_events(WorldImpl& w) {
 uint32_t events_stage(WorldImpl& w, bool repeat_events, ContactEventScratch& scratch) {
   if (!repeat_events) return update_contact_events(w, scratch);
   repeat_contact_events(w);
-  return w.last_touching;
+  return w.shortcuts.last_touching;
 }
 
 }  // namespace keel::sim
