@@ -305,6 +305,8 @@ void World::set_threads(uint32_t threads) {
   impl_->settings.threads = threads == 0 ? 1 : threads;
   impl_->executor.set_threads(impl_->settings.threads);
 }
+void World::use_worker_pool(std::shared_ptr<WorkerPool> pool) { impl_->executor.share_pool(std::move(pool)); }
+std::shared_ptr<WorkerPool> World::worker_pool() const { return impl_->executor.shared_pool(); }
 
 Expected<BodyId> World::add_body(const BodyDef& def) {
   WorldImpl& w = *impl_;

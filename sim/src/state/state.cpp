@@ -505,7 +505,7 @@ Status World::restore_state(std::span<const uint8_t> bytes) {
   // from this world. The step's context that is not state stays the World's own.
   auto fresh = std::make_unique<WorldImpl>();
   fresh->settings.threads = impl_->settings.threads;
-  fresh->executor.set_threads(fresh->settings.threads);
+  fresh->executor.adopt_pool(impl_->executor);  // the same threads, own or the host's
   fresh->toggles = impl_->toggles;
   StateReader r(bytes);
   if (Status st = read_state(r, *fresh, *impl_); !st) return st;  // this world is left untouched
