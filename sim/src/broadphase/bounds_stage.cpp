@@ -2,6 +2,7 @@
 #include "broadphase/bounds_stage.h"
 
 #include "parallel/executor.h"
+#include "world_impl.h"
 
 namespace keel::sim {
 

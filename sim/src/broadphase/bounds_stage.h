@@ -4,12 +4,13 @@
 #pragma once
 
 #include "broadphase/broadphase.h"
-#include "world_impl.h"
 
 #include <cstdint>
 #include <vector>
 
 namespace keel::sim {
+
+struct WorldImpl;
 
 inline AABB fatten(const AABB& box) {
   return AABB{box.lower - Vec3(kAabbMargin), box.upper + Vec3(kAabbMargin)};

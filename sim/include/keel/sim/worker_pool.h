@@ -3,10 +3,10 @@
 // A World steps on its own threads by default (WorldSettings::threads, World::set_threads).
 // A host that steps many worlds at once (a server running many matches) may instead make
 // one WorkerPool and hand it to each of them (World::use_worker_pool): their steps then
-// share one set of threads rather than each world keeping threads of its own that sit idle
-// while the others step. Which thread computes a piece of a step never decides what it
-// comes to (docs/determinism.md), so a world gives the same bits on its own threads, on a
-// shared pool of any size, and on one thread.
+// share one arena and one limit on how many threads they use together, where worlds with
+// threads of their own may each use their count at once. Which thread computes a piece of
+// a step never decides what it comes to (docs/determinism.md), so a world gives the same
+// bits on its own threads, on a shared pool of any size, and on one thread.
 #pragma once
 
 #include <cstdint>
