@@ -4,6 +4,7 @@
 // by one thread at a time.
 #include "parallel/executor.h"
 #include "test_bodies.h"
+#include "world_access.h"
 
 #include <keel/sim/world.h>
 #include <keel/sim/worker_pool.h>
@@ -93,6 +94,28 @@ TEST(WorkerPool, AWorldLeavesThePoolForItsOwnThreads) {
   w.set_threads(2);  // threads of its own again
   EXPECT_EQ(w.worker_pool(), nullptr);
   EXPECT_EQ(pool.use_count(), 1) << "no world holds the pool any more";
+}
+
+// A restore replaces the state and derives the caches from it, but the step's context is
+// the World's: its thread count, its pool and its test toggles stay as they were.
+TEST(WorkerPool, ARestoreKeepsTheStepContextAndRebuildsTheCaches) {
+  World w = stack_world();
+  w.set_threads(3);
+  WorldAccess::impl(w).toggles.solve_in_parts = false;
+  for (int t = 0; t < 30; ++t) w.step();
+  const std::vector<uint8_t> saved = w.save_state();
+  World other = stack_world();
+  other.set_threads(2);
+  WorldAccess::impl(other).toggles.joint_warm_start = false;
+  ASSERT_TRUE(other.restore_state(saved));
+  EXPECT_EQ(other.settings().threads, 2u);
+  EXPECT_EQ(WorldAccess::impl(other).executor.threads(), 2u);
+  EXPECT_FALSE(WorldAccess::impl(other).toggles.joint_warm_start);
+  EXPECT_TRUE(WorldAccess::impl(other).toggles.solve_in_parts);
+  // Caches: every live body is in the id map, and the first step takes no rest shortcut.
+  EXPECT_EQ(WorldAccess::impl(other).id_to_slot.size(), other.bodies().size());  // slots alive
+  EXPECT_TRUE(WorldAccess::impl(other).shortcuts.edited);
+  EXPECT_EQ(other.save_state(), saved);
 }
 
 // Two executors (two worlds) on one pool, each called from a thread of its own at once:
