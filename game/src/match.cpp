@@ -365,6 +365,7 @@ Status Match::restore_state(std::span<const uint8_t> bytes) {
     if (s.view.lag >= history.size() && s.view.lag != 0) return Error{"match state: a player's view is older than the pose history"};
   }
   world.set_threads(world_.settings().threads);
+  world.use_worker_pool(world_.worker_pool());  // a host's shared pool, when it handed one in
   world_ = std::move(world);
   players_ = std::move(players);
   state_ = std::move(state);

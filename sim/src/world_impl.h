@@ -139,8 +139,15 @@ struct StateDigests {
   std::vector<uint64_t> front_blocks;  // scratch: the front's block digests
 };
 
-struct WorldImpl {
-  WorldSettings settings;
+/// The saved state: exactly what World::save_state writes and World::restore_state reads
+/// (state/state.cpp, in this order), and nothing the world can derive. Two worlds with
+/// equal states step identically; everything else in a WorldImpl is rebuilt from this
+/// (WorldImpl::rebuild_caches) or is working memory. A few per-element fields inside
+/// these arrays are derived too, each marked at its declaration: Body::ccd_reach,
+/// ccd_sweep, joints, no_collide; Shape::proxy, aabb; a contact's manifold points and
+/// bodies (recomputed from the poses and shapes); CharacterSet::warnings.
+struct WorldState {
+  WorldSettings settings;  // every field but `threads`, which never changes a result
   uint64_t tick = 0;
   uint32_t next_auto_id = 1u << 31;  // ids the world assigns start here
 
@@ -148,61 +155,89 @@ struct WorldImpl {
   std::vector<uint32_t> free_bodies;  // stack: back() is reused first
   std::vector<Shape> shapes;
   std::vector<uint32_t> free_shapes;
-  std::map<uint32_t, uint32_t> id_to_slot;  // user id -> body slot (ordered: no hash order)
+  ContactSet contacts;                   // pairs, point ids, impulses, sliding (in key order)
+  std::vector<uint64_t> touching_pairs;  // body pairs (user ids) touching last tick
+  std::vector<uint64_t> sensed_pairs;    // (trigger id, other id) overlapping last tick
+  JointSet joints;
+  CharacterSet characters;  // character controller components
+};
 
-  BroadPhase broadphase;
-  ContactSet contacts;
-  StepProfile profile;
-  std::vector<ContactEvent> events;      // of the last step
-  std::vector<uint64_t> touching_pairs;  // body pairs (user ids) touching last tick: state
-  std::vector<uint8_t> touching_held;    // per touching pair: neither body could move (derived)
-  std::vector<ContactOutput> contact_outputs;  // per body slot, from the last step's contacts (derived)
-  std::vector<TriggerEvent> trigger_events;  // of the last step
-  std::vector<uint64_t> sensed_pairs;        // (trigger id, other id) overlapping last tick: state
-  CharacterSet characters;                   // character controller components: state
-  JointSet joints;                           // joints: state
-  bool joint_warm_start = true;              // tests only: off measures what warm starting buys
-  bool solve_in_parts = true;                // tests only: off solves everything as one team
-  Executor executor;  // worker threads; never part of the state
-  // Working memory, never state (memory/step_scratch.h): the step's lists and each
-  // executor slot's buffers, then the scene queries' (queries on one world never run at
-  // the same time, nor beside its step, so one set serves them all).
-  StepScratch scratch;
-  mutable QueryScratch query_scratch;
-  // Derived, never state. `edited`: the API added, removed, moved or pushed a body since
-  // the last step (a new or restored world counts as edited). `last_step_still`: the last
-  // step found no body able to move and nothing edited. Together they let a world at rest
-  // skip its contacts (see WorldImpl::step). `dormant`: the last step was still and left
-  // every body static or asleep, so until the API edits something a step changes nothing
-  // but the tick and the repeated events.
+/// Switches that only tests turn off, to measure what the default buys; never state, and
+/// kept by a restore (they belong to the World object, as its thread count does).
+struct SolverTestToggles {
+  bool joint_warm_start = true;  // off: joints start each tick from zero impulse (what warm starting buys)
+  bool solve_in_parts = true;    // off: every body is solved by one team (what the split into parts buys)
+};
+
+/// The step's shortcuts for a world at rest (see WorldImpl::step), derived, never state:
+/// a new or restored world starts with these defaults and so takes no shortcut on its
+/// first step. What each buys:
+struct StepShortcuts {
+  /// The API added, removed, moved or pushed a body (or a joint) since the last step.
+  /// A step with nothing edited and no body able to move is "still": no fat bound can
+  /// change, no contact end and no island wake, so it skips the contact passes and pays
+  /// per body, not per contact.
   bool edited = true;
+  /// The last step was still: a still step after it repeats the last events instead of
+  /// building them again.
   bool last_step_still = false;
+  /// The last step was still and left every body static or asleep: until the API edits
+  /// something a step changes only the tick and repeats the events (WorldImpl::step_dormant),
+  /// and the state hash patches the tick into its cached digests.
   bool dormant = false;
-  bool events_repeated = false;  // the events are a repeat (all Stayed / Stay): repeating changes nothing
+  /// The events are already a repeat (all Stayed / Stay): repeating them again rewrites nothing.
+  bool events_repeated = false;
+  /// The touching count of the last built events, for the profile of the steps that repeat them.
   uint32_t last_touching = 0;
-  // Derived, never state: the contacts that have points, in key order, as the events,
-  // the solver and the islands see them this tick. Most pairs of a busy world are
-  // neighbours within the fattened bounds and have none; those stages walk this list.
+};
+
+/// A world inside: its state (the base), the caches derived from it, and the step's
+/// context (the executor, working memory, profile). Only the state is saved; a restore
+/// builds a new WorldImpl from the state bytes and rebuilds the caches from them alone.
+struct WorldImpl : WorldState {
+  // ----- Derived caches: rebuilt from the state (rebuild_caches), never saved -----
+  std::map<uint32_t, uint32_t> id_to_slot;  // user id -> body slot (ordered: no hash order)
+  BroadPhase broadphase;                    // trees over the colliders' fat bounds (Shape::fat is state)
+  // Per touching pair (touching_pairs): neither body could move (lets the events reuse
+  // last tick's records). Empty after a restore, which the events then read as unknown.
+  std::vector<uint8_t> touching_held;
+  // The contacts that have points, in key order, as the events, the solver and the
+  // islands see them this tick. Most pairs of a busy world are neighbours within the
+  // fattened bounds and have none; those stages walk this list.
   std::vector<uint32_t> touching_contacts;
   // The contact set's generation that list belongs to (kept through a tick's new pairs);
   // any other change to the set, a restore or a sleeping island's refreshed contacts
   // leave it behind, and the next contact pass reads every contact's count instead.
   uint64_t touching_generation = ~uint64_t(0);
-
-  // Derived, never state: a stamp that changes whenever the set of live bodies may have
-  // changed (a body added or removed, a state restored, a new world). Stamps are unique
-  // across every world of the process, so equal stamps mean the same bodies: a host that
-  // describes the world to clients skips its walk over every body on ticks with none.
+  StepShortcuts shortcuts;
+  // A stamp that changes whenever the set of live bodies may have changed (a body added
+  // or removed, a state restored, a new world). Stamps are unique across every world of
+  // the process, so equal stamps mean the same bodies: a host that describes the world to
+  // clients skips its walk over every body on ticks with none.
   uint64_t membership_stamp = fresh_membership_stamp();
   static uint64_t fresh_membership_stamp();
-
-  // Derived, never state (state/hash.cpp): the state's block digests as of the last hash,
-  // valid until the World is reached for change (World::ImplPtr) other than by a dormant step.
+  // The state's block digests as of the last hash (state/hash.cpp), valid until the World
+  // is reached for change (World::ImplPtr) other than by a dormant step.
   mutable StateDigests digests;
-  // Scene queries: how far movable colliders poke out of their fat bounds (derived cache,
-  // never state; see query/world_query.cpp).
+  // Scene queries: how far movable colliders poke out of their fat bounds (see
+  // query/world_query.cpp).
   mutable uint64_t query_slack_tick = ~uint64_t(0);
   mutable float query_slack = 0.0f;
+
+  // ----- The last step's outputs (derived, never saved) -----
+  StepProfile profile;
+  std::vector<ContactOutput> contact_outputs;  // per body slot, from the last step's contacts
+  std::vector<ContactEvent> events;
+  std::vector<TriggerEvent> trigger_events;
+
+  // ----- The step's context: never state, kept by a restore where it can be -----
+  SolverTestToggles toggles;
+  Executor executor;  // worker threads
+  // Working memory (memory/step_scratch.h): the step's lists and each executor slot's
+  // buffers, then the scene queries' (queries on one world never run at the same time,
+  // nor beside its step, so one set serves them all).
+  StepScratch scratch;
+  mutable QueryScratch query_scratch;
 
   Body* get(BodyId id);
   const Body* get(BodyId id) const;
@@ -211,13 +246,17 @@ struct WorldImpl {
   void create_shape(uint32_t body, const ColliderDef& def, std::shared_ptr<const ConvexHull> hull);
   void destroy_shape(uint32_t shape);
   void rebuild_broadphase();
+  /// Rebuilds every cache from the state alone (a restore, after the state was read and
+  /// checked): the id map, each contact's bodies, the joint links, the broadphase, and
+  /// the manifolds of the contacts the next step will not recompute.
+  void rebuild_caches();
   /// Recomputes one contact's manifold from the current poses (carrying impulses by id).
   void refresh_contact_from_poses(Contact& c, bool flatten_friction = true);
 
   void step();
-  /// Whether the next step is a dormant one (see `dormant`).
-  bool dormant_step_due() const { return dormant && !edited && characters.items.empty(); }
-  /// A step of a dormant world (see `dormant`): the events repeat and the tick advances.
+  /// Whether the next step is a dormant one (see StepShortcuts::dormant).
+  bool dormant_step_due() const { return shortcuts.dormant && !shortcuts.edited && characters.items.empty(); }
+  /// A step of a dormant world (see StepShortcuts::dormant): the events repeat and the tick advances.
   void step_dormant();
 };
 

@@ -7,6 +7,8 @@
 #include <keel/sim/character.h>
 #include <keel/sim/state_hash.h>
 
+#include <keel/sim/worker_pool.h>
+
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -128,6 +130,25 @@ TEST(Match, SaveRestoreReproducesPlayersAndWorld) {
   }
   std::vector<uint8_t> bad(saved.begin(), saved.begin() + 30);
   EXPECT_FALSE(b.restore_state(bad));
+}
+
+// A host's shared worker pool (sim::WorkerPool) stays the match's through a restore, and a
+// match stepping on it keeps the hashes of one stepping on its own thread.
+TEST(Match, RestoreKeepsTheHostsWorkerPool) {
+  auto pool = std::make_shared<sim::WorkerPool>(2);
+  Match a = sandbox(flat_scene());
+  Match b = sandbox(flat_scene());
+  b.use_worker_pool(pool);
+  a.step(join(4));
+  b.step(join(4));
+  ASSERT_TRUE(b.restore_state(a.save_state()));
+  EXPECT_EQ(b.world().worker_pool(), pool);
+  InputFrame f = input(0.5f, 0.0f, 1.0f, true, true);
+  for (int i = 0; i < 30; ++i) {
+    a.step(TickInputs{{}, {PlayerInput{4, f}}});
+    b.step(TickInputs{{}, {PlayerInput{4, f}}});
+    ASSERT_EQ(a.hash(), b.hash()) << "tick " << a.tick();
+  }
 }
 
 // Match::hash() hashes the match's own bytes ahead of the world's cached block digests:

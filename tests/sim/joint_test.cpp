@@ -73,7 +73,7 @@ TEST(JointTest, PendulumPeriodWithinOnePercent) {
 /// much longer than 3 m it hangs after 3 s.
 float chain_stretch(bool warm_start) {
   World w;
-  WorldAccess::impl(w).joint_warm_start = warm_start;
+  WorldAccess::impl(w).toggles.joint_warm_start = warm_start;
   const int links = 10;
   const float link = 0.3f;
   for (int i = 0; i < links; ++i) {

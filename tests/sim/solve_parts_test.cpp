@@ -174,7 +174,7 @@ TEST(SolveParts, SolvingInPartsComputesTheSameBitsAsOneTeam) {
     for (uint32_t threads : {1u, 2u}) {
       World w = mixed_world();
       w.set_threads(threads);
-      WorldAccess::impl(w).solve_in_parts = in_parts;
+      WorldAccess::impl(w).toggles.solve_in_parts = in_parts;
       uint32_t most_parts = 0, most_team = 0;
       for (int t = 1; t <= kTicks; ++t) {
         w.step();

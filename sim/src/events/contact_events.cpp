@@ -176,13 +176,13 @@ uint32_t update_contact_events(WorldImpl& w, ContactEventScratch& scratch) {
     w.touching_held.push_back(t.held ? 1 : 0);
   }
   update_trigger_events(w, scratch.sensed);
-  w.events_repeated = false;
+  w.shortcuts.events_repeated = false;
   return touching;
 }
 
 void repeat_contact_events(WorldImpl& w) {
-  if (w.events_repeated) return;
-  w.events_repeated = true;
+  if (w.shortcuts.events_repeated) return;
+  w.shortcuts.events_repeated = true;
   size_t n = 0;
   for (const ContactEvent& e : w.events) {
     if (e.kind == ContactEvent::Kind::Ended) continue;
@@ -197,6 +197,15 @@ void repeat_contact_events(WorldImpl& w) {
     w.trigger_events[n++].kind = TriggerEvent::Kind::Stay;
   }
   w.trigger_events.resize(n);
+}
+
+// Contact events from the touching contacts and the pre-solve velocities, or (a still
+// step after a still step: the contacts, poses and velocities are those the last events
+// were built from) the last events repeated. Returns the touching count for the profile.
+uint32_t events_stage(WorldImpl& w, bool repeat_events, ContactEventScratch& scratch) {
+  if (!repeat_events) return update_contact_events(w, scratch);
+  repeat_contact_events(w);
+  return w.shortcuts.last_touching;
 }
 
 }  // namespace keel::sim

@@ -47,4 +47,9 @@ uint32_t update_contact_events(WorldImpl& world, ContactEventScratch& scratch);
 /// every tick).
 void repeat_contact_events(WorldImpl& world);
 
+/// The events stage: update_contact_events, or on a still step after a still step (the
+/// contacts, poses and velocities are those the last events were built from)
+/// repeat_contact_events. Returns the touching count for the step profile.
+uint32_t events_stage(WorldImpl& world, bool repeat_events, ContactEventScratch& scratch);
+
 }  // namespace keel::sim

@@ -94,7 +94,7 @@ Vec3 anchor_world(const WorldImpl& w, uint32_t body, const Transform& frame) {
 }
 
 void wake_joint_bodies(WorldImpl& w, const Joint& j) {
-  w.edited = true;
+  w.shortcuts.edited = true;
   wake_island_of(w, j.body_a);
   if (j.body_b != kNullIndex) wake_island_of(w, j.body_b);
 }

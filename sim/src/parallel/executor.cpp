@@ -26,18 +26,28 @@ uint32_t work_threshold(const char* name, uint32_t fallback) {
   return value > 0xffffffffu ? fallback : uint32_t(value);
 }
 
-struct Executor::Impl {
+struct WorkerPool::Impl {
 #if KEEL_WITH_TBB
-  explicit Impl(uint32_t threads) : arena(int(threads)) {}
+  // Initialised here, not on first use: executors on other threads may enter it at once.
+  explicit Impl(uint32_t threads) : arena(int(threads)) { arena.initialize(); }
   oneapi::tbb::task_arena arena;
 #else
   explicit Impl(uint32_t) {}
 #endif
 };
 
+WorkerPool::WorkerPool(uint32_t threads) : threads_(threads == 0 ? 1 : threads) {
+  if (threads_ > 1) impl_ = std::make_unique<Impl>(threads_);
+}
+WorkerPool::~WorkerPool() = default;
+
 // Every hand-off to the workers passes here, so slot() can tell work running on them
 // (each thread then has its arena slot) from work on the calling thread alone. The count
 // is raised before any worker starts on the call and is read only by threads running it.
+// The count is this executor's: another world's call on a shared pool does not raise it.
+// A thread of the pool that waits inside one world's call may meanwhile run a piece of
+// another world's; its arena slot is still its own, so each world's per-slot buffers are
+// still used by one thread at a time.
 template <class F>
 void Executor::execute(const F& f) {
 #if KEEL_WITH_TBB
@@ -46,7 +56,7 @@ void Executor::execute(const F& f) {
     explicit Count(std::atomic<uint32_t>& a) : n(a) { n.fetch_add(1, std::memory_order_relaxed); }
     ~Count() { n.fetch_sub(1, std::memory_order_relaxed); }
   } count(active_);
-  impl_->arena.execute(f);
+  pool_->impl_->arena.execute(f);
 #else
   f();
 #endif
@@ -67,9 +77,30 @@ Executor::~Executor() = default;
 
 void Executor::set_threads(uint32_t threads) {
   threads = threads == 0 ? 1 : threads;
-  if (impl_ && threads == threads_) return;
+  own_threads_ = threads;
+  if (!shared_ && threads == threads_) return;
+  shared_ = false;
   threads_ = threads;
-  impl_ = threads > 1 ? std::make_unique<Impl>(threads) : nullptr;
+  pool_ = threads > 1 ? std::make_shared<WorkerPool>(threads) : nullptr;
+}
+
+void Executor::share_pool(std::shared_ptr<WorkerPool> pool) {
+  if (pool) {
+    shared_ = true;
+    threads_ = pool->threads();
+    pool_ = std::move(pool);
+  } else if (shared_) {
+    shared_ = false;
+    threads_ = own_threads_;
+    pool_ = own_threads_ > 1 ? std::make_shared<WorkerPool>(own_threads_) : nullptr;
+  }
+}
+
+void Executor::adopt_pool(const Executor& other) {
+  threads_ = other.threads_;
+  own_threads_ = other.own_threads_;
+  shared_ = other.shared_;
+  pool_ = other.pool_;
 }
 
 void Executor::parallel_for(size_t n, size_t grain, const std::function<void(size_t, size_t)>& body) {

@@ -3,7 +3,15 @@
 // Determinism: callers only hand it loops whose iterations write disjoint outputs, so
 // the split into chunks decides who computes an element, never what it comes to. The
 // thread count is therefore free to differ between machines and runs.
+//
+// Each world has one Executor: its view of a WorkerPool (keel/sim/worker_pool.h). The
+// pool is the executor's own (set_threads) unless the host handed in one it shares with
+// other worlds (share_pool). What is the world's alone stays here: whether this step runs
+// serially, and whether one of its calls is running (for slot()), so worlds stepped at
+// the same time on one pool never see each other's.
 #pragma once
+
+#include <keel/sim/worker_pool.h>
 
 #include <atomic>
 #include <cstddef>
@@ -28,13 +36,23 @@ class Executor {
   Executor& operator=(const Executor&) = delete;
 
   uint32_t threads() const { return threads_; }
+  /// Steps on a pool of its own of `threads` threads (letting go of a shared one).
   void set_threads(uint32_t threads);
+  /// Steps on `pool`, which the host may share with other executors (other worlds);
+  /// null: a pool of its own again, of the thread count last set. Call with no call of
+  /// this executor running.
+  void share_pool(std::shared_ptr<WorkerPool> pool);
+  /// The pool the host handed in, or null while the executor uses its own.
+  std::shared_ptr<WorkerPool> shared_pool() const { return shared_ ? pool_ : nullptr; }
+  /// Steps on the pool `other` steps on, own or shared (a restored world keeps its
+  /// threads without making new ones).
+  void adopt_pool(const Executor& other);
 
   /// While set, every call below runs on the calling thread alone, as with one thread.
   /// For work too small to share: a hand-off to another core costs more than it saves.
   void set_serial(bool serial) { serial_ = serial; }
   /// True when calls below may run on more than one thread.
-  bool parallel() const { return impl_ != nullptr && !serial_; }
+  bool parallel() const { return pool_ != nullptr && pool_->impl_ != nullptr && !serial_; }
 
   /// Scratch slots a caller keeps per thread (memory/step_scratch.h): one per worker,
   /// plus one for the thread that calls in.
@@ -59,13 +77,14 @@ class Executor {
   void run_team(const std::function<void(uint32_t)>& member);
 
  private:
-  struct Impl;
   template <class F>
   void execute(const F& f);
-  uint32_t threads_ = 1;
-  std::atomic<uint32_t> active_{0};  // calls running on the workers (read by slot())
+  uint32_t threads_ = 1;      // the pool's
+  uint32_t own_threads_ = 1;  // what set_threads last asked for
+  std::atomic<uint32_t> active_{0};  // this executor's calls running on the workers (read by slot())
   bool serial_ = false;
-  std::unique_ptr<Impl> impl_;
+  bool shared_ = false;  // pool_ is the host's
+  std::shared_ptr<WorkerPool> pool_;  // null (or a pool of one): one thread, the caller
 };
 
 }  // namespace keel::sim

@@ -182,7 +182,7 @@ class ContactSolver {
     world_.profile.team_bodies = uint32_t(body_slot_.size()) - part_body_begin(team);
     // Joints: prepared here from the world bodies (serial, cheap), then each part solves
     // its own run of them and the team its run.
-    all_joints_.emplace(JointPass{world_, bodies_, solver_index_, s_.joint_work, h_, world_.joint_warm_start});
+    all_joints_.emplace(JointPass{world_, bodies_, solver_index_, s_.joint_work, h_, world_.toggles.joint_warm_start});
     prepare_joints(*all_joints_);
     sort_joints_by_part();
     colour_joints();
@@ -338,7 +338,7 @@ void ContactSolver::split_into_parts() {
     if (l.a != 0 || l.b != 0) joint_links.push_back(l);
   }
   const uint32_t body_count = uint32_t(body_slot_.size());
-  if (world_.solve_in_parts) {
+  if (world_.toggles.solve_in_parts) {
     split_solve(body_count, layout.links, joint_links, s_.parts);
   } else {
     solve_as_one_team(body_count, s_.parts);

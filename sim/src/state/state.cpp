@@ -481,32 +481,36 @@ void World::append_state(std::vector<uint8_t>& out) const {
   w.finish();
 }
 
-Status World::restore_state(std::span<const uint8_t> bytes) {
-  auto fresh = std::make_unique<WorldImpl>();
-  fresh->settings.threads = impl_->settings.threads;
-  fresh->executor.set_threads(fresh->settings.threads);
-  StateReader r(bytes);
-  if (Status st = read_state(r, *fresh, *impl_); !st) return st;  // this world is left untouched
-  for (uint32_t i = 0; i < fresh->bodies.size(); ++i) {
-    const Body& b = fresh->bodies[i];
-    if (b.alive) fresh->id_to_slot[b.id] = i;
+void WorldImpl::rebuild_caches() {
+  id_to_slot.clear();
+  for (uint32_t i = 0; i < bodies.size(); ++i) {
+    if (bodies[i].alive) id_to_slot[bodies[i].id] = i;
   }
-  if (Status st = check_state(*fresh); !st) return Error{"world state is damaged: " + st.error().message};
-  auto& contacts = fresh->contacts.items();
-  for (Contact& c : contacts) {
-    c.body_a = fresh->shapes[c.shape_a].body;
-    c.body_b = fresh->shapes[c.shape_b].body;
+  for (Contact& c : contacts.items()) {
+    c.body_a = shapes[c.shape_a].body;
+    c.body_b = shapes[c.shape_b].body;
   }
-  rebuild_joint_links(*fresh);
-  fresh->rebuild_broadphase();
+  rebuild_joint_links(*this);
+  rebuild_broadphase();
   // Manifold points are not state: they follow from the poses. Contacts that the next
   // step will not recompute (neither body can move) were refreshed from these very poses
   // when they fell asleep, so recomputing them here gives the same points and ids.
-  for (Contact& c : contacts) {
-    if (!fresh->bodies[c.body_a].can_move() && !fresh->bodies[c.body_b].can_move()) {
-      fresh->refresh_contact_from_poses(c, false);
-    }
+  for (Contact& c : contacts.items()) {
+    if (!bodies[c.body_a].can_move() && !bodies[c.body_b].can_move()) refresh_contact_from_poses(c, false);
   }
+}
+
+Status World::restore_state(std::span<const uint8_t> bytes) {
+  // A new WorldImpl: its caches start empty and come from the state bytes alone, never
+  // from this world. The step's context that is not state stays the World's own.
+  auto fresh = std::make_unique<WorldImpl>();
+  fresh->settings.threads = impl_->settings.threads;
+  fresh->executor.adopt_pool(impl_->executor);  // the same threads, own or the host's
+  fresh->toggles = impl_->toggles;
+  StateReader r(bytes);
+  if (Status st = read_state(r, *fresh, *impl_); !st) return st;  // this world is left untouched
+  if (Status st = check_state(*fresh); !st) return Error{"world state is damaged: " + st.error().message};
+  fresh->rebuild_caches();
   // Last, on the world exactly as it would step: a forged held contact (its ids, its
   // point count) does not survive that refresh, and is caught here with the rest.
   if (Status st = check_canonical(*fresh, bytes); !st) return st;

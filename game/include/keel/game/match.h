@@ -118,6 +118,9 @@ class Match {
   uint64_t tick() const { return world_.tick(); }
   /// Sets the world's worker threads; never changes results.
   void set_threads(uint32_t threads) { world_.set_threads(threads); }
+  /// Steps the world on a pool the host shares between matches (sim::World::use_worker_pool;
+  /// null: the world's own threads); kept through restore. Never changes results.
+  void use_worker_pool(std::shared_ptr<sim::WorkerPool> pool) { world_.use_worker_pool(std::move(pool)); }
   const sim::World& world() const { return world_; }
   /// Mutable access for Rules implementations (only ever called from inside a hook).
   sim::World& world_for_rules() { return world_; }

@@ -113,6 +113,7 @@ struct BodyFault {
 
 struct WorldImpl;
 struct WorldAccess;
+class WorkerPool;
 
 class World {
  public:
@@ -132,8 +133,16 @@ class World {
   /// hashed, restored). Returns false and changes nothing for a component that is not
   /// finite or beyond kMaxGravity (keel/sim/limits.h).
   bool set_gravity(const Vec3& gravity);
-  /// Changes the worker thread count; never changes results.
+  /// Changes the worker thread count; never changes results. The world steps on threads
+  /// of its own from then on (leaving a pool handed in by use_worker_pool).
   void set_threads(uint32_t threads);
+  /// Steps on `pool`'s threads, which the host may share between many worlds stepped at
+  /// the same time (keel/sim/worker_pool.h); null: on threads of the world's own again, as
+  /// many as settings().threads. Kept by restore_state. Never changes results. Call
+  /// between steps.
+  void use_worker_pool(std::shared_ptr<WorkerPool> pool);
+  /// The pool handed in by use_worker_pool, or null while the world uses its own threads.
+  std::shared_ptr<WorkerPool> worker_pool() const;
 
   /// Adds a body. Fails (with a message naming the body id and the field) on a
   /// duplicate id, a dynamic body with no mass, or invalid collider geometry.
