@@ -9,6 +9,7 @@
 // Every byte from JavaScript is as untrusted as a datagram: lengths are bounded here, and
 // the datagrams go through the protocol layer's checks like any other.
 #include <keel/client/client.h>
+#include <keel/protocol/drop.h>
 #include <keel/protocol/packet.h>
 #include <keel/protocol/token.h>
 
@@ -98,7 +99,8 @@ enum keel_web_stat_id {
   KEEL_WEB_DATAGRAMS_RECEIVED = 11,
   KEEL_WEB_DATAGRAMS_SENT = 12,
   KEEL_WEB_INPUTS_SENT = 13,
-  KEEL_WEB_STAT_COUNT = 14,
+  KEEL_WEB_OVERSIZED_DATAGRAMS = 14,  ///< longer than any Keel packet, refused before the protocol
+  KEEL_WEB_STAT_COUNT = 15,
 };
 
 extern "C" {
@@ -178,9 +180,23 @@ EMSCRIPTEN_KEEPALIVE double keel_web_stat(keel_web_client* web, int id) {
     case KEEL_WEB_DATAGRAMS_RECEIVED: return static_cast<double>(t.datagrams_received);
     case KEEL_WEB_DATAGRAMS_SENT: return static_cast<double>(t.datagrams_sent);
     case KEEL_WEB_INPUTS_SENT: return static_cast<double>(s.inputs_sent);
+    case KEEL_WEB_OVERSIZED_DATAGRAMS: return static_cast<double>(t.oversized_datagrams);
     case KEEL_WEB_STAT_COUNT: break;
   }
   return -1;
+}
+
+/// Datagrams and messages dropped for `reason` (keel::protocol::DropReason as a number; its
+/// to_string names it), by the client's state machine and its connection; -1 past the last.
+EMSCRIPTEN_KEEPALIVE double keel_web_drops(keel_web_client* web, int reason) {
+  if (web == nullptr || reason < 0 || reason >= static_cast<int>(keel::protocol::DropReason::kCount)) return -1;
+  return static_cast<double>(web->client->drops()[static_cast<keel::protocol::DropReason>(reason)]);
+}
+
+/// The short name of a drop reason ("auth_failed"), for a page's display; "" past the last.
+EMSCRIPTEN_KEEPALIVE const char* keel_web_drop_name(int reason) {
+  if (reason < 0 || reason >= static_cast<int>(keel::protocol::DropReason::kCount)) return "";
+  return keel::protocol::to_string(static_cast<keel::protocol::DropReason>(reason));
 }
 
 /// The id of the index-th body the client knows of (world description order, index below

@@ -14,7 +14,7 @@
 export const STATS = [
   'confirmed_ticks', 'hash_checks', 'hash_mismatches', 'predicted_ticks', 'rollbacks', 'snapshots_received',
   'bodies', 'first_mismatch_tick', 'server_desyncs', 'connects', 'checkpoint_tick', 'datagrams_received',
-  'datagrams_sent', 'inputs_sent',
+  'datagrams_sent', 'inputs_sent', 'oversized_datagrams',
 ];
 export const STATES = ['disconnected', 'connecting', 'accepted', 'playing', 'reconnecting'];
 
@@ -87,6 +87,16 @@ class WebClient {
     const s = {};
     STATS.forEach((name, id) => { s[name] = this.m._keel_web_stat(this.handle, id); });
     return s;
+  }
+
+  /// The non-zero drop counters by reason name ({ auth_failed: 12, … }).
+  drops() {
+    const out = {};
+    for (let reason = 1; ; ++reason) {
+      const count = this.m._keel_web_drops(this.handle, reason);
+      if (count < 0) return out;
+      if (count > 0) out[this.m.UTF8ToString(this.m._keel_web_drop_name(reason))] = count;
+    }
   }
 
   /// Every known body's pose to draw at `now`: [{ id, position: [x, y, z], rotation: [x, y, z, w] }].

@@ -3,8 +3,8 @@
 // /token, a WebSocket to the listener it names (npm's ws: node 20 has no WebSocket
 // client), and the module predicting the sandbox match and checking every confirmed
 // tick's hash against the server's. Passes when the module reports at least 600 confirmed
-// ticks, hash checks among them, and no mismatch; the server must count it as a player
-// (keel_players on /metrics). The packet AEAD is libsodium-wrappers', the scene block's
+// ticks, hash checks among them, and no mismatch, while random datagrams are fed in beside
+// the server's; the server must count it as a player (keel_players on /metrics). The packet AEAD is libsodium-wrappers', the scene block's
 // zstd fzstd's (tests/web/node_modules, installed by scripts/setup.sh with npm ci).
 //
 //   node tests/web/wasm_client_test.mjs --keel-server build/bin/keel-server \
@@ -13,6 +13,7 @@
 // Exit 0 passed, 1 failed.
 import { spawn } from 'node:child_process';
 import { mkdirSync, openSync, readFileSync, existsSync, writeFileSync } from 'node:fs';
+import { randomBytes } from 'node:crypto';
 import { createServer } from 'node:net';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
@@ -81,6 +82,10 @@ try {
   const answer = JSON.parse(tokenText);
   const client = await createWebClient({ factory: (m) => factory({ ...m, wasmBinary }), sodium, zstd, predict: true });
   const now = () => performance.now() / 1000;
+  // Untrusted bytes from JavaScript are refused, not trusted: text that is not base64, and
+  // base64 of bytes that are not a token (parse_token, inside the module).
+  check(!client.connect('not a token!', now()), 'text that is not base64 is refused as a token');
+  check(!client.connect(Buffer.from(randomBytes(200)).toString('base64url'), now()), 'random bytes are refused as a token');
   check(client.connect(answer.token, now()), 'the wasm client takes the token');
 
   socket = new WebSocket(answer.websocket);
@@ -90,11 +95,18 @@ try {
   check(opened, `the WebSocket to ${answer.websocket} opens`);
 
   // The page's frame loop, at about 250 Hz: update, then send what the client wrote.
-  let updates = 0, updateSeconds = 0, playing = false, stats = client.stats();
+  let updates = 0, updateSeconds = 0, playing = false, garbage = 0, stats = client.stats();
   const started = now();
   const cpuBefore = process.cpuUsage();
   while (now() - started < 45) {
     const t0 = now();
+    // While playing, now and then a datagram of random bytes, some longer than any Keel
+    // packet, as if from the socket: the module drops and counts them, and the session
+    // goes on.
+    if (playing && updates % 50 === 7) {
+      client.receive(randomBytes(updates % 3 === 0 ? 3000 : 1 + (updates % 1300)));
+      ++garbage;
+    }
     client.update(t0);
     updateSeconds += now() - t0;
     ++updates;
@@ -110,7 +122,11 @@ try {
     await sleep(4);
   }
   const cpu = process.cpuUsage(cpuBefore);
-  check(playing, `the wasm client reached Playing (state ${client.state()}, close reason ${client.closeReason()})`);
+  const drops = client.drops();
+  const dropped = Object.values(drops).reduce((a, b) => a + b, 0) + stats.oversized_datagrams;
+  check(dropped >= garbage, `the ${garbage} random datagrams were dropped and counted ` +
+    `(${stats.oversized_datagrams} oversized, ${JSON.stringify(drops)})`);
+  check(playing, `the wasm client reached Playing (state ${client.state()}, close reason ${client.closeReason()}, drops ${JSON.stringify(drops)})`);
   check(stats.confirmed_ticks >= wantTicks, `${stats.confirmed_ticks} confirmed ticks (>= ${wantTicks})`);
   check(stats.hash_checks > 0, `${stats.hash_checks} confirmed hash checks`);
   check(stats.hash_mismatches === 0, `${stats.hash_mismatches} hash mismatches (first at tick ${stats.first_mismatch_tick})`);
