@@ -130,8 +130,9 @@ try {
   check(stats.confirmed_ticks >= wantTicks, `${stats.confirmed_ticks} confirmed ticks (>= ${wantTicks})`);
   check(stats.hash_checks > 0, `${stats.hash_checks} confirmed hash checks`);
   check(stats.hash_mismatches === 0, `${stats.hash_mismatches} hash mismatches (first at tick ${stats.first_mismatch_tick})`);
-  // Every confirmed tick was first predicted (a tick or two ahead of it, at the input lead).
-  check(stats.predicted_ticks >= 0.9 * stats.confirmed_ticks, `it predicted (${stats.predicted_ticks} predicted ticks, ${stats.rollbacks} rollbacks)`);
+  // Every confirmed tick was first predicted (a tick or two ahead of it, at the input lead),
+  // but for the few the checkpoint's first updates confirm before the prediction is ahead.
+  check(stats.predicted_ticks > 0 && stats.predicted_ticks + 20 >= stats.confirmed_ticks, `it predicted (${stats.predicted_ticks} predicted ticks, ${stats.rollbacks} rollbacks)`);
   const poses = client.poses(now());
   check(poses.length === stats.bodies && poses.length > 0 && poses.every((p) => p.position.every(Number.isFinite)),
     `${poses.length} body poses to draw, all finite`);
