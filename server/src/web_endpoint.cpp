@@ -114,6 +114,12 @@ HttpResponse WebEndpoint::answer(const HttpRequest& request) {
     return {200, "text/javascript; charset=utf-8", std::string(web_assets::keel_web_js()), "Cache-Control: no-cache\r\n"};
   }
   if (request.path == "/token") return token(request);
+  // Whether the wasm32 client is served, always answered: the page asks before importing
+  // it, so that a server without --web-client costs it no failed request.
+  if (request.path == "/client/index.json") {
+    return {200, "application/json", std::string("{\"wasm_client\": ") + (client_files_.empty() ? "false" : "true") + "}\n",
+            "Cache-Control: no-cache\r\n"};
+  }
   if (auto file = client_files_.find(request.path); file != client_files_.end()) {
     return {200, file->second.content_type, file->second.bytes, "Cache-Control: no-cache\r\n"};
   }

@@ -26,8 +26,8 @@
 
   // The wasm32 client and its two libraries, or null when this server does not serve them.
   async function loadClient() {
-    const probe = await fetch('/client/keel_web_client.mjs', { method: 'HEAD', cache: 'no-store' });
-    if (!probe.ok) return null;
+    const index = await fetch('/client/index.json', { cache: 'no-store' });
+    if (!index.ok || (await index.json()).wasm_client !== true) return null;
     const [{ createWebClient }, { default: factory }, { default: sodium }, zstd] = await Promise.all([
       import('/client/keel_web_client.mjs'), import('/client/keel_web_client.js'),
       import('/client/libsodium-wrappers.mjs'), import('/client/fzstd.mjs')]);
