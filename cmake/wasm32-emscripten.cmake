@@ -38,5 +38,9 @@ set(CMAKE_CXX_FLAGS_INIT "-mno-simd128")
 #  - ALLOW_MEMORY_GROWTH: the heap grows with the scene instead of a fixed 16 MiB;
 #  - --profiling-funcs: function names kept in the .wasm, so that llvm-nm can list what was
 #    linked (the libm guard of scripts/determinism.sh); it only keeps the names.
-set(CMAKE_EXE_LINKER_FLAGS_INIT
-    "-sNODERAWFS=1 -sENVIRONMENT=node -sWASM_ASYNC_COMPILATION=0 -sEXIT_RUNTIME=1 -sALLOW_MEMORY_GROWTH=1 --profiling-funcs")
+# A project whose programs are not node programs (the wasm32 client, client-sdk/web/) sets
+# KEEL_WASM_NODE_PROGRAM to OFF before project() and gives its own link flags.
+if(NOT DEFINED KEEL_WASM_NODE_PROGRAM OR KEEL_WASM_NODE_PROGRAM)
+  set(CMAKE_EXE_LINKER_FLAGS_INIT
+      "-sNODERAWFS=1 -sENVIRONMENT=node -sWASM_ASYNC_COMPILATION=0 -sEXIT_RUNTIME=1 -sALLOW_MEMORY_GROWTH=1 --profiling-funcs")
+endif()

@@ -17,6 +17,10 @@ PACKAGES=(
   clang-14 libclang-rt-14-dev llvm-14
   # scripts/deploy-check.sh: lints deploy/ and renders its kustomize overlays.
   yamllint
+  # The wasm32 client (client-sdk/web/, built for ctest's web.wasm_client by
+  # scripts/build-web-client.sh): Debian's emscripten 3.1.6 with its clang-14, lld-14,
+  # binaryen and nodejs. The determinism check's wasm32 runner uses it too.
+  emscripten
 )
 # kubectl renders the kustomize overlays; Debian ships it as kubernetes-client. A machine
 # that already has a kubectl (from another package) keeps it.
@@ -45,12 +49,21 @@ viewer_test_deps() {
     (cd "$dir" && npm ci --no-audit --no-fund --loglevel=error) ||
       echo "keel setup: npm ci in tests/viewer failed; the viewer's browser test will fail until it succeeds" >&2
   fi
+  # The wasm32 client's node test (tests/web/wasm_client_test.mjs): libsodium-wrappers (the
+  # packet AEAD), fzstd (the scene block's zstd) and ws (node 20 has no WebSocket client),
+  # pinned by tests/web/package-lock.json.
+  dir="$(dirname "$dir")/web"
+  if [ ! -d "$dir/node_modules/libsodium-wrappers" ] && command -v npm >/dev/null 2>&1; then
+    (cd "$dir" && npm ci --no-audit --no-fund --loglevel=error) ||
+      echo "keel setup: npm ci in tests/web failed; the wasm client's test will fail until it succeeds" >&2
+  fi
 }
 
 # The determinism check's extra configurations (scripts/determinism.sh): clang, an aarch64
 # cross compiler, and qemu user-mode emulation to run what it builds; emscripten (3.1.6, with
 # its clang-14, lld-14, binaryen, node-acorn and nodejs) for the wasm32 runner, run by node.
-# Installed only by `scripts/setup.sh --determinism`, which that script calls.
+# Installed only by `scripts/setup.sh --determinism`, which that script calls (emscripten is
+# also in the main list, for the wasm32 client).
 DETERMINISM_PACKAGES=(clang-14 g++-aarch64-linux-gnu qemu-user emscripten)
 if [ "${1:-}" = "--determinism" ]; then
   PACKAGES=("${DETERMINISM_PACKAGES[@]}")

@@ -164,17 +164,4 @@ bool Client::perturb_for_test() {
   return impl_->predictor != nullptr && impl_->predictor->perturb_for_test();
 }
 
-keel::Expected<protocol::ConnectToken> mint_token_for(const protocol::TokenKey& key, uint64_t client_id,
-                                                     uint64_t match_id, const std::string& server_address,
-                                                     uint64_t ttl_seconds, uint32_t timeout_seconds) {
-  protocol::MintParams p;
-  p.client_id = client_id;
-  p.match_id = match_id;
-  p.server_addresses = {server_address};
-  p.ttl_seconds = ttl_seconds;
-  p.timeout_seconds = timeout_seconds;
-  auto now = std::chrono::system_clock::now().time_since_epoch();
-  return protocol::mint_token(key, p, static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::seconds>(now).count()));
-}
-
 }  // namespace keel::client

@@ -1,10 +1,27 @@
 #include <keel/protocol/bitstream.h>
 
-#include <bit>
 #include <cassert>
 #include <cmath>
+#include <cstring>
 
 namespace keel::protocol {
+namespace {
+
+// A float's bit pattern and back, through memcpy rather than std::bit_cast, which the libc++
+// of Debian's emscripten (3.1.6) lacks; compilers emit the same single move for both.
+uint32_t bits_of(float v) {
+  uint32_t bits;
+  std::memcpy(&bits, &v, sizeof bits);
+  return bits;
+}
+
+float float_of(uint32_t bits) {
+  float v;
+  std::memcpy(&v, &bits, sizeof v);
+  return v;
+}
+
+}  // namespace
 
 void BitWriter::write_bits(uint32_t value, uint32_t bits) {
   assert(bits <= 32);
@@ -37,7 +54,7 @@ void BitWriter::write_u64(uint64_t v) {
   write_bits(static_cast<uint32_t>(v >> 32), 32);
 }
 
-void BitWriter::write_float(float v) { write_bits(std::bit_cast<uint32_t>(v), 32); }
+void BitWriter::write_float(float v) { write_bits(bits_of(v), 32); }
 
 void BitWriter::write_golomb(int64_t d) {
   assert(d > -(int64_t{1} << 25) && d < (int64_t{1} << 25));
@@ -105,7 +122,7 @@ uint64_t BitReader::read_u64() {
 }
 
 float BitReader::read_float() {
-  float v = std::bit_cast<float>(read_bits(32));
+  float v = float_of(read_bits(32));
   if (!std::isfinite(v)) {
     ok_ = false;
     return 0.0f;

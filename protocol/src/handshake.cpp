@@ -1,26 +1,15 @@
 #include <keel/protocol/handshake.h>
 
-#include <keel/base/byte_io.h>
+#include "handshake_datagram.h"
 
-#include <sodium.h>
+#include <keel/base/byte_io.h>
 
 #include <algorithm>
 
 namespace keel::protocol {
-namespace {
 
-constexpr size_t kMaxUsedTokens = 65536;
-constexpr size_t kMacBytes = 16;
-constexpr size_t kChallengePlainBytes = 8 + 8 + 4 + 32 + 32 + kUserDataBytes + 8 + 1 +
-                                        kMaxAddressBytes;
-// The address's length byte also carries the token's role in its top bit (an address is
-// at most kMaxAddressBytes = 63 long), so the challenge, and the response that echoes it,
-// keep their size.
-constexpr uint8_t kRoleBit = 0x80;
-static_assert(kMaxAddressBytes < kRoleBit);
-
-std::vector<uint8_t> handshake_datagram(PacketType type, const std::vector<uint8_t>& message,
-                                        size_t pad_to) {
+std::vector<uint8_t> detail::handshake_datagram(PacketType type, const std::vector<uint8_t>& message,
+                                                size_t pad_to) {
   std::vector<uint8_t> d(kPacketHeaderBytes);
   PacketHeader h;
   h.type = type;
@@ -31,38 +20,6 @@ std::vector<uint8_t> handshake_datagram(PacketType type, const std::vector<uint8
   if (d.size() < pad_to) d.resize(pad_to, 0);
   return d;
 }
-
-std::array<uint8_t, crypto_aead_chacha20poly1305_IETF_NPUBBYTES> challenge_nonce(uint64_t seq) {
-  std::array<uint8_t, crypto_aead_chacha20poly1305_IETF_NPUBBYTES> n{};
-  for (int i = 0; i < 8; ++i) n[i] = static_cast<uint8_t>(seq >> (8 * i));
-  return n;
-}
-
-std::vector<uint8_t> challenge_plaintext(const PrivateToken& t, uint64_t expire,
-                                         const std::string& from) {
-  std::vector<uint8_t> p;
-  keel::ByteWriter w(p);
-  w.u64(t.client_id);
-  w.u64(t.match_id);
-  w.u32(t.timeout_seconds);
-  w.bytes(t.client_to_server_key);
-  w.bytes(t.server_to_client_key);
-  w.bytes(t.user_data);
-  w.u64(expire);
-  const uint8_t role = t.role == ClientRole::Spectator ? kRoleBit : 0;
-  w.u8(static_cast<uint8_t>(std::min(from.size(), kMaxAddressBytes)) | role);
-  w.bytes({reinterpret_cast<const uint8_t*>(from.data()), std::min(from.size(), kMaxAddressBytes)});
-  p.resize(kChallengePlainBytes, 0);
-  return p;
-}
-
-template <size_t N>
-void read_into(keel::ByteReader& r, std::array<uint8_t, N>& out) {
-  auto b = r.bytes(N);
-  if (r.ok()) std::copy(b.begin(), b.end(), out.begin());
-}
-
-}  // namespace
 
 DropReason read_handshake(std::span<const uint8_t> datagram, PacketType& type,
                           const fb::Message*& message, std::vector<uint8_t>& storage) {
@@ -87,170 +44,14 @@ DropReason read_handshake(std::span<const uint8_t> datagram, PacketType& type,
   return message->body_type() == expect ? DropReason::None : DropReason::TypeNotAllowed;
 }
 
-ServerHandshake::ServerHandshake(const TokenKey& key, std::string server_address)
-    : key_(key) {
-  if (sodium_init() < 0) std::abort();
-  crypto_aead_chacha20poly1305_ietf_keygen(challenge_key_.data());
-  accept_address(std::move(server_address));
-}
-
-bool ServerHandshake::accept_address(std::string server_address) {
-  if (server_address.empty() || addresses_.size() >= kMaxServerAddresses) return false;
-  if (std::find(addresses_.begin(), addresses_.end(), server_address) == addresses_.end()) {
-    addresses_.push_back(std::move(server_address));
-  }
-  return true;
-}
-
-DropReason ServerHandshake::on_request(std::span<const uint8_t> datagram, const std::string& from,
-                                       uint64_t now_unix, std::vector<uint8_t>& reply) {
-  reply.clear();
-  DropReason r = check_request(datagram, from, now_unix, reply);
-  drops_.add(r);
-  if (r != DropReason::None) reply.clear();
-  return r;
-}
-
-DropReason ServerHandshake::check_request(std::span<const uint8_t> datagram,
-                                          const std::string& from, uint64_t now_unix,
-                                          std::vector<uint8_t>& reply) {
-  if (datagram.size() < kMinRequestBytes) return DropReason::TooSmall;
-  PacketType type{};
-  const fb::Message* m = nullptr;
-  std::vector<uint8_t> storage;
-  DropReason r = read_handshake(datagram, type, m, storage);
-  if (r != DropReason::None) return r;
-  if (type != PacketType::ConnectionRequest) return DropReason::TypeNotAllowed;
-  const auto* req = m->body_as_ConnectionRequest();
-  if (req->token_expiry() <= now_unix) return DropReason::TokenExpired;
-  if (req->token() == nullptr) return DropReason::TokenInvalid;
-  std::span<const uint8_t> priv(req->token()->data(), req->token()->size());
-  std::span<const uint8_t, kTokenNonceBytes> nonce(req->token_nonce()->data(), kTokenNonceBytes);
-  PrivateToken token;
-  r = open_private_token(key_, priv, nonce, req->token_expiry(), token);
-  if (r != DropReason::None) return r;
-  auto named = [&](const std::string& a) {
-    return std::find(token.server_addresses.begin(), token.server_addresses.end(), a) !=
-           token.server_addresses.end();
-  };
-  if (std::none_of(addresses_.begin(), addresses_.end(), named)) {
-    return DropReason::TokenWrongAddress;
-  }
-  r = remember_token(priv.last<kMacBytes>(), from, req->token_expiry(), now_unix);
-  if (r != DropReason::None) return r;
-
-  auto plain = challenge_plaintext(token, req->token_expiry(), from);
-  std::vector<uint8_t> sealed(plain.size() + crypto_aead_chacha20poly1305_IETF_ABYTES);
-  uint64_t seq = challenge_sequence_++;
-  auto n = challenge_nonce(seq);
-  unsigned long long clen = 0;
-  crypto_aead_chacha20poly1305_ietf_encrypt(sealed.data(), &clen, plain.data(), plain.size(),
-                                            nullptr, 0, nullptr, n.data(), challenge_key_.data());
-  sodium_memzero(plain.data(), plain.size());
-  flatbuffers::FlatBufferBuilder fbb(512);
-  auto body = fb::CreateConnectionChallengeDirect(fbb, kProtocolVersion, seq, &sealed);
-  reply = handshake_datagram(PacketType::ConnectionChallenge,
-                             finish_message(fbb, fb::Body::ConnectionChallenge, body.Union()), 0);
-  return DropReason::None;
-}
-
-DropReason ServerHandshake::remember_token(std::span<const uint8_t, 16> mac,
-                                           const std::string& from, uint64_t expire_time,
-                                           uint64_t now_unix) {
-  std::erase_if(used_, [&](const UsedToken& u) { return u.expire_time <= now_unix; });
-  for (const auto& u : used_) {
-    if (std::equal(u.mac.begin(), u.mac.end(), mac.begin())) {
-      // The same token from the same address is a resend (the challenge was lost).
-      return u.address == from ? DropReason::None : DropReason::TokenInUse;
-    }
-  }
-  if (used_.size() >= kMaxUsedTokens) {
-    // Full of live tokens: forget the one that expires first rather than refuse everyone.
-    auto it = std::min_element(used_.begin(), used_.end(), [](const auto& a, const auto& b) {
-      return a.expire_time < b.expire_time;
-    });
-    used_.erase(it);
-  }
-  UsedToken u;
-  std::copy(mac.begin(), mac.end(), u.mac.begin());
-  u.address = from;
-  u.expire_time = expire_time;
-  used_.push_back(std::move(u));
-  return DropReason::None;
-}
-
-DropReason ServerHandshake::on_response(std::span<const uint8_t> datagram, const std::string& from,
-                                        uint64_t now_unix, AcceptedClient& out) {
-  PacketType type{};
-  const fb::Message* m = nullptr;
-  std::vector<uint8_t> storage;
-  DropReason r = read_handshake(datagram, type, m, storage);
-  if (r == DropReason::None && type != PacketType::ConnectionResponse) r = DropReason::TypeNotAllowed;
-  std::vector<uint8_t> plain(kChallengePlainBytes);
-  if (r == DropReason::None) {
-    const auto* resp = m->body_as_ConnectionResponse();
-    auto n = challenge_nonce(resp->challenge_sequence());
-    unsigned long long plen = 0;
-    const auto* c = resp->challenge();
-    if (c == nullptr || c->size() != plain.size() + crypto_aead_chacha20poly1305_IETF_ABYTES ||
-        crypto_aead_chacha20poly1305_ietf_decrypt(plain.data(), &plen, nullptr, c->data(),
-                                                  c->size(), nullptr, 0, n.data(),
-                                                  challenge_key_.data()) != 0) {
-      r = DropReason::ChallengeInvalid;
-    }
-  }
-  if (r == DropReason::None) {
-    keel::ByteReader br(plain);
-    out = AcceptedClient{};
-    out.client_id = br.u64();
-    out.match_id = br.u64();
-    out.timeout_seconds = br.u32();
-    read_into(br, out.keys.receive);  // client-to-server
-    read_into(br, out.keys.send);     // server-to-client
-    read_into(br, out.user_data);
-    uint64_t expire = br.u64();
-    const uint8_t length_and_role = br.u8();
-    out.role = (length_and_role & kRoleBit) != 0 ? ClientRole::Spectator : ClientRole::Player;
-    auto addr = br.bytes(length_and_role & ~kRoleBit);
-    out.address.assign(addr.begin(), addr.end());
-    if (!br.ok() || out.address != from) {
-      r = DropReason::ChallengeInvalid;
-    } else if (expire <= now_unix) {
-      r = DropReason::TokenExpired;
-    } else {
-      r = accept_challenge_once(m->body_as_ConnectionResponse()->challenge_sequence(), expire, now_unix);
-    }
-    out.challenge_sequence = m->body_as_ConnectionResponse()->challenge_sequence();
-    out.issued_through = challenge_sequence_ - 1;
-  }
-  sodium_memzero(plain.data(), plain.size());
-  drops_.add(r);
-  return r;
-}
-
-DropReason ServerHandshake::accept_challenge_once(uint64_t sequence, uint64_t expire_time,
-                                                  uint64_t now_unix) {
-  if (sequence <= refuse_through_ || accepted_.count(sequence) != 0) return DropReason::ChallengeReused;
-  if (accepted_.size() >= kMaxAcceptedChallenges) {
-    // An expired one can go: its token's expiry, inside the challenge, refuses it anyway.
-    std::erase_if(accepted_, [&](const auto& a) { return a.second <= now_unix; });
-  }
-  while (accepted_.size() >= kMaxAcceptedChallenges) {
-    refuse_through_ = std::max(refuse_through_, accepted_.begin()->first);
-    accepted_.erase(accepted_.begin());
-  }
-  accepted_.emplace(sequence, expire_time);
-  return DropReason::None;
-}
-
 size_t connection_response_bytes() {
   // Built once the way answer_challenge builds one: the sizes of every field are fixed
-  // (version and sequence non-zero, the sealed challenge kChallengePlainBytes + tag).
+  // (version and sequence non-zero, the sealed challenge detail::kChallengePlainBytes + tag).
   static const size_t bytes = [] {
-    std::vector<uint8_t> echo(kChallengePlainBytes + crypto_aead_chacha20poly1305_IETF_ABYTES);
+    std::vector<uint8_t> echo(detail::kChallengePlainBytes + kAuthTagBytes);
     flatbuffers::FlatBufferBuilder fbb(512);
     auto body = fb::CreateConnectionResponseDirect(fbb, kProtocolVersion, 1, &echo);
-    return handshake_datagram(PacketType::ConnectionResponse,
+    return detail::handshake_datagram(PacketType::ConnectionResponse,
                               finish_message(fbb, fb::Body::ConnectionResponse, body.Union()), 0)
         .size();
   }();
@@ -280,7 +81,7 @@ std::vector<uint8_t> build_connection_request(const ConnectToken& token) {
   std::vector<uint8_t> nonce(token.nonce.begin(), token.nonce.end());
   auto body = fb::CreateConnectionRequestDirect(fbb, kProtocolVersion, token.expire_time, &nonce,
                                                 &token.private_data);
-  return handshake_datagram(PacketType::ConnectionRequest,
+  return detail::handshake_datagram(PacketType::ConnectionRequest,
                             finish_message(fbb, fb::Body::ConnectionRequest, body.Union()),
                             kMinRequestBytes);
 }
@@ -298,7 +99,7 @@ DropReason answer_challenge(std::span<const uint8_t> datagram, std::vector<uint8
   flatbuffers::FlatBufferBuilder fbb(512);
   auto body = fb::CreateConnectionResponseDirect(fbb, kProtocolVersion, c->challenge_sequence(),
                                                  &echo);
-  response = handshake_datagram(PacketType::ConnectionResponse,
+  response = detail::handshake_datagram(PacketType::ConnectionResponse,
                                 finish_message(fbb, fb::Body::ConnectionResponse, body.Union()), 0);
   return DropReason::None;
 }
@@ -306,7 +107,7 @@ DropReason answer_challenge(std::span<const uint8_t> datagram, std::vector<uint8
 std::vector<uint8_t> build_deny(fb::DenyReason reason) {
   flatbuffers::FlatBufferBuilder fbb(64);
   auto body = fb::CreateConnectionDeny(fbb, kProtocolVersion, reason);
-  return handshake_datagram(PacketType::ConnectionDeny,
+  return detail::handshake_datagram(PacketType::ConnectionDeny,
                             finish_message(fbb, fb::Body::ConnectionDeny, body.Union()), 0);
 }
 

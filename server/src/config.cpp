@@ -50,6 +50,8 @@ void add_flags(CLI::App& app, ServerOptions& o) {
                  "HOST:PORT of the browser page and its development token endpoint (loopback only; needs --websocket)");
   app.add_flag("--web-remote-tokens", o.web_remote_tokens,
                "let --web bind an address that is not loopback: anyone who reaches it gets a connect token");
+  app.add_option("--web-client", o.web_client_dir,
+                 "folder of the wasm32 client's files the --web page loads (scripts/build-web-client.sh writes it)");
   app.add_option("--token-key", o.token_key_path, "token key file (keel-token keygen); without it: development mode");
   app.add_option("--match-id", o.match_id, "id of the match created at start-up")->default_val(0);
   app.add_option("--max-matches", o.max_matches, "matches at once, the start-up match included")
@@ -173,6 +175,8 @@ keel::Status validate(const ServerOptions& o) {
     }
   } else if (o.web_remote_tokens) {
     return keel::Error{"--web-remote-tokens: needs --web"};
+  } else if (!o.web_client_dir.empty()) {
+    return keel::Error{"--web-client: needs --web"};
   }
   const bool port_name_ok =
       !o.agones_port.empty() && o.agones_port.size() <= 63 &&

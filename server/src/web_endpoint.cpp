@@ -5,7 +5,10 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <array>
 #include <ctime>
+#include <fstream>
+#include <iterator>
 #include <random>
 
 namespace keel::server {
@@ -42,8 +45,48 @@ WebEndpoint::WebEndpoint(asio::io_context& io, const ServerOptions& options, con
   next_client_id_ = kWebFirstClientId + (std::random_device{}() % kWebClientIdSpan);
 }
 
+// The wasm32 client's files (docs/browser.md, "The wasm32 client"), each read whole at start
+// and bounded: the module is about 1 MB, libsodium's JavaScript about 0.3 MB.
+constexpr size_t kWebClientFileMaxBytes = size_t{16} << 20;
+struct ClientFileSpec {
+  const char* name;
+  const char* content_type;
+};
+constexpr std::array<ClientFileSpec, 6> kWebClientFiles = {{
+    {"keel_web_client.mjs", "text/javascript; charset=utf-8"},
+    {"keel_web_client.js", "text/javascript; charset=utf-8"},
+    {"keel_web_client.wasm", "application/wasm"},
+    {"libsodium-wrappers.mjs", "text/javascript; charset=utf-8"},
+    {"libsodium.mjs", "text/javascript; charset=utf-8"},
+    {"fzstd.mjs", "text/javascript; charset=utf-8"},
+}};
+
+keel::Status WebEndpoint::load_client_files() {
+  for (const ClientFileSpec& spec : kWebClientFiles) {
+    const std::string path = options_.web_client_dir + "/" + spec.name;
+    std::ifstream in(path, std::ios::binary);
+    if (!in) {
+      return keel::Error{"--web-client " + options_.web_client_dir + ": no " + spec.name +
+                         " (scripts/build-web-client.sh writes the folder)"};
+    }
+    std::string bytes;
+    std::array<char, 65536> chunk{};
+    while (in.read(chunk.data(), chunk.size()) || in.gcount() > 0) {
+      bytes.append(chunk.data(), static_cast<size_t>(in.gcount()));
+      if (bytes.size() > kWebClientFileMaxBytes) {
+        return keel::Error{"--web-client: " + path + " is larger than 16 MiB"};
+      }
+    }
+    client_files_[std::string("/client/") + spec.name] = {spec.content_type, std::move(bytes)};
+  }
+  return {};
+}
+
 keel::Status WebEndpoint::start() {
   if (options_.web_bind.empty()) return {};
+  if (!options_.web_client_dir.empty()) {
+    if (keel::Status loaded = load_client_files(); !loaded) return loaded;
+  }
   Udp::endpoint at = *parse_endpoint(options_.web_bind);
   HttpLimits limits;
   limits.max_connections = kWebMaxConnections;
@@ -71,6 +114,15 @@ HttpResponse WebEndpoint::answer(const HttpRequest& request) {
     return {200, "text/javascript; charset=utf-8", std::string(web_assets::keel_web_js()), "Cache-Control: no-cache\r\n"};
   }
   if (request.path == "/token") return token(request);
+  // Whether the wasm32 client is served, always answered: the page asks before importing
+  // it, so that a server without --web-client costs it no failed request.
+  if (request.path == "/client/index.json") {
+    return {200, "application/json", std::string("{\"wasm_client\": ") + (client_files_.empty() ? "false" : "true") + "}\n",
+            "Cache-Control: no-cache\r\n"};
+  }
+  if (auto file = client_files_.find(request.path); file != client_files_.end()) {
+    return {200, file->second.content_type, file->second.bytes, "Cache-Control: no-cache\r\n"};
+  }
   return {404, "text/plain", "not found: try / or /token\n"};
 }
 

@@ -20,6 +20,7 @@
 #include <atomic>
 #include <chrono>
 #include <functional>
+#include <map>
 #include <memory>
 #include <string>
 
@@ -59,6 +60,7 @@ class WebEndpoint {
  private:
   HttpResponse answer(const HttpRequest& request);
   HttpResponse token(const HttpRequest& request);
+  keel::Status load_client_files();
   bool take_token_credit();
 
   asio::io_context& io_;
@@ -73,6 +75,12 @@ class WebEndpoint {
   std::chrono::steady_clock::time_point refilled_ = std::chrono::steady_clock::now();
   uint64_t next_client_id_ = 0;
   std::atomic<uint64_t> issued_{0};
+  /// --web-client's files by URL path ("/client/NAME"), read once at start.
+  struct ClientFile {
+    std::string content_type;
+    std::string bytes;
+  };
+  std::map<std::string, ClientFile> client_files_;
 };
 
 }  // namespace keel::server

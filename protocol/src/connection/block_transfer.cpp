@@ -3,7 +3,7 @@
 #include <keel/protocol/packet.h>
 #include <keel/base/byte_io.h>
 
-#include <zstd.h>
+#include "block_codec.h"
 
 #include <algorithm>
 
@@ -22,10 +22,9 @@ constexpr int kMaxWindowLog = 23;
 
 bool BlockSender::start(std::span<const uint8_t> block) {
   if (active_ || block.size() > config_.max_block_bytes) return false;
-  std::vector<uint8_t> compressed(ZSTD_compressBound(block.size()));
-  size_t n = ZSTD_compress(compressed.data(), compressed.size(), block.data(), block.size(), config_.zstd_level);
-  if (ZSTD_isError(n)) return false;
-  compressed.resize(n);
+  std::vector<uint8_t> compressed;
+  if (!block_compress(block, config_.zstd_level, compressed)) return false;
+  const size_t n = compressed.size();
   uint32_t count = static_cast<uint32_t>((n + kBlockFragmentBytes - 1) / kBlockFragmentBytes);
   if (count == 0) count = 1;  // an empty block still sends one
   if (count > 65535) return false;
@@ -92,8 +91,6 @@ void BlockSender::on_acked(const SentPacket& record) {
 
 BlockReceiver::~BlockReceiver() { reset(); }
 
-void BlockReceiver::StreamFree::operator()(void* dstream) const { ZSTD_freeDStream(static_cast<ZSTD_DStream*>(dstream)); }
-
 DropReason BlockReceiver::on_fragment(uint16_t id, uint32_t index, uint32_t count, uint32_t csize, uint32_t usize,
                                       std::span<const uint8_t> bytes) {
   // Refused before anything is looked at or kept: a peer that may not send blocks costs
@@ -119,10 +116,10 @@ DropReason BlockReceiver::on_fragment(uint16_t id, uint32_t index, uint32_t coun
     ahead_.emplace(index, std::vector<uint8_t>(bytes.begin(), bytes.end()));
     return DropReason::None;
   }
-  DropReason r = feed(bytes);
+  DropReason r = feed(bytes, next_feed_ + 1 == fragment_count_);
   ++next_feed_;
   for (auto it = ahead_.find(next_feed_); r == DropReason::None && it != ahead_.end(); it = ahead_.find(next_feed_)) {
-    r = feed(it->second);
+    r = feed(it->second, next_feed_ + 1 == fragment_count_);
     held_.unhold(it->second.size());
     ahead_.erase(it);
     ++next_feed_;
@@ -138,21 +135,19 @@ DropReason BlockReceiver::on_fragment(uint16_t id, uint32_t index, uint32_t coun
 
 DropReason BlockReceiver::start(uint16_t id, uint32_t count, uint32_t csize, uint32_t usize) {
   const size_t cap = config_.max_receive_block_bytes;
-  if (usize > cap || csize > ZSTD_compressBound(cap) ||
+  if (usize > cap || csize > block_compress_bound(cap) ||
       count != std::max<uint32_t>(1, (csize + kBlockFragmentBytes - 1) / kBlockFragmentBytes)) {
     return DropReason::BlockInvalid;
   }
   reset();
-  std::unique_ptr<void, StreamFree> stream(ZSTD_createDStream());
-  if (!stream) return DropReason::MemoryBudget;
-  auto* ds = static_cast<ZSTD_DStream*>(stream.get());
+  auto stream = std::make_unique<BlockDecompressor>();
   // The decompressor keeps a window of the frame's declared size: bounded here, so a
   // frame cannot make it allocate more than the block could ever need (nor more than
   // kMaxWindowLog, which every zstd level up to 19 stays within).
   int window_log = 10;
   while (window_log < kMaxWindowLog && (size_t{1} << window_log) < cap) ++window_log;
-  ZSTD_DCtx_setParameter(ds, ZSTD_d_windowLogMax, window_log);
-  size_t stream_bytes = ZSTD_sizeof_DStream(ds);
+  if (!stream->open(window_log, usize)) return DropReason::MemoryBudget;
+  size_t stream_bytes = stream->memory_bytes();
   if (!held_.hold(stream_bytes)) return DropReason::MemoryBudget;
   active_ = true;
   id_ = id;
@@ -179,28 +174,28 @@ DropReason BlockReceiver::grow_output() {
   return DropReason::None;
 }
 
-DropReason BlockReceiver::feed(std::span<const uint8_t> compressed) {
-  auto* ds = static_cast<ZSTD_DStream*>(stream_.get());
-  ZSTD_inBuffer in{compressed.data(), compressed.size(), 0};
+DropReason BlockReceiver::feed(std::span<const uint8_t> compressed, bool last) {
+  size_t in_pos = 0;
   for (;;) {
-    if (frame_done_) return in.pos == in.size ? DropReason::None : DropReason::BlockInvalid;
+    if (frame_done_) return in_pos == compressed.size() ? DropReason::None : DropReason::BlockInvalid;
     if (out_.size() == out_.capacity()) {
       if (DropReason r = grow_output(); r != DropReason::None) return r;
     }
     size_t produced = out_.size();
     out_.resize(out_.capacity());
-    ZSTD_outBuffer out{out_.data(), out_.size(), produced};
-    size_t ret = ZSTD_decompressStream(ds, &out, &in);
-    out_.resize(out.pos);
-    if (ZSTD_isError(ret) || out.pos > uncompressed_size_) return DropReason::BlockInvalid;
-    size_t now_bytes = ZSTD_sizeof_DStream(ds);
+    size_t out_pos = produced;
+    BlockDecompressor::Step step = stream_->decompress(compressed, in_pos, out_, out_pos, last);
+    const size_t room = out_.size();
+    out_.resize(out_pos);
+    if (step.error || out_pos > uncompressed_size_) return DropReason::BlockInvalid;
+    size_t now_bytes = stream_->memory_bytes();
     if (now_bytes > stream_bytes_) {
       // The window the frame asked for (bounded by windowLogMax above).
       if (!held_.hold(now_bytes - stream_bytes_)) return DropReason::MemoryBudget;
       stream_bytes_ = now_bytes;
     }
-    if (ret == 0) frame_done_ = true;
-    else if (in.pos == in.size && out.pos < out.size) return DropReason::None;  // wants input
+    if (step.frame_done) frame_done_ = true;
+    else if (in_pos == compressed.size() && out_pos < room) return DropReason::None;  // wants input
   }
 }
 

@@ -7,6 +7,7 @@
 // with what a fragment claims.
 #pragma once
 
+#include "block_codec.h"
 #include "chunk_format.h"
 #include "held_bytes.h"
 
@@ -61,12 +62,9 @@ class BlockReceiver {
   std::optional<std::vector<uint8_t>> take();
 
  private:
-  struct StreamFree {
-    void operator()(void* dstream) const;
-  };
-
   DropReason start(uint16_t id, uint32_t count, uint32_t csize, uint32_t usize);
-  DropReason feed(std::span<const uint8_t> compressed);
+  /// `last`: these bytes end the block (its last fragment).
+  DropReason feed(std::span<const uint8_t> compressed, bool last);
   DropReason grow_output();
   DropReason finish();
   void reset();
@@ -83,7 +81,7 @@ class BlockReceiver {
   uint32_t next_feed_ = 0;  // fragments [0, next_feed_) are decompressed
   std::map<uint32_t, std::vector<uint8_t>> ahead_;
   std::vector<uint8_t> out_;  // decompressed so far (out_.capacity() bytes are charged)
-  std::unique_ptr<void, StreamFree> stream_;  // ZSTD_DStream
+  std::unique_ptr<BlockDecompressor> stream_;
   size_t stream_bytes_ = 0;                    // charged for the decompressor's own memory
   bool frame_done_ = false;
 

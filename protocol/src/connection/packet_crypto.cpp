@@ -1,6 +1,6 @@
 #include "packet_crypto.h"
 
-#include <sodium.h>
+#include "packet_aead.h"
 
 #include <algorithm>
 #include <array>
@@ -8,8 +8,8 @@
 namespace keel::protocol::connection {
 namespace {
 
-std::array<uint8_t, crypto_aead_chacha20poly1305_IETF_NPUBBYTES> nonce_for(uint64_t seq) {
-  std::array<uint8_t, crypto_aead_chacha20poly1305_IETF_NPUBBYTES> n{};
+std::array<uint8_t, aead::kNonceBytes> nonce_for(uint64_t seq) {
+  std::array<uint8_t, aead::kNonceBytes> n{};
   for (int i = 0; i < 8; ++i) n[4 + i] = static_cast<uint8_t>(seq >> (8 * i));
   return n;
 }
@@ -17,7 +17,7 @@ std::array<uint8_t, crypto_aead_chacha20poly1305_IETF_NPUBBYTES> nonce_for(uint6
 }  // namespace
 
 void PacketCrypto::set_keys(const ConnectionKeys& keys) {
-  if (sodium_init() < 0) return;  // cannot happen on a supported platform
+  if (!aead::init()) return;  // cannot happen on a supported platform
   keys_ = keys;
   authenticated_ = true;
 }
@@ -31,10 +31,8 @@ void PacketCrypto::seal(uint64_t seq, const PacketHeader& header, std::span<cons
     return;
   }
   auto nonce = nonce_for(seq);
-  unsigned long long clen = 0;
-  crypto_aead_chacha20poly1305_ietf_encrypt(packet.data() + kPacketHeaderBytes, &clen, payload.data(), payload.size(),
-                                            packet.data(), kPacketHeaderBytes, nullptr, nonce.data(),
-                                            keys_.send.data());
+  aead::seal(packet.data() + kPacketHeaderBytes, payload.data(), payload.size(), packet.data(), kPacketHeaderBytes,
+             nonce.data(), keys_.send.data());
 }
 
 DropReason PacketCrypto::open(const PacketHeader& header, std::span<const uint8_t> datagram,
@@ -50,10 +48,8 @@ DropReason PacketCrypto::open(const PacketHeader& header, std::span<const uint8_
   if (body.size() < kAuthTagBytes) return DropReason::TooSmall;
   plain.resize(body.size() - kAuthTagBytes);
   auto nonce = nonce_for(seq);
-  unsigned long long plen = 0;
-  if (crypto_aead_chacha20poly1305_ietf_decrypt(plain.data(), &plen, nullptr, body.data(), body.size(),
-                                                datagram.data(), kPacketHeaderBytes, nonce.data(),
-                                                keys_.receive.data()) != 0) {
+  if (!aead::open(plain.data(), body.data(), body.size(), datagram.data(), kPacketHeaderBytes, nonce.data(),
+                  keys_.receive.data())) {
     return DropReason::AuthFailed;
   }
   return DropReason::None;

@@ -42,6 +42,10 @@ struct ServerOptions {
   /// --web-remote-tokens: let --web bind an address that is not loopback. Off by default:
   /// a real deployment's matchmaker issues tokens, to players it has authenticated.
   bool web_remote_tokens = false;
+  /// --web-client DIR: the wasm32 client's files the page loads (keel_web_client.js, .wasm,
+  /// .mjs and its two libraries; scripts/build-web-client.sh writes DIR). Needs --web.
+  /// Empty = the page stops at the WebSocket.
+  std::string web_client_dir;
   std::string token_key_path;             ///< --token-key; empty = development mode
   uint64_t match_id = 0;                  ///< --match-id: the match created at start-up
   uint32_t max_matches = 16;              ///< --max-matches, the start-up match included
