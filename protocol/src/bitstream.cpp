@@ -1,27 +1,11 @@
 #include <keel/protocol/bitstream.h>
 
+#include <keel/base/bit_copy.h>
+
 #include <cassert>
 #include <cmath>
-#include <cstring>
 
 namespace keel::protocol {
-namespace {
-
-// A float's bit pattern and back, through memcpy rather than std::bit_cast, which the libc++
-// of Debian's emscripten (3.1.6) lacks; compilers emit the same single move for both.
-uint32_t bits_of(float v) {
-  uint32_t bits;
-  std::memcpy(&bits, &v, sizeof bits);
-  return bits;
-}
-
-float float_of(uint32_t bits) {
-  float v;
-  std::memcpy(&v, &bits, sizeof v);
-  return v;
-}
-
-}  // namespace
 
 void BitWriter::write_bits(uint32_t value, uint32_t bits) {
   assert(bits <= 32);
@@ -54,7 +38,7 @@ void BitWriter::write_u64(uint64_t v) {
   write_bits(static_cast<uint32_t>(v >> 32), 32);
 }
 
-void BitWriter::write_float(float v) { write_bits(bits_of(v), 32); }
+void BitWriter::write_float(float v) { write_bits(keel::bit_copy<uint32_t>(v), 32); }
 
 void BitWriter::write_golomb(int64_t d) {
   assert(d > -(int64_t{1} << 25) && d < (int64_t{1} << 25));
@@ -122,7 +106,7 @@ uint64_t BitReader::read_u64() {
 }
 
 float BitReader::read_float() {
-  float v = float_of(read_bits(32));
+  float v = keel::bit_copy<float>(read_bits(32));
   if (!std::isfinite(v)) {
     ok_ = false;
     return 0.0f;

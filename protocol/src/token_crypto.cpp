@@ -39,8 +39,6 @@ std::array<uint8_t, 16> additional_data(uint64_t expire_time) {
   return out;
 }
 
-
-
 std::vector<uint8_t> private_plaintext(const PrivateToken& t) {
   std::vector<uint8_t> plain;
   keel::ByteWriter w(plain);

@@ -3,6 +3,7 @@
 // folder's node_modules (installed by scripts/setup.sh with npm ci), and the check list
 // each test prints and exits on. Exit 77 (skipped) where no Chromium is installed.
 import { existsSync } from 'node:fs';
+import { createServer } from 'node:net';
 
 /** `--name value` pairs of the command line as an object. */
 export function commandLine(argv = process.argv.slice(2)) {
@@ -35,3 +36,18 @@ export function checkList() {
   };
   return { failures, check };
 }
+
+export const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+
+// A TCP port free on 127.0.0.1 now (the kernel's choice, released at once).
+export const freePort = () => new Promise((res, rej) => {
+  const s = createServer();
+  s.on('error', rej);
+  s.listen(0, '127.0.0.1', () => { const { port } = s.address(); s.close(() => res(port)); });
+});
+
+// One sample's value from /metrics text (labels included in `name`), or -1 when absent.
+export const metric = (text, name) => {
+  const m = new RegExp(`^${name.replace(/[{}"=]/g, '\\$&')} (\\S+)$`, 'm').exec(text);
+  return m ? Number(m[1]) : -1;
+};

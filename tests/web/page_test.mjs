@@ -14,11 +14,10 @@
 // Exit 0 passed, 1 failed, 77 skipped (no Chromium on this machine).
 import { spawn } from 'node:child_process';
 import { mkdirSync, openSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
-import { checkList, commandLine, findChromium } from '../viewer/browser_harness.mjs';
+import { checkList, commandLine, findChromium, freePort, metric, sleep } from '../viewer/browser_harness.mjs';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const args = commandLine();
@@ -29,16 +28,6 @@ const webClient = args['web-client'] ? resolve(args['web-client']) : '';
 const wantChecks = 600;
 const { chromium, chromiumPath } = await findChromium(args);
 const { failures, check } = checkList();
-const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
-const freePort = () => new Promise((res, rej) => {
-  const s = createServer();
-  s.on('error', rej);
-  s.listen(0, '127.0.0.1', () => { const { port } = s.address(); s.close(() => res(port)); });
-});
-const metric = (text, name) => {
-  const m = new RegExp(`^${name.replace(/[{}"=]/g, '\\$&')} (\\S+)$`, 'm').exec(text);
-  return m ? Number(m[1]) : -1;
-};
 
 mkdirSync(out, { recursive: true });
 const [wsPort, webPort, metricsPort] = [await freePort(), await freePort(), await freePort()];

@@ -14,11 +14,10 @@
 import { spawn } from 'node:child_process';
 import { mkdirSync, openSync, readFileSync, existsSync, writeFileSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
-import { createServer } from 'node:net';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 
-import { checkList, commandLine } from '../viewer/browser_harness.mjs';
+import { checkList, commandLine, freePort, metric, sleep } from '../viewer/browser_harness.mjs';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const args = commandLine();
@@ -28,16 +27,6 @@ const scene = resolve(args.scene || join(here, '../../scenes/demo.json'));
 const out = resolve(args.out || 'build/wasm-client-test');
 const wantTicks = Number(args.ticks || 600);
 const { failures, check } = checkList();
-const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
-const freePort = () => new Promise((res, rej) => {
-  const s = createServer();
-  s.on('error', rej);
-  s.listen(0, '127.0.0.1', () => { const { port } = s.address(); s.close(() => res(port)); });
-});
-const metric = (text, name) => {
-  const m = new RegExp(`^${name} (\\S+)$`, 'm').exec(text);
-  return m ? Number(m[1]) : -1;
-};
 const getText = async (url) => { try { const r = await fetch(url); return r.ok ? await r.text() : ''; } catch { return ''; } };
 
 async function loadLibraries() {

@@ -9,6 +9,8 @@
 // tests/sim/det_math_test.cpp fails if it happens.
 #include <keel/sim/det_math.h>
 
+#include <keel/base/bit_copy.h>
+
 #include <bit>
 #include <cfloat>
 #include <cmath>  // std::sqrt only (correctly rounded by IEEE 754)
@@ -125,18 +127,8 @@ double horner(const double (&c)[N], double z) {
   return p;
 }
 
-// memcpy rather than std::bit_cast: emscripten 3.1.6's libc++ (13) has no <bit> bit_cast,
-// and the wasm32 build compiles this file too. Compilers turn either into one move.
-u64 bits_of(double x) {
-  u64 b;
-  std::memcpy(&b, &x, sizeof b);
-  return b;
-}
-double from_bits(u64 b) {
-  double x;
-  std::memcpy(&x, &b, sizeof x);
-  return x;
-}
+u64 bits_of(double x) { return keel::bit_copy<u64>(x); }
+double from_bits(u64 b) { return keel::bit_copy<double>(b); }
 double abs_of(double x) { return from_bits(bits_of(x) & ~kSignBit); }
 bool sign_of(double x) { return (bits_of(x) & kSignBit) != 0; }
 double copy_sign(double mag, double sgn) {
