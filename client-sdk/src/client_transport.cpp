@@ -128,7 +128,8 @@ void Client::Impl::handle_datagram(std::span<const uint8_t> d, double now) {
 
 void Client::Impl::handle_handshake(const protocol::PacketHeader& h, std::span<const uint8_t> d,
                                     double now) {
-  // Handshake packets are unauthenticated: only the handshake state listens to them.
+  // Handshake packets carry no connection sequence (the server seals its two with the
+  // token's key, but they are not tied to one attempt): only the handshake state listens.
   if (state != State::Connecting) {
     drops.add(DropReason::TypeNotAllowed);
     return;
@@ -143,8 +144,11 @@ void Client::Impl::handle_handshake(const protocol::PacketHeader& h, std::span<c
       drops.add(DropReason::Duplicate);
       return;
     }
+    // Sealed with the token's server-to-client key: a challenge from anyone but the
+    // server the token names fails here and is dropped, and the first real one is
+    // still answered.
     std::vector<uint8_t> answer;
-    DropReason r = protocol::answer_challenge(d, answer);
+    DropReason r = protocol::answer_challenge(d, protocol::client_keys(*token), answer);
     if (r != DropReason::None) {
       drops.add(r);
       return;
@@ -159,15 +163,15 @@ void Client::Impl::handle_handshake(const protocol::PacketHeader& h, std::span<c
     return;
   }
   if (h.type == protocol::PacketType::ConnectionDeny) {
-    protocol::PacketType type{};
-    const protocol::fb::Message* m = nullptr;
-    std::vector<uint8_t> storage;
-    DropReason r = protocol::read_handshake(d, type, m, storage);
+    // Only a deny the server sealed for this token ends the attempt: a forged one is
+    // dropped and counted, and the handshake goes on.
+    protocol::fb::DenyReason reason{};
+    DropReason r = protocol::read_deny(d, protocol::client_keys(*token), reason);
     if (r != DropReason::None) {
       drops.add(r);
       return;
     }
-    last_deny = static_cast<uint64_t>(m->body_as_ConnectionDeny()->reason());
+    last_deny = static_cast<uint64_t>(reason);
     close(CloseReason::Denied);
     return;
   }

@@ -1,5 +1,6 @@
 #include <keel/protocol/handshake.h>
 
+#include "connection/packet_aead.h"
 #include "handshake_datagram.h"
 
 #include <keel/base/byte_io.h>
@@ -21,12 +22,41 @@ std::vector<uint8_t> detail::handshake_datagram(PacketType type, const std::vect
   return d;
 }
 
+std::array<uint8_t, 12> detail::sealed_handshake_nonce(PacketType type, const uint8_t* tail) {
+  std::array<uint8_t, 12> n{'K', 'H', static_cast<uint8_t>(type), 0};
+  std::copy(tail, tail + kSealedNonceTailBytes, n.begin() + 4);
+  return n;
+}
+
+namespace {
+
+bool is_sealed_type(PacketType t) {
+  return t == PacketType::ConnectionChallenge || t == PacketType::ConnectionDeny;
+}
+
+// The message a handshake datagram carries, checked: the Verifier passed and its body is
+// the one the packet type names.
+DropReason check_handshake_message(PacketType type, const fb::Message*& message,
+                                   std::vector<uint8_t>& storage) {
+  DropReason r = check_message(storage, message);
+  if (r != DropReason::None) return r;
+  fb::Body expect = type == PacketType::ConnectionRequest     ? fb::Body::ConnectionRequest
+                    : type == PacketType::ConnectionChallenge ? fb::Body::ConnectionChallenge
+                    : type == PacketType::ConnectionResponse  ? fb::Body::ConnectionResponse
+                                                              : fb::Body::ConnectionDeny;
+  return message->body_type() == expect ? DropReason::None : DropReason::TypeNotAllowed;
+}
+
+}  // namespace
+
 DropReason read_handshake(std::span<const uint8_t> datagram, PacketType& type,
                           const fb::Message*& message, std::vector<uint8_t>& storage) {
   PacketHeader h;
   DropReason r = read_header(datagram, h);
   if (r != DropReason::None) return r;
   if (h.type == PacketType::Connected) return DropReason::TypeNotAllowed;
+  // The server's datagrams are sealed: open_server_handshake reads them.
+  if (is_sealed_type(h.type)) return DropReason::TypeNotAllowed;
   type = h.type;
   keel::ByteReader br(datagram.subspan(kPacketHeaderBytes));
   uint16_t len = br.u16();
@@ -34,14 +64,30 @@ DropReason read_handshake(std::span<const uint8_t> datagram, PacketType& type,
   if (!br.ok()) return DropReason::MalformedPayload;
   // Reading the message where it lies (offset 15) would be misaligned loads.
   storage.assign(body.begin(), body.end());
-  r = check_message(storage, message);
+  return check_handshake_message(type, message, storage);
+}
+
+DropReason open_server_handshake(std::span<const uint8_t> datagram, const std::array<uint8_t, 32>& key,
+                                 PacketType& type, const fb::Message*& message,
+                                 std::vector<uint8_t>& storage) {
+  PacketHeader h;
+  DropReason r = read_header(datagram, h);
   if (r != DropReason::None) return r;
-  // The packet type and the message inside must agree.
-  fb::Body expect = type == PacketType::ConnectionRequest     ? fb::Body::ConnectionRequest
-                    : type == PacketType::ConnectionChallenge ? fb::Body::ConnectionChallenge
-                    : type == PacketType::ConnectionResponse  ? fb::Body::ConnectionResponse
-                                                              : fb::Body::ConnectionDeny;
-  return message->body_type() == expect ? DropReason::None : DropReason::TypeNotAllowed;
+  if (!is_sealed_type(h.type)) return DropReason::TypeNotAllowed;
+  type = h.type;
+  if (datagram.size() < detail::kSealedPrefixBytes + 2) return DropReason::TooSmall;
+  keel::ByteReader br(datagram.subspan(detail::kSealedPrefixBytes));
+  uint16_t len = br.u16();
+  auto sealed = br.bytes(len);
+  if (!br.ok() || len < kAuthTagBytes) return DropReason::MalformedPayload;
+  if (!connection::aead::init()) return DropReason::AuthFailed;
+  auto nonce = detail::sealed_handshake_nonce(h.type, datagram.data() + kPacketHeaderBytes);
+  storage.resize(len - kAuthTagBytes);
+  if (!connection::aead::open(storage.data(), sealed.data(), sealed.size(), datagram.data(),
+                              detail::kSealedPrefixBytes, nonce.data(), key.data())) {
+    return DropReason::AuthFailed;
+  }
+  return check_handshake_message(type, message, storage);
 }
 
 size_t connection_response_bytes() {
@@ -86,11 +132,12 @@ std::vector<uint8_t> build_connection_request(const ConnectToken& token) {
                             kMinRequestBytes);
 }
 
-DropReason answer_challenge(std::span<const uint8_t> datagram, std::vector<uint8_t>& response) {
+DropReason answer_challenge(std::span<const uint8_t> datagram, const ConnectionKeys& keys,
+                            std::vector<uint8_t>& response) {
   PacketType type{};
   const fb::Message* m = nullptr;
   std::vector<uint8_t> storage;
-  DropReason r = read_handshake(datagram, type, m, storage);
+  DropReason r = open_server_handshake(datagram, keys.receive, type, m, storage);
   if (r != DropReason::None) return r;
   if (type != PacketType::ConnectionChallenge) return DropReason::TypeNotAllowed;
   const auto* c = m->body_as_ConnectionChallenge();
@@ -104,11 +151,15 @@ DropReason answer_challenge(std::span<const uint8_t> datagram, std::vector<uint8
   return DropReason::None;
 }
 
-std::vector<uint8_t> build_deny(fb::DenyReason reason) {
-  flatbuffers::FlatBufferBuilder fbb(64);
-  auto body = fb::CreateConnectionDeny(fbb, kProtocolVersion, reason);
-  return detail::handshake_datagram(PacketType::ConnectionDeny,
-                            finish_message(fbb, fb::Body::ConnectionDeny, body.Union()), 0);
+DropReason read_deny(std::span<const uint8_t> datagram, const ConnectionKeys& keys, fb::DenyReason& reason) {
+  PacketType type{};
+  const fb::Message* m = nullptr;
+  std::vector<uint8_t> storage;
+  DropReason r = open_server_handshake(datagram, keys.receive, type, m, storage);
+  if (r != DropReason::None) return r;
+  if (type != PacketType::ConnectionDeny) return DropReason::TypeNotAllowed;
+  reason = m->body_as_ConnectionDeny()->reason();
+  return DropReason::None;
 }
 
 ConnectionKeys client_keys(const ConnectToken& token) {

@@ -49,6 +49,28 @@ std::vector<uint8_t> challenge_plaintext(const PrivateToken& t, uint64_t expire,
   return p;
 }
 
+// A sealed server-to-client handshake datagram (handshake_datagram.h): the header, a
+// random nonce tail, then the message sealed with the token's server-to-client key.
+std::vector<uint8_t> seal_server_handshake(PacketType type, const std::vector<uint8_t>& message,
+                                           const std::array<uint8_t, 32>& key) {
+  std::vector<uint8_t> d(detail::kSealedPrefixBytes);
+  PacketHeader h;
+  h.type = type;
+  write_header(h, std::span<uint8_t, kPacketHeaderBytes>(d.data(), kPacketHeaderBytes));
+  randombytes_buf(d.data() + kPacketHeaderBytes, detail::kSealedNonceTailBytes);
+  const size_t sealed_len = message.size() + crypto_aead_chacha20poly1305_IETF_ABYTES;
+  keel::ByteWriter w(d);
+  w.u16(static_cast<uint16_t>(sealed_len));
+  const size_t at = d.size();
+  d.resize(at + sealed_len);
+  auto nonce = detail::sealed_handshake_nonce(type, d.data() + kPacketHeaderBytes);
+  unsigned long long clen = 0;
+  crypto_aead_chacha20poly1305_ietf_encrypt(d.data() + at, &clen, message.data(), message.size(),
+                                            d.data(), detail::kSealedPrefixBytes, nullptr,
+                                            nonce.data(), key.data());
+  return d;
+}
+
 template <size_t N>
 void read_into(keel::ByteReader& r, std::array<uint8_t, N>& out) {
   auto b = r.bytes(N);
@@ -119,8 +141,9 @@ DropReason ServerHandshake::check_request(std::span<const uint8_t> datagram,
   sodium_memzero(plain.data(), plain.size());
   flatbuffers::FlatBufferBuilder fbb(512);
   auto body = fb::CreateConnectionChallengeDirect(fbb, kProtocolVersion, seq, &sealed);
-  reply = handshake_datagram(PacketType::ConnectionChallenge,
-                             finish_message(fbb, fb::Body::ConnectionChallenge, body.Union()), 0);
+  reply = seal_server_handshake(PacketType::ConnectionChallenge,
+                                finish_message(fbb, fb::Body::ConnectionChallenge, body.Union()),
+                                token.server_to_client_key);
   return DropReason::None;
 }
 
@@ -211,6 +234,14 @@ DropReason ServerHandshake::accept_challenge_once(uint64_t sequence, uint64_t ex
   }
   accepted_.emplace(sequence, expire_time);
   return DropReason::None;
+}
+
+std::vector<uint8_t> build_deny(fb::DenyReason reason, const std::array<uint8_t, 32>& server_to_client_key) {
+  flatbuffers::FlatBufferBuilder fbb(64);
+  auto body = fb::CreateConnectionDeny(fbb, kProtocolVersion, reason);
+  return seal_server_handshake(PacketType::ConnectionDeny,
+                               finish_message(fbb, fb::Body::ConnectionDeny, body.Union()),
+                               server_to_client_key);
 }
 
 }  // namespace keel::protocol

@@ -80,7 +80,7 @@ void MatchScheduler::wait(Now now, const std::function<bool()>& stop) {
 }
 
 void MatchScheduler::deny(const Admission& a, protocol::fb::DenyReason reason, const std::string& why) {
-  services_.sender.send(a.socket, a.from, kp::build_deny(reason));
+  services_.sender.send(a.socket, a.from, kp::build_deny(reason, a.client.keys.send));
   services_.log.info("client_denied", {{"address", a.client.address}, {"match", a.client.match_id},
                                        {"reason", protocol::fb::EnumNameDenyReason(reason)}, {"why", why}});
 }

@@ -24,6 +24,7 @@ struct Harness {
   std::vector<std::unique_ptr<Client>> clients;
   std::vector<std::shared_ptr<Wire>> wires;
   std::vector<ConditionedTransport*> links;
+  std::vector<protocol::ConnectToken> tokens;  // each client's first token
   std::map<uint64_t, std::vector<sim::BodyState>> truth;  // server bodies by match tick
   double now = 0;
   bool keep_truth = false;
@@ -48,7 +49,8 @@ struct Harness {
     clients.push_back(std::make_unique<Client>(std::move(t), cfg));
     wires.push_back(wire);
     links.push_back(ct);
-    clients.back()->connect(*mint(), now);
+    tokens.push_back(*mint());
+    clients.back()->connect(tokens.back(), now);
     return *clients.back();
   }
 

@@ -182,7 +182,17 @@ TEST(Session, ADenyDuringTheHandshakeClosesWithItsReason) {
   Client& c = h.add(interpolate(), 71);
   h.run(0.2);
   ASSERT_EQ(c.state(), State::Connecting);
-  h.wires[0]->to_client.push_back(protocol::build_deny(protocol::fb::DenyReason::ServerFull));
+  // A deny sealed with any key but this token's server-to-client key is somebody else's:
+  // dropped as auth_failed, and the client goes on connecting.
+  std::array<uint8_t, 32> other_key{};
+  other_key.fill(0x5a);
+  h.wires[0]->to_client.push_back(protocol::build_deny(protocol::fb::DenyReason::ServerFull, other_key));
+  h.run(0.1);
+  EXPECT_EQ(c.state(), State::Connecting);
+  EXPECT_EQ(c.drops()[protocol::DropReason::AuthFailed], 1u);
+  // The server's own deny (sealed with the token's key) ends the attempt with its reason.
+  h.wires[0]->to_client.push_back(
+      protocol::build_deny(protocol::fb::DenyReason::ServerFull, h.tokens[0].server_to_client_key));
   h.run(0.1);
   EXPECT_EQ(c.state(), State::Disconnected);
   EXPECT_EQ(c.close_reason(), CloseReason::Denied);
@@ -192,15 +202,46 @@ TEST(Session, ADenyDuringTheHandshakeClosesWithItsReason) {
            e.b == static_cast<uint64_t>(protocol::fb::DenyReason::ServerFull);
   }
   EXPECT_TRUE(saw);
-  // A deny after the handshake is unauthenticated noise: dropped, not obeyed.
+  // A deny after the handshake, even a genuine one, is not obeyed: a session ends only
+  // through its authenticated Disconnect.
   Harness h2;
   Client& c2 = h2.add(interpolate(), 72);
   h2.run(1.0);
   ASSERT_EQ(c2.state(), State::Playing);
-  h2.wires[0]->to_client.push_back(protocol::build_deny(protocol::fb::DenyReason::Kicked));
+  h2.wires[0]->to_client.push_back(
+      protocol::build_deny(protocol::fb::DenyReason::Kicked, h2.tokens[0].server_to_client_key));
   h2.run(0.2);
   EXPECT_EQ(c2.state(), State::Playing);
   EXPECT_GE(c2.drops()[protocol::DropReason::TypeNotAllowed], 1u);
+}
+
+// A challenge from anyone but the token's server (sealed with another key, or a real
+// challenge with one bit changed) is dropped before the client answers it, so the
+// server's own challenge, arriving after the forgeries, is still the one answered.
+TEST(Session, AForgedChallengeIsNotAnswered) {
+  Harness h;
+  h.server.deaf = true;
+  Client& c = h.add(interpolate(), 73);
+  auto foreign_token = mint_token_for(protocol::development_token_key(), 73, 1, testing::kFakeServerAddress, 3600, 10);
+  ASSERT_TRUE(foreign_token.has_value());
+  std::vector<uint8_t> forged;
+  // A challenge a server really sealed, but for another token (another key).
+  protocol::ServerHandshake real(protocol::development_token_key(), testing::kFakeServerAddress);
+  ASSERT_EQ(real.on_request(protocol::build_connection_request(*foreign_token), "127.0.0.1:1", 1000, forged),
+            protocol::DropReason::None);
+  h.wires[0]->to_client.push_back(forged);
+  std::vector<uint8_t> flipped;
+  ASSERT_EQ(real.on_request(protocol::build_connection_request(h.tokens[0]), "127.0.0.1:2", 1000, flipped),
+            protocol::DropReason::None);
+  flipped[flipped.size() - 5] ^= 0x01;
+  h.wires[0]->to_client.push_back(flipped);
+  h.run(0.1);
+  EXPECT_EQ(c.state(), State::Connecting);
+  EXPECT_EQ(c.drops()[protocol::DropReason::AuthFailed], 2u);
+  // Now the server answers: the client connects.
+  h.server.deaf = false;
+  h.run(1.0);
+  EXPECT_EQ(c.state(), State::Playing);
 }
 
 TEST(Session, OnlyTheFirstChallengeOfAnAttemptIsAnswered) {

@@ -35,6 +35,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   kp::AcceptedClient client;
   server.on_response(bytes, "10.0.0.1:5000", 1000, client);
   std::vector<uint8_t> response;
-  kp::answer_challenge(bytes, response);
+  kp::ConnectionKeys keys;
+  keys.receive.fill(0x11);
+  kp::answer_challenge(bytes, keys, response);
+  kp::fb::DenyReason reason{};
+  kp::read_deny(bytes, keys, reason);
   return 0;
 }

@@ -28,7 +28,7 @@ struct Fixture {
   std::vector<uint8_t> response_for(const kp::ConnectToken& token) {
     std::vector<uint8_t> challenge, response;
     EXPECT_EQ(server.on_request(kp::build_connection_request(token), kClient, kNow, challenge), kp::DropReason::None);
-    EXPECT_EQ(kp::answer_challenge(challenge, response), kp::DropReason::None);
+    EXPECT_EQ(kp::answer_challenge(challenge, kp::client_keys(token), response), kp::DropReason::None);
     return response;
   }
 };
@@ -67,7 +67,7 @@ TEST(HandshakeOnce, TheShapeCheckRefusesWhatNeedsNoCryptographyToRefuse) {
   std::vector<uint8_t> challenge;
   f.server.on_request(request, kClient, kNow, challenge);
   EXPECT_EQ(kp::check_handshake_shape(challenge), kp::DropReason::TypeNotAllowed);
-  EXPECT_EQ(kp::check_handshake_shape(kp::build_deny(kp::fb::DenyReason::ServerFull)), kp::DropReason::TypeNotAllowed);
+  EXPECT_EQ(kp::check_handshake_shape(kp::build_deny(kp::fb::DenyReason::ServerFull, token.server_to_client_key)), kp::DropReason::TypeNotAllowed);
   auto garbage = request;
   for (size_t i = kp::kPacketHeaderBytes; i < garbage.size(); ++i) garbage[i] = static_cast<uint8_t>(i * 7);
   EXPECT_NE(kp::check_handshake_shape(garbage), kp::DropReason::None);

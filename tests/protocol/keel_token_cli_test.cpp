@@ -96,7 +96,7 @@ TEST(KeelTokenCli, UserDataReachesTheServerAndBadHexIsRefused) {
     EXPECT_EQ(server.on_request(kp::build_connection_request(*token), "1.2.3.4:9",
                                 token->create_time, challenge),
               kp::DropReason::None);
-    EXPECT_EQ(kp::answer_challenge(challenge, response), kp::DropReason::None);
+    EXPECT_EQ(kp::answer_challenge(challenge, kp::client_keys(*token), response), kp::DropReason::None);
     kp::AcceptedClient client;
     EXPECT_EQ(server.on_response(response, "1.2.3.4:9", token->create_time, client),
               kp::DropReason::None);

@@ -67,7 +67,7 @@ TEST(Handshake, GoodTokenConnectsAndKeysMatch) {
   ASSERT_EQ(f.server.on_request(request, "1.2.3.4:5000", kNow, challenge), kp::DropReason::None);
   EXPECT_LT(challenge.size(), request.size());  // no amplification
   std::vector<uint8_t> response;
-  ASSERT_EQ(kp::answer_challenge(challenge, response), kp::DropReason::None);
+  ASSERT_EQ(kp::answer_challenge(challenge, kp::client_keys(token), response), kp::DropReason::None);
   kp::AcceptedClient client;
   ASSERT_EQ(f.server.on_response(response, "1.2.3.4:5000", kNow + 1, client),
             kp::DropReason::None);
@@ -162,10 +162,11 @@ TEST(Handshake, TokenReplayedFromAnotherAddressIsRefused) {
 
 TEST(Handshake, ChallengeMustComeBackFromTheSameAddress) {
   Fixture f;
-  auto request = kp::build_connection_request(f.mint());
+  auto token = f.mint();
+  auto request = kp::build_connection_request(token);
   std::vector<uint8_t> challenge, response;
   ASSERT_EQ(f.server.on_request(request, "1.1.1.1:1", kNow, challenge), kp::DropReason::None);
-  ASSERT_EQ(kp::answer_challenge(challenge, response), kp::DropReason::None);
+  ASSERT_EQ(kp::answer_challenge(challenge, kp::client_keys(token), response), kp::DropReason::None);
   kp::AcceptedClient c;
   EXPECT_EQ(f.server.on_response(response, "9.9.9.9:1", kNow, c), kp::DropReason::ChallengeInvalid);
   auto forged = response;
@@ -179,10 +180,11 @@ TEST(Handshake, ChallengeMustComeBackFromTheSameAddress) {
 TEST(Handshake, TheTokensRoleComesThroughTheChallenge) {
   Fixture f;
   for (kp::ClientRole role : {kp::ClientRole::Player, kp::ClientRole::Spectator}) {
-    auto request = kp::build_connection_request(f.mint(30, {kServer}, role));
+    auto token = f.mint(30, {kServer}, role);
+    auto request = kp::build_connection_request(token);
     std::vector<uint8_t> challenge, response;
     ASSERT_EQ(f.server.on_request(request, "1.1.1.1:1", kNow, challenge), kp::DropReason::None);
-    ASSERT_EQ(kp::answer_challenge(challenge, response), kp::DropReason::None);
+    ASSERT_EQ(kp::answer_challenge(challenge, kp::client_keys(token), response), kp::DropReason::None);
     EXPECT_EQ(response.size(), kp::connection_response_bytes());
     kp::AcceptedClient c;
     ASSERT_EQ(f.server.on_response(response, "1.1.1.1:1", kNow, c), kp::DropReason::None);
@@ -215,11 +217,54 @@ TEST(Handshake, ShortOrGarbageRequestsAreDroppedSilently) {
   for (size_t i = kp::kPacketHeaderBytes; i < garbage.size(); ++i) garbage[i] = uint8_t(i * 7);
   EXPECT_NE(f.server.on_request(garbage, "a:1", kNow, reply), kp::DropReason::None);
   EXPECT_TRUE(reply.empty());
-  auto deny = kp::build_deny(kp::fb::DenyReason::ServerFull);
-  EXPECT_LT(deny.size(), 64u);
+}
+
+// The server's two handshake datagrams are sealed with the token's server-to-client key:
+// the token's holder opens them; a key that is not the token's, a changed bit anywhere
+// (header, nonce tail, length, sealed bytes) or a datagram cut short is refused; and a
+// deny is small enough to send in reply to any response.
+TEST(Handshake, TheServersDatagramsOpenOnlyWithTheTokensKey) {
+  Fixture f;
+  auto token = f.mint();
+  std::vector<uint8_t> challenge;
+  ASSERT_EQ(f.server.on_request(kp::build_connection_request(token), "1.1.1.1:1", kNow, challenge),
+            kp::DropReason::None);
+  auto deny = kp::build_deny(kp::fb::DenyReason::ServerFull, token.server_to_client_key);
+  EXPECT_LT(deny.size(), 96u);
+  EXPECT_LT(deny.size(), kp::connection_response_bytes());
+  kp::ConnectionKeys keys = kp::client_keys(token);
+  kp::fb::DenyReason reason{};
+  ASSERT_EQ(kp::read_deny(deny, keys, reason), kp::DropReason::None);
+  EXPECT_EQ(reason, kp::fb::DenyReason::ServerFull);
+  std::vector<uint8_t> response;
+  EXPECT_EQ(kp::read_deny(challenge, keys, reason), kp::DropReason::TypeNotAllowed);
+  EXPECT_EQ(kp::answer_challenge(deny, keys, response), kp::DropReason::TypeNotAllowed);
+  // Not readable as a plain handshake datagram either.
   kp::PacketType type{};
   const kp::fb::Message* m = nullptr;
   std::vector<uint8_t> storage;
-  ASSERT_EQ(kp::read_handshake(deny, type, m, storage), kp::DropReason::None);
-  EXPECT_EQ(m->body_as_ConnectionDeny()->reason(), kp::fb::DenyReason::ServerFull);
+  EXPECT_EQ(kp::read_handshake(deny, type, m, storage), kp::DropReason::TypeNotAllowed);
+  // Another token's key.
+  kp::ConnectionKeys other = kp::client_keys(f.mint(43));
+  EXPECT_EQ(kp::read_deny(deny, other, reason), kp::DropReason::AuthFailed);
+  EXPECT_EQ(kp::answer_challenge(challenge, other, response), kp::DropReason::AuthFailed);
+  // Every single-bit change past the packet type, in both datagrams. (The type byte names
+  // the nonce's domain: a changed type is refused by its header or its tag.)
+  for (const auto* d : {&deny, &challenge}) {
+    for (size_t i = 0; i < d->size(); ++i) {
+      auto bad = *d;
+      bad[i] ^= static_cast<uint8_t>(1u << (i % 8));
+      const bool is_deny = d == &deny;
+      kp::DropReason r = is_deny ? kp::read_deny(bad, keys, reason) : kp::answer_challenge(bad, keys, response);
+      EXPECT_NE(r, kp::DropReason::None) << (is_deny ? "deny" : "challenge") << " byte " << i;
+    }
+    for (size_t n = 0; n < d->size(); ++n) {
+      std::span<const uint8_t> cut(d->data(), n);
+      EXPECT_NE(d == &deny ? kp::read_deny(cut, keys, reason) : kp::answer_challenge(cut, keys, response),
+                kp::DropReason::None)
+          << "cut to " << n;
+    }
+  }
+  // Two denies of the same reason for the same token differ (a fresh nonce tail each).
+  EXPECT_NE(deny, kp::build_deny(kp::fb::DenyReason::ServerFull, token.server_to_client_key));
 }

@@ -102,7 +102,7 @@ TEST(ServerReconnect, AnUnprovenSessionIsSentNoMoreBytesThanItSent) {
       continue;
     }
     EXPECT_LE(n, request.size());
-    ASSERT_EQ(kp::answer_challenge({buf.data(), n}, response), kp::DropReason::None);
+    ASSERT_EQ(kp::answer_challenge({buf.data(), n}, kp::client_keys(token), response), kp::DropReason::None);
   }
   ASSERT_FALSE(response.empty());
   auto before = rs.server->counters();
@@ -180,7 +180,8 @@ TEST(ServerReconnect, TwoChallengesAnsweredForOneTokenAdmitOneSession) {
   TestClientOptions o;
   o.server = rs.address;
   o.client_id = 61;
-  auto request = kp::build_connection_request(mint_test_token(o));
+  auto token = mint_test_token(o);
+  auto request = kp::build_connection_request(token);
   auto server = endpoint_of(rs.address);
   s.send_to(asio::buffer(request), server);
   s.send_to(asio::buffer(request), server);
@@ -196,7 +197,7 @@ TEST(ServerReconnect, TwoChallengesAnsweredForOneTokenAdmitOneSession) {
       continue;
     }
     std::vector<uint8_t> r;
-    if (kp::answer_challenge({buf.data(), n}, r) == kp::DropReason::None) responses.push_back(r);
+    if (kp::answer_challenge({buf.data(), n}, kp::client_keys(token), r) == kp::DropReason::None) responses.push_back(r);
   }
   ASSERT_EQ(responses.size(), 2u);
   ASSERT_NE(responses[0], responses[1]);  // two challenges, each accepted once

@@ -104,7 +104,7 @@ void TestClient::on_datagram(std::span<const uint8_t> bytes, double now) {
   if (bytes.empty()) return;
   auto type = static_cast<kp::PacketType>(bytes[0]);
   if (type == kp::PacketType::ConnectionChallenge && !conn_) {
-    if (kp::answer_challenge(bytes, response_) != kp::DropReason::None) return;
+    if (kp::answer_challenge(bytes, kp::client_keys(token_), response_) != kp::DropReason::None) return;
     conn_.emplace();
     conn_->set_keys(kp::client_keys(token_));
     send(response_);
@@ -112,7 +112,10 @@ void TestClient::on_datagram(std::span<const uint8_t> bytes, double now) {
     return;
   }
   if (type == kp::PacketType::ConnectionDeny) {
-    denied_ = true;
+    // Only a deny sealed with this token's key counts, as in the client SDK: the tests
+    // that wait for one check that the server seals its denies.
+    kp::fb::DenyReason reason{};
+    if (kp::read_deny(bytes, kp::client_keys(token_), reason) == kp::DropReason::None) denied_ = true;
     return;
   }
   if (type != kp::PacketType::Connected || !conn_) return;

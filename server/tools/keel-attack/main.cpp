@@ -104,7 +104,7 @@ std::optional<Joined> join(asio::io_context& io, const Udp::endpoint& server, co
     Udp::endpoint from;
     size_t n = j.socket->receive_from(asio::buffer(buf), from, 0, ec);
     if (!ec && n > 0 && buf[0] == static_cast<uint8_t>(kp::PacketType::ConnectionChallenge) && !conn) {
-      if (kp::answer_challenge({buf.data(), n}, j.response) != kp::DropReason::None) continue;
+      if (kp::answer_challenge({buf.data(), n}, kp::client_keys(*token), j.response) != kp::DropReason::None) continue;
       conn.emplace();
       conn->set_keys(kp::client_keys(*token));
       j.socket->send_to(asio::buffer(j.response), server, 0, ec);

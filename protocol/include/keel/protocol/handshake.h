@@ -1,7 +1,10 @@
 // The connection handshake: request (carrying the connect token) -> challenge -> response.
 //
 // Handshake datagrams are a packet header (type ConnectionRequest/Challenge/Response/
-// Deny, sequence 0) followed by [u16 length][FlatBuffers Message], zero padded. The
+// Deny, sequence 0) followed by [u16 length][FlatBuffers Message], zero padded; the
+// server's two (Challenge, Deny) carry the message sealed with the token's
+// server-to-client key instead, after a random nonce tail, so that only the server the
+// token names can make a client answer or give up (docs/protocol.md, "Handshake"). The
 // client pads its request to kMinRequestBytes, and every server reply is smaller than
 // the request that caused it, so a spoofed source address cannot be used to amplify.
 //
@@ -116,11 +119,26 @@ class ServerHandshake {
 
 /// Client side: the padded request for a token.
 std::vector<uint8_t> build_connection_request(const ConnectToken& token);
-/// Client side: reads a challenge and builds the response to send back.
-DropReason answer_challenge(std::span<const uint8_t> datagram, std::vector<uint8_t>& response);
-/// A ConnectionDeny datagram (small: safe to send in reply to any request).
-std::vector<uint8_t> build_deny(fb::DenyReason reason);
-/// Reads any handshake datagram: header type, length prefix, then check_message().
+/// Client side: opens a challenge with the token's server-to-client key (`keys.receive`,
+/// client_keys()) and builds the response to send back. A challenge not sealed with that
+/// key is AuthFailed: nobody but the server the token was minted for can make the client
+/// answer.
+DropReason answer_challenge(std::span<const uint8_t> datagram, const ConnectionKeys& keys,
+                            std::vector<uint8_t>& response);
+/// Server side: a ConnectionDeny sealed with the session's server-to-client key (the
+/// server's AcceptedClient::keys.send). Small: safe to send in reply to any response.
+std::vector<uint8_t> build_deny(fb::DenyReason reason, const std::array<uint8_t, 32>& server_to_client_key);
+/// Client side: opens a deny with `keys.receive`; None, with `reason`, only for a deny the
+/// server sealed for this token (anything else, e.g. AuthFailed, is to be dropped).
+DropReason read_deny(std::span<const uint8_t> datagram, const ConnectionKeys& keys, fb::DenyReason& reason);
+/// Opens a server-to-client handshake datagram (ConnectionChallenge or ConnectionDeny),
+/// sealed with `key`, and checks its message as read_handshake does.
+DropReason open_server_handshake(std::span<const uint8_t> datagram, const std::array<uint8_t, 32>& key,
+                                 PacketType& type, const fb::Message*& message,
+                                 std::vector<uint8_t>& storage);
+/// Reads a client-to-server handshake datagram (ConnectionRequest, ConnectionResponse):
+/// header type, length prefix, then check_message(); the server's sealed types are
+/// TypeNotAllowed here (open_server_handshake reads them).
 /// The message starts at an odd offset in the datagram and FlatBuffers reads its fields
 /// in place, so it is first copied into `storage` (whose allocation is suitably aligned);
 /// on None, `message` points into `storage`.

@@ -31,7 +31,7 @@ namespace keel::protocol {
 // 2: game-defined input layouts; 3: view stamps on inputs, partial snapshots (interest
 // management) and a client's own budget in ClientHello: a version 2 client would take
 // no bodies from a version 3 server, so it is refused at the handshake instead.
-inline constexpr uint32_t kProtocolVersion = 3;
+inline constexpr uint32_t kProtocolVersion = 4;  // 4: the server's handshake datagrams are sealed
 /// "KL" + version: a packet of another protocol or version fails the header check.
 inline constexpr uint32_t kProtocolId = 0x4b4c0000u | kProtocolVersion;
 inline constexpr size_t kPacketHeaderBytes = 13;
