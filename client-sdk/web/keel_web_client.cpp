@@ -85,12 +85,17 @@ namespace {
 
 using keel::games::SandboxRules;
 
-// A spawn or a gravity switch is sent in this many consecutive frames and then set back to
-// neutral: more than one frame, so that one frame the server applied late (it then repeats
-// the player's previous frame) does not lose the visitor's click, and fewer than the
-// sandbox's spawn cooldown, so that one click spawns one body.
+// A spawn is sent in this many consecutive frames and then set back to neutral: more than
+// one frame, so that one frame the server applied late (it then repeats the player's
+// previous frame) does not lose the visitor's click, and fewer than the sandbox's spawn
+// cooldown, so that one click spawns one body. (A page so starved that the client skips
+// ticks still gets the server's repeat rule: docs/browser.md, "State of the page".)
 constexpr uint32_t kVisitHoldTicks = 8;
 static_assert(kVisitHoldTicks < SandboxRules::kSpawnCooldownTicks);
+// A gravity switch has no cooldown and setting the mode it already has does nothing, so it
+// is held longer, half a second at 60 Hz, and then set back to "keep" so that a later
+// switch from another page stands.
+constexpr uint32_t kGravityHoldTicks = 30;
 
 /// The visitor's actions (game-rules.md section 12), turned into the sandbox's input frame
 /// for each tick the client produces input for. The walking fields stay neutral: the page
@@ -148,7 +153,9 @@ enum keel_web_stat_id {
   KEEL_WEB_OVERSIZED_DATAGRAMS = 14,  ///< longer than any Keel packet, refused before the protocol
   KEEL_WEB_SPAWN_CLICKS = 15,   ///< keel_web_spawn calls accepted
   KEEL_WEB_WORLD_VERSION = 16,  ///< grows whenever the body list (keel_web_body_info) changes
-  KEEL_WEB_STAT_COUNT = 17,
+  KEEL_WEB_INPUTS_SKIPPED = 17,  ///< ticks the client produced no input for (a starved page)
+  KEEL_WEB_INPUTS_LATE = 18,     ///< ticks the server applied something else than the client's input
+  KEEL_WEB_STAT_COUNT = 19,
 };
 
 extern "C" {
@@ -234,6 +241,8 @@ EMSCRIPTEN_KEEPALIVE double keel_web_stat(keel_web_client* web, int id) {
     case KEEL_WEB_OVERSIZED_DATAGRAMS: return static_cast<double>(t.oversized_datagrams);
     case KEEL_WEB_SPAWN_CLICKS: return static_cast<double>(web->visit.spawn_clicks);
     case KEEL_WEB_WORLD_VERSION: return static_cast<double>(web->client->world_version());
+    case KEEL_WEB_INPUTS_SKIPPED: return static_cast<double>(s.inputs_skipped);
+    case KEEL_WEB_INPUTS_LATE: return static_cast<double>(s.inputs_late);
     case KEEL_WEB_STAT_COUNT: break;
   }
   return -1;
@@ -302,12 +311,12 @@ EMSCRIPTEN_KEEPALIVE int keel_web_drag(keel_web_client* web, uint32_t body, floa
 }
 
 /// Sets the match's gravity: 1 normal, 2 off, 3 low, 4 high (the gravity field's values),
-/// sent in the next kVisitHoldTicks frames and then back to "keep", so that a later switch
-/// from another page stands. 0, or -1 for another value.
+/// sent in the next kGravityHoldTicks frames and then back to "keep", so that a later
+/// switch from another page stands. 0, or -1 for another value.
 EMSCRIPTEN_KEEPALIVE int keel_web_gravity(keel_web_client* web, uint32_t value) {
   if (web == nullptr || value < 1 || value > 4) return -1;
   web->visit.held.gravity = value;
-  web->visit.gravity_ticks = kVisitHoldTicks;
+  web->visit.gravity_ticks = kGravityHoldTicks;
   return 0;
 }
 

@@ -15,6 +15,7 @@ export const STATS = [
   'confirmed_ticks', 'hash_checks', 'hash_mismatches', 'predicted_ticks', 'rollbacks', 'snapshots_received',
   'bodies', 'first_mismatch_tick', 'server_desyncs', 'connects', 'checkpoint_tick', 'datagrams_received',
   'datagrams_sent', 'inputs_sent', 'oversized_datagrams', 'spawn_clicks', 'world_version',
+  'inputs_skipped', 'inputs_late',
 ];
 export const MOTIONS = ['static', 'kinematic', 'dynamic'];
 export const SHAPES = ['sphere', 'box', 'capsule', 'hull', 'mesh', 'heightfield'];

@@ -207,8 +207,9 @@
         if (d && d.body.motion === 'dynamic' && d.body.kind !== KIND_CHARACTER) {
           return { body: d.body, point: h.point.clone(), centre: d.group.position.clone() };
         }
+        // Ground is an upward face of a static body: not a character's head, not a box's lid.
         const up = h.face ? h.face.normal.clone().transformDirection(h.object.matrixWorld).y : 0;
-        return up > 0.7 ? { ground: true, point: h.point.clone() } : null;
+        return d && d.body.motion === 'static' && up > 0.7 ? { ground: true, point: h.point.clone() } : null;
       }
       const p = new T.Vector3();
       return onPlane(raycaster.ray, ground, p) ? { ground: true, point: p } : null;
