@@ -24,7 +24,7 @@
   }
 
   function createView(container) {
-    const renderer = new T.WebGLRenderer({ antialias: true, preserveDrawingBuffer: true });
+    const renderer = new T.WebGLRenderer({ antialias: false, preserveDrawingBuffer: true });
     renderer.setPixelRatio(Math.min(window.devicePixelRatio || 1, 2));
     container.appendChild(renderer.domElement);
     const scene = new T.Scene();
@@ -51,14 +51,14 @@
     const r4 = (x) => Math.round(x * 1e4) / 1e4;
     function geometryOf(c) {
       switch (c.shape) {
-        case 'sphere': return cached(geometries, 's' + r4(c.radius), () => new T.SphereGeometry(c.radius, 24, 16));
+        case 'sphere': return cached(geometries, 's' + r4(c.radius), () => new T.SphereGeometry(c.radius, 16, 12));
         case 'box': {
           const h = c.half_extents;
           return cached(geometries, 'b' + h.map(r4), () => new T.BoxGeometry(2 * h[0], 2 * h[1], 2 * h[2]));
         }
         case 'capsule':
           return cached(geometries, 'c' + r4(c.radius) + ',' + r4(c.half_height),
-            () => new T.CapsuleGeometry(c.radius, 2 * c.half_height, 8, 16));
+            () => new T.CapsuleGeometry(c.radius, 2 * c.half_height, 4, 12));
         default: return null;  // hull, mesh, heightfield: drawn as the box of their points
       }
     }

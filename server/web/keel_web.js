@@ -98,8 +98,11 @@
     ws.onmessage = (e) => { if (e.data instanceof ArrayBuffer) client.receive(new Uint8Array(e.data)); };
     if (!client.connect(t.token, now())) throw new Error('the token from /token is not a connect token');
     // The network and the prediction every 8 ms; the view and the counters every frame.
+    const cost = { updateMs: 0, drawMs: 0, frames: 0 };  // summed since the page started
     const timer = setInterval(() => {
+      const started = performance.now();
       client.update(now());
+      cost.updateMs += performance.now() - started;
       if (ws.readyState === WebSocket.OPEN) for (const d of client.takeDatagrams()) ws.send(d);
     }, 8);
     const view = window.KeelDraw.createView(document.getElementById('view'));
@@ -112,6 +115,8 @@
       const started = performance.now();
       view.draw(client, now(), { worldVersion: s.world_version, contacts: ui.contacts(), held: hand.held() });
       rate.drawMs = performance.now() - started;
+      cost.drawMs += rate.drawMs;
+      ++cost.frames;
       ui.showGravity();
       show(client.state() + ' (client ' + t.client_id + ', player ' + client.playerId() + ', ' + s.bodies + ' bodies)');
       checksEl.textContent = 'confirmed ' + s.confirmed_ticks + ' · checks ' + s.hash_checks +
@@ -135,6 +140,9 @@
       contactCount: () => view.contactCount(),
       drawnBodies: () => view.drawnBodies(),
       gravity: () => client.gravityNow(),
+      // Milliseconds spent in the client's update (network and prediction) and in drawing,
+      // summed since the page started, and the frames drawn.
+      cost: () => ({ ...cost }),
     };
   }
 
