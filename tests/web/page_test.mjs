@@ -4,12 +4,15 @@
 // no request to another origin, fetches a token from /token, and opens the WebSocket the
 // token names, which the server counts (keel_websocket_connections on /metrics).
 // With --web-client DIR (the folder scripts/build-web-client.sh writes, served by
-// keel-server --web-client) the page also loads the wasm32 client and runs it over that
-// WebSocket: the test then waits for the page to show at least 600 confirmed hash checks
-// and no mismatch. A screenshot lands in the output folder.
+// keel-server --web-client) the page also loads the wasm32 client, and a second page (its
+// own browser context and token) joins the same match: page A spawns a box, a sphere and a
+// capsule by clicking free ground, drags its box up and flips the gravity; page B sees each
+// of these; both reach 600 confirmed ticks with 0 hash mismatches. Then the server stops and
+// its recording must verify with keel-replay and hold those inputs (export --inputs, dump).
+// A screenshot of page A dragging lands in the output folder (docs/images/browser-page-sandbox.png).
 //
 //   node tests/web/page_test.mjs --keel-server build/bin/keel-server --scene scenes/demo.json --out build/web-test \
-//        [--web-client build/web-client/page]
+//        [--web-client build/web-client/page] [--keel-replay build/bin/keel-replay]
 //
 // Exit 0 passed, 1 failed, 77 skipped (no Chromium on this machine).
 import { spawn, spawnSync } from 'node:child_process';
