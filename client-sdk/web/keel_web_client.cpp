@@ -9,6 +9,8 @@
 // Every byte from JavaScript is as untrusted as a datagram: lengths are bounded here, and
 // the datagrams go through the protocol layer's checks like any other.
 #include <keel/client/client.h>
+#include <keel/client/prediction.h>
+#include <keel/games/sandbox.h>
 #include <keel/protocol/drop.h>
 #include <keel/protocol/packet.h>
 #include <keel/protocol/token.h>
@@ -16,6 +18,7 @@
 #include <emscripten/emscripten.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <deque>
 #include <memory>
@@ -78,8 +81,56 @@ class PageTransport final : public keel::client::Transport {
 
 }  // namespace
 
+namespace {
+
+using keel::games::SandboxRules;
+
+// A spawn is sent in this many consecutive frames and then set back to neutral: more than
+// one frame, so that one frame the server applied late (it then repeats the player's
+// previous frame) does not lose the visitor's click, and fewer than the sandbox's spawn
+// cooldown, so that one click spawns one body. (A page so starved that the client skips
+// ticks still gets the server's repeat rule: docs/browser.md, "State of the page".)
+constexpr uint32_t kVisitHoldTicks = 8;
+static_assert(kVisitHoldTicks < SandboxRules::kSpawnCooldownTicks);
+// A gravity switch has no cooldown and setting the mode it already has does nothing, so it
+// is held longer, half a second at 60 Hz, and then set back to "keep" so that a later
+// switch from another page stands.
+constexpr uint32_t kGravityHoldTicks = 30;
+
+/// The visitor's actions (game-rules.md section 12), turned into the sandbox's input frame
+/// for each tick the client produces input for. The walking fields stay neutral: the page
+/// plays with the world, it does not walk in it.
+struct PageVisit {
+  keel::games::SandboxVisit held;  // drag and gravity as last set; spawn while spawn_ticks > 0
+  uint32_t spawn_ticks = 0;
+  uint32_t gravity_ticks = 0;
+  uint64_t spawn_clicks = 0;
+
+  keel::game::InputFrame frame_for_next_tick() {
+    keel::games::SandboxVisit v = held;
+    if (spawn_ticks > 0) {
+      --spawn_ticks;
+    } else {
+      v.spawn = SandboxRules::kSpawnNone;
+    }
+    if (gravity_ticks > 0) {
+      --gravity_ticks;
+    } else {
+      v.gravity = 0;
+    }
+    keel::game::InputFrame frame = keel::games::sandbox_input(0.0f, 0.0f, 0.0f, false, false);
+    keel::games::set_sandbox_visit(frame, v);
+    return frame;
+  }
+};
+
+bool finite3(float x, float y, float z) { return std::isfinite(x) && std::isfinite(y) && std::isfinite(z); }
+
+}  // namespace
+
 struct keel_web_client {
   PageTransport* transport = nullptr;  // owned by client
+  PageVisit visit;
   std::unique_ptr<keel::client::Client> client;
 };
 
@@ -100,7 +151,11 @@ enum keel_web_stat_id {
   KEEL_WEB_DATAGRAMS_SENT = 12,
   KEEL_WEB_INPUTS_SENT = 13,
   KEEL_WEB_OVERSIZED_DATAGRAMS = 14,  ///< longer than any Keel packet, refused before the protocol
-  KEEL_WEB_STAT_COUNT = 15,
+  KEEL_WEB_SPAWN_CLICKS = 15,   ///< keel_web_spawn calls accepted
+  KEEL_WEB_WORLD_VERSION = 16,  ///< grows whenever the body list (keel_web_body_info) changes
+  KEEL_WEB_INPUTS_SKIPPED = 17,  ///< ticks the client produced no input for (a starved page)
+  KEEL_WEB_INPUTS_LATE = 18,     ///< ticks the server applied something else than the client's input
+  KEEL_WEB_STAT_COUNT = 19,
 };
 
 extern "C" {
@@ -115,6 +170,9 @@ EMSCRIPTEN_KEEPALIVE keel_web_client* keel_web_create(int predict) {
   config.mode = predict != 0 ? keel::client::Mode::Predict : keel::client::Mode::Interpolate;
   config.auto_reconnect = false;  // a page fetches a fresh token instead
   config.prediction.dump_dir.clear();  // no file system: the mismatch tick is a counter
+  // Called once for each tick the client produces input for; the web object outlives the
+  // client it owns.
+  config.input_source = [web](uint64_t) { return web->visit.frame_for_next_tick(); };
   web->client = std::make_unique<keel::client::Client>(std::move(transport), std::move(config));
   return web;
 }
@@ -181,6 +239,10 @@ EMSCRIPTEN_KEEPALIVE double keel_web_stat(keel_web_client* web, int id) {
     case KEEL_WEB_DATAGRAMS_SENT: return static_cast<double>(t.datagrams_sent);
     case KEEL_WEB_INPUTS_SENT: return static_cast<double>(s.inputs_sent);
     case KEEL_WEB_OVERSIZED_DATAGRAMS: return static_cast<double>(t.oversized_datagrams);
+    case KEEL_WEB_SPAWN_CLICKS: return static_cast<double>(web->visit.spawn_clicks);
+    case KEEL_WEB_WORLD_VERSION: return static_cast<double>(web->client->world_version());
+    case KEEL_WEB_INPUTS_SKIPPED: return static_cast<double>(s.inputs_skipped);
+    case KEEL_WEB_INPUTS_LATE: return static_cast<double>(s.inputs_late);
     case KEEL_WEB_STAT_COUNT: break;
   }
   return -1;
@@ -215,6 +277,123 @@ EMSCRIPTEN_KEEPALIVE int keel_web_pose(keel_web_client* web, uint32_t body, doub
   if (!pose) return 0;
   const float values[7] = {pose->position.x, pose->position.y, pose->position.z, pose->rotation.x,
                            pose->rotation.y, pose->rotation.z, pose->rotation.w};
+  std::copy(std::begin(values), std::end(values), out);
+  return 1;
+}
+
+// ---- The visitor's input (game-rules.md section 12) ------------------------------------
+// Each call changes the sandbox input frames the client produces from its next tick on;
+// the frames are sent, predicted and applied by the server like every input. The numbers
+// come from the page, so they are checked here and then rounded and clamped into the
+// fields' ranges by set_sandbox_visit and the layout's sanitising.
+
+/// Spawns `shape` (1 box, 2 sphere, 3 capsule) with its lowest point at (x, y, z): sent in
+/// the next kVisitHoldTicks frames (the sandbox's cooldown makes that one body). 0, or -1
+/// for an unknown shape or a point that is not finite.
+EMSCRIPTEN_KEEPALIVE int keel_web_spawn(keel_web_client* web, uint32_t shape, float x, float y, float z) {
+  if (web == nullptr || shape < SandboxRules::kSpawnBox || shape > SandboxRules::kSpawnCapsule || !finite3(x, y, z)) {
+    return -1;
+  }
+  web->visit.held.spawn = shape;
+  web->visit.held.spawn_at = {x, y, z};
+  web->visit.spawn_ticks = kVisitHoldTicks;
+  ++web->visit.spawn_clicks;
+  return 0;
+}
+
+/// Holds `body` and pulls it toward (x, y, z) in every frame from now on; body 0 lets go.
+/// 0, or -1 for a point that is not finite or an id past the field's range.
+EMSCRIPTEN_KEEPALIVE int keel_web_drag(keel_web_client* web, uint32_t body, float x, float y, float z) {
+  if (web == nullptr || !finite3(x, y, z) || body >= (1u << 24)) return -1;
+  web->visit.held.drag_body = body;
+  web->visit.held.drag_to = body != 0 ? keel::sim::Vec3{x, y, z} : keel::sim::Vec3{0.0f};
+  return 0;
+}
+
+/// Sets the match's gravity: 1 normal, 2 off, 3 low, 4 high (the gravity field's values),
+/// sent in the next kGravityHoldTicks frames and then back to "keep", so that a later
+/// switch from another page stands. 0, or -1 for another value.
+EMSCRIPTEN_KEEPALIVE int keel_web_gravity(keel_web_client* web, uint32_t value) {
+  if (web == nullptr || value < 1 || value > 4) return -1;
+  web->visit.held.gravity = value;
+  web->visit.gravity_ticks = kGravityHoldTicks;
+  return 0;
+}
+
+// ---- What the page draws ----------------------------------------------------------------
+
+/// The index-th body of the world description (keel_web_body_id's order; its id comes from
+/// there, exact) into out[0..10): motion (0 static, 1 kinematic, 2 dynamic), the game's kind
+/// (a small label), its collider count, and
+/// the pose it was described at (position x y z, rotation x y z w; where a static body
+/// stays). 1, or 0 past the end.
+EMSCRIPTEN_KEEPALIVE int keel_web_body_info(keel_web_client* web, uint32_t index, float* out) {
+  if (web == nullptr || out == nullptr) return 0;
+  const auto& bodies = web->client->world().bodies();
+  if (index >= bodies.size()) return 0;
+  const keel::protocol::BodyDescription& b = bodies[index];
+  const float values[10] = {static_cast<float>(b.motion), static_cast<float>(b.kind),
+                            static_cast<float>(b.colliders.size()), b.position.x, b.position.y, b.position.z,
+                            b.rotation.x, b.rotation.y, b.rotation.z, b.rotation.w};
+  std::copy(std::begin(values), std::end(values), out);
+  return 1;
+}
+
+/// Collider `c` of the index-th body into out[0..20): shape (0 sphere, 1 box, 2 capsule,
+/// 3 hull, 4 mesh, 5 heightfield), centre x y z, rotation x y z w, radius, half height,
+/// half extents x y z, trigger (0/1), then the bounds of its points in its own frame (min
+/// x y z, max x y z; a hull's or mesh's points, a heightfield's grid; zeros for the three
+/// primitives), which a page draws where it has no geometry of its own. 1, or 0 when
+/// there is no such collider.
+EMSCRIPTEN_KEEPALIVE int keel_web_collider(keel_web_client* web, uint32_t index, uint32_t c, float* out) {
+  if (web == nullptr || out == nullptr) return 0;
+  const auto& bodies = web->client->world().bodies();
+  if (index >= bodies.size() || c >= bodies[index].colliders.size()) return 0;
+  const keel::sim::ColliderDef& d = bodies[index].colliders[c];
+  keel::sim::Vec3 lo{0.0f}, hi{0.0f};
+  if (!d.points.empty()) {
+    lo = hi = d.points.front();
+    for (const keel::sim::Vec3& p : d.points) {
+      lo = glm::min(lo, p);
+      hi = glm::max(hi, p);
+    }
+  } else if (d.shape == keel::sim::ShapeType::Heightfield && !d.heights.empty()) {
+    const auto [h_lo, h_hi] = std::minmax_element(d.heights.begin(), d.heights.end());
+    lo = {0.0f, *h_lo, 0.0f};
+    hi = {float(d.columns > 0 ? d.columns - 1 : 0) * d.cell_size, *h_hi, float(d.rows > 0 ? d.rows - 1 : 0) * d.cell_size};
+  }
+  const float values[20] = {static_cast<float>(d.shape), d.center.x, d.center.y, d.center.z, d.rotation.x,
+                            d.rotation.y, d.rotation.z, d.rotation.w, d.radius, d.half_height, d.half_extents.x,
+                            d.half_extents.y, d.half_extents.z, d.is_trigger ? 1.0f : 0.0f, lo.x, lo.y, lo.z,
+                            hi.x, hi.y, hi.z};
+  std::copy(std::begin(values), std::end(values), out);
+  return 1;
+}
+
+/// The contact points of the predicted world (the prediction's last step; triggers left
+/// out) into out, six floats each (point x y z, normal x y z), at most max_points of them.
+/// Their number; 0 before the prediction runs.
+EMSCRIPTEN_KEEPALIVE uint32_t keel_web_contacts(keel_web_client* web, float* out, uint32_t max_points) {
+  if (web == nullptr || out == nullptr || web->client->predictor() == nullptr) return 0;
+  uint32_t n = 0;
+  for (const keel::sim::ContactView& c : web->client->predictor()->predicted().world().contacts()) {
+    if (c.sensor) continue;
+    for (int i = 0; i < c.count && n < max_points; ++i, ++n) {
+      const keel::sim::Vec3& p = c.points[i].point;
+      const float values[6] = {p.x, p.y, p.z, c.normal.x, c.normal.y, c.normal.z};
+      std::copy(std::begin(values), std::end(values), out + 6 * n);
+    }
+  }
+  return n;
+}
+
+/// The predicted world's gravity and the scene's into out[0..6) (x y z each), from which a
+/// page tells which switch is on whoever set it; 0 before the prediction runs.
+EMSCRIPTEN_KEEPALIVE int keel_web_gravity_now(keel_web_client* web, float* out) {
+  if (web == nullptr || out == nullptr || web->client->predictor() == nullptr) return 0;
+  const keel::game::Match& m = web->client->predictor()->predicted();
+  const keel::sim::Vec3 g = m.world().settings().gravity, scene = m.scene().settings.gravity;
+  const float values[6] = {g.x, g.y, g.z, scene.x, scene.y, scene.z};
   std::copy(std::begin(values), std::end(values), out);
   return 1;
 }

@@ -17,6 +17,8 @@ namespace keel::server {
 namespace web_assets {
 std::string_view page_html();
 std::string_view keel_web_js();
+std::string_view keel_draw_js();
+std::string_view three_js();  // replay/tool/viewer/vendor/three-bundle.min.js (the global KEEL_THREE)
 }  // namespace web_assets
 
 namespace kp = keel::protocol;
@@ -112,6 +114,12 @@ HttpResponse WebEndpoint::answer(const HttpRequest& request) {
   }
   if (request.path == "/keel_web.js") {
     return {200, "text/javascript; charset=utf-8", std::string(web_assets::keel_web_js()), "Cache-Control: no-cache\r\n"};
+  }
+  if (request.path == "/keel_draw.js") {
+    return {200, "text/javascript; charset=utf-8", std::string(web_assets::keel_draw_js()), "Cache-Control: no-cache\r\n"};
+  }
+  if (request.path == "/three.js") {
+    return {200, "text/javascript; charset=utf-8", std::string(web_assets::three_js()), "Cache-Control: no-cache\r\n"};
   }
   if (request.path == "/token") return token(request);
   // Whether the wasm32 client is served, always answered: the page asks before importing

@@ -155,6 +155,26 @@ TEST(WebProcess, ThePageAndATokenForTheWebSocketListenerComeBack) {
   ASSERT_EQ(script.status, 200);
   EXPECT_NE(script.head.find("Content-Type: text/javascript"), std::string::npos);
   EXPECT_NE(script.body.find("fetch('/token'"), std::string::npos);
+  // The drawing and the replay viewer's vendored three.js come from the same server, before
+  // the page's script (the Content-Security-Policy allows no other origin).
+  const size_t three_tag = page.body.find("<script src=\"/three.js\">");
+  const size_t draw_tag = page.body.find("<script src=\"/keel_draw.js\">");
+  ASSERT_NE(three_tag, std::string::npos);
+  ASSERT_NE(draw_tag, std::string::npos);
+  EXPECT_LT(three_tag, draw_tag);
+  EXPECT_LT(draw_tag, page.body.find("<script src=\"/keel_web.js\">"));
+  EXPECT_NE(page.body.find("script-src 'self' 'wasm-unsafe-eval';"), std::string::npos);
+  HttpAnswer three = http_get(s.web_port, "/three.js", "localhost");
+  ASSERT_EQ(three.status, 200);
+  EXPECT_NE(three.head.find("Content-Type: text/javascript"), std::string::npos);
+  std::stringstream vendored;
+  vendored << std::ifstream(std::string(KEEL_SOURCE_DIR) + "/replay/tool/viewer/vendor/three-bundle.min.js").rdbuf();
+  EXPECT_GT(vendored.str().size(), 500000u);  // the whole bundle (about 570 KB)
+  EXPECT_TRUE(three.body == vendored.str()) << "served " << three.body.size() << " bytes of " << vendored.str().size();
+  EXPECT_NE(three.body.find("var KEEL_THREE="), std::string::npos);
+  HttpAnswer draw = http_get(s.web_port, "/keel_draw.js", "localhost");
+  ASSERT_EQ(draw.status, 200);
+  EXPECT_NE(draw.body.find("window.KeelDraw"), std::string::npos);
   EXPECT_EQ(http_get(s.web_port, "/nope", "localhost").status, 404);
 
   HttpAnswer a = http_get(s.web_port, "/token", "127.0.0.1:" + std::to_string(s.web_port));
