@@ -266,13 +266,16 @@ std::vector<uint8_t> InterestSender::build(const InterestFrame& frame, const std
   std::vector<Candidate> order = chosen;
   std::sort(order.begin(), order.end(), [](const Candidate& a, const Candidate& b) { return a.index < b.index; });
   const uint64_t tick = frame.current->tick;
+  // Forms of another snapshot or configuration are not used: the sender writes its own.
+  const FullForms* forms = frame.full != nullptr && frame.full->of(*frame.current, snapshot_) ? frame.full : nullptr;
   std::vector<PartialEntry> entries;
   entries.reserve(order.size());
   for (const Candidate& c : order) {
     const Track& t = tracks_[c.index];
     bool delta = usable_baseline(t, tick);
-    entries.push_back(
-        {&frame.current->bodies[c.index], delta ? &values_[c.index].baseline : nullptr, delta ? t.baseline_tick : 0});
+    const uint64_t* form = !delta && forms != nullptr ? forms->form(c.index) : nullptr;
+    entries.push_back({&frame.current->bodies[c.index], delta ? &values_[c.index].baseline : nullptr,
+                       delta ? t.baseline_tick : 0, form});
   }
   // The pending leaves, but not those of bodies this message sends again (`order` is in
   // id order: tracks follow the candidate bodies, which are sorted by id).
