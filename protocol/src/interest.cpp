@@ -3,6 +3,7 @@
 #include "body_bits.h"
 #include "interest_codec.h"
 
+#include <keel/base/bit_copy.h>
 #include <keel/protocol/packet.h>
 #include <keel/protocol/snapshot_stream.h>
 
@@ -168,6 +169,10 @@ float InterestSender::relevance(const InterestFrame& frame, const PassTerms& ter
   return std::min(rel.weight, 1e6f) * falloff * (changed ? 1.0f : config_.still_factor);
 }
 
+uint64_t InterestSender::order_key(float priority, uint32_t id) {
+  return uint64_t{keel::bit_copy<uint32_t>(priority)} << 32 | ~id;
+}
+
 void InterestSender::collect_candidates(const InterestFrame& frame, float elapsed, size_t& holding) {
   const size_t n = tracks_.size();
   // With a grid only the bodies near the viewer, those in the client's interest and those
@@ -196,7 +201,7 @@ void InterestSender::collect_candidates(const InterestFrame& frame, float elapse
       continue;
     }
     t.priority += r * elapsed;
-    if (t.priority > 0.0f) candidates_[count++] = {t.priority, t.id, static_cast<uint32_t>(i)};
+    if (t.priority > 0.0f) candidates_[count++] = {order_key(t.priority, t.id), t.id, static_cast<uint32_t>(i)};
   }
   candidates_.resize(count);
 }
@@ -210,7 +215,7 @@ void InterestSender::collect_candidates(const InterestFrame& frame, float elapse
 std::vector<InterestSender::Candidate> InterestSender::choose(const QuantSnapshot& current, double room_bits,
                                                              size_t holding) {
   auto worse = [](const Candidate& a, const Candidate& b) {
-    return a.priority != b.priority ? a.priority < b.priority : a.id > b.id;
+    return a.key < b.key;
   };
   constexpr double kFrameBits = kIdBitsEstimate + 1 + 11;
   const size_t full_bits = body_bits::full_bits(snapshot_);

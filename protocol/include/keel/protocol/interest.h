@@ -224,13 +224,16 @@ class InterestSender {
     std::vector<uint32_t> left;
   };
   // The priority and id are copied in so that ordering the candidates (a heap of
-  // thousands, every client, every snapshot) compares these 12 bytes and never loads the
-  // track they stand for.
+  // thousands, every client, every snapshot) never loads the track they stand for; both
+  // in one key, so that the order (priority, then the lower id first) is one comparison.
   struct Candidate {
-    float priority;
+    uint64_t key;  // order_key(priority, id)
     uint32_t id;
     uint32_t index;  // into tracks_ and frame.current->bodies (parallel after sync_tracks)
   };
+  /// A candidate's priority is finite and > 0, and a positive float's bits order as its
+  /// value does: its bits above the id's complement order as (priority, lower id first).
+  static uint64_t order_key(float priority, uint32_t id);
 
   void sync_tracks(const QuantSnapshot& current);
   /// Adds every body's relevance to its priority; candidates_ = those with priority > 0.
