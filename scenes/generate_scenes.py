@@ -24,6 +24,8 @@ script. Layouts (docs/scene-format.md describes the format):
   arena.json             a 480 x 480 m ground, 2000 dynamic boxes and spheres scattered over it and
                          64 kinematic player capsules on an 8 x 8 grid (interest management:
                          keel-netbench --interest drives the players)
+  arena_128.json         arena.json with 128 kinematic capsules (16 x 8): keel-netbench --interest
+                         with 128 clients (benchmark only)
   arena_match.json       the big-match level: a 220 x 180 m ground, 2000 dynamic crates and balls
                          on a jittered 4 m grid, 128 spawn points (bench/bigmatch.sh: 128 players
                          walking, pushing and throwing balls among them)
@@ -519,10 +521,11 @@ def vehicle():
     return s
 
 
-def arena():
+def arena(columns=8):
     """Body 1: a static 480 x 1 x 480 m slab (top face y = 0). Bodies 2 .. 2001: boxes and
     spheres (every third) resting at uniformly random points of x, z in [-230, 230].
-    Bodies 2002 .. 2065: kinematic capsules, the players, on an 8 x 8 grid 56 m apart."""
+    Bodies 2002 .. 2065: kinematic capsules, the players, on an 8 x 8 grid 56 m apart
+    (arena_128.json: 128 of them, 16 x 8, 28 m apart in x)."""
     rng = Lcg(2027)
     bodies = [body(1, "Static", (0.0, -0.5, 0.0), box_collider(240.0, 0.5, 240.0))]
     for n in range(2000):
@@ -533,11 +536,12 @@ def arena():
         else:
             bodies.append(body(body_id, "Dynamic", (x, 0.5, z), box_collider(0.5, 0.5, 0.5),
                                yaw_quat(rng.uniform(0.0, 90.0))))
-    for i in range(8):
+    step_x = 56.0 * 8 / columns
+    for i in range(columns):
         for k in range(8):
-            position = (-196.0 + 56.0 * i, 1.0, -196.0 + 56.0 * k)
+            position = (-224.0 + step_x * (i + 0.5), 1.0, -196.0 + 56.0 * k)
             bodies.append(body(len(bodies) + 1, "Kinematic", position, capsule_collider(0.4, 0.5)))
-    return scene("arena", bodies)
+    return scene("arena" if columns == 8 else "arena_%d" % (columns * 8), bodies)
 
 
 def arena_match():
@@ -601,6 +605,7 @@ SCENES = {
     "vehicle.json": vehicle,
     "terrain.json": terrain,
     "arena.json": arena,
+    "arena_128.json": lambda: arena(16),
     "arena_match.json": arena_match,
 }
 

@@ -46,13 +46,14 @@ DET_DIR=$BUILD_DIR/determinism
 GOLDEN=tests/golden
 CONFIGS=${KEEL_DETERMINISM_CONFIGS:-"gcc-O3 gcc-O3-sse2 gcc-O2 gcc-O0 clang14-O2 aarch64-O2 wasm32"}
 JOBS=${KEEL_JOBS:-$(nproc)}
-# Every scene but the benchmark-only pile_4000 (bench/hash_bench.sh), pyramid_5050 and mixed_10000: pile.json checks the
+# Every scene but the benchmark-only pile_4000 (bench/hash_bench.sh), pyramid_5050, mixed_10000
+# and arena_128 (arena.json's code with 128 players, keel-netbench --interest): pile.json checks the
 # same code in a quarter of the time.
 SCENES=()
 # The scale scenes (4,000 to 10,000 bodies) cost tens of seconds a configuration: their
 # 1- and 2-thread runs are benchmarks (bench/run_benchmarks.sh MODE=scale), not CI.
 for scene in scenes/*.json; do
-  case "$scene" in scenes/pile_4000.json | scenes/pyramid_5050.json | scenes/mixed_10000.json) ;; *) SCENES+=("$scene") ;; esac
+  case "$scene" in scenes/pile_4000.json | scenes/pyramid_5050.json | scenes/mixed_10000.json | scenes/arena_128.json) ;; *) SCENES+=("$scene") ;; esac
 done
 MATCH_SCENES=(scenes/demo.json)   # the recorded multi-player match (sandbox rules)
 # Game modules and their scenes: the scripted match of each game (keel-sim determinism

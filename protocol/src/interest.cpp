@@ -3,6 +3,7 @@
 #include "body_bits.h"
 #include "interest_codec.h"
 
+#include <keel/base/bit_copy.h>
 #include <keel/protocol/packet.h>
 #include <keel/protocol/snapshot_stream.h>
 
@@ -168,6 +169,10 @@ float InterestSender::relevance(const InterestFrame& frame, const PassTerms& ter
   return std::min(rel.weight, 1e6f) * falloff * (changed ? 1.0f : config_.still_factor);
 }
 
+uint64_t InterestSender::order_key(float priority, uint32_t id) {
+  return uint64_t{keel::bit_copy<uint32_t>(priority)} << 32 | ~id;
+}
+
 void InterestSender::collect_candidates(const InterestFrame& frame, float elapsed, size_t& holding) {
   const size_t n = tracks_.size();
   // With a grid only the bodies near the viewer, those in the client's interest and those
@@ -196,7 +201,7 @@ void InterestSender::collect_candidates(const InterestFrame& frame, float elapse
       continue;
     }
     t.priority += r * elapsed;
-    if (t.priority > 0.0f) candidates_[count++] = {t.priority, t.id, static_cast<uint32_t>(i)};
+    if (t.priority > 0.0f) candidates_[count++] = {order_key(t.priority, t.id), t.id, static_cast<uint32_t>(i)};
   }
   candidates_.resize(count);
 }
@@ -210,7 +215,7 @@ void InterestSender::collect_candidates(const InterestFrame& frame, float elapse
 std::vector<InterestSender::Candidate> InterestSender::choose(const QuantSnapshot& current, double room_bits,
                                                              size_t holding) {
   auto worse = [](const Candidate& a, const Candidate& b) {
-    return a.priority != b.priority ? a.priority < b.priority : a.id > b.id;
+    return a.key < b.key;
   };
   constexpr double kFrameBits = kIdBitsEstimate + 1 + 11;
   const size_t full_bits = body_bits::full_bits(snapshot_);
@@ -266,13 +271,16 @@ std::vector<uint8_t> InterestSender::build(const InterestFrame& frame, const std
   std::vector<Candidate> order = chosen;
   std::sort(order.begin(), order.end(), [](const Candidate& a, const Candidate& b) { return a.index < b.index; });
   const uint64_t tick = frame.current->tick;
+  // Forms of another snapshot or configuration are not used: the sender writes its own.
+  const FullForms* forms = frame.full != nullptr && frame.full->of(*frame.current, snapshot_) ? frame.full : nullptr;
   std::vector<PartialEntry> entries;
   entries.reserve(order.size());
   for (const Candidate& c : order) {
     const Track& t = tracks_[c.index];
     bool delta = usable_baseline(t, tick);
-    entries.push_back(
-        {&frame.current->bodies[c.index], delta ? &values_[c.index].baseline : nullptr, delta ? t.baseline_tick : 0});
+    const uint64_t* form = !delta && forms != nullptr ? forms->form(c.index) : nullptr;
+    entries.push_back({&frame.current->bodies[c.index], delta ? &values_[c.index].baseline : nullptr,
+                       delta ? t.baseline_tick : 0, form});
   }
   // The pending leaves, but not those of bodies this message sends again (`order` is in
   // id order: tracks follow the candidate bodies, which are sorted by id).

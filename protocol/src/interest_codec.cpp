@@ -35,6 +35,9 @@ uint32_t read_id(BitReader& r, uint32_t previous, bool first) {
 std::vector<uint8_t> encode_partial(uint64_t tick, std::span<const PartialEntry> bodies,
                                     std::span<const uint32_t> left, const SnapshotConfig& config) {
   BitWriter w;
+  // About a full body's bytes each: one allocation for most messages.
+  w.reserve(16 + 4 * left.size() + 16 * bodies.size());
+  const size_t full_bits = body_bits::full_bits(config);
   write_tiered(w, static_cast<uint32_t>(left.size()));
   for (size_t i = 0; i < left.size(); ++i) write_id(w, left[i], i ? left[i - 1] : 0, i == 0);
   write_tiered(w, static_cast<uint32_t>(bodies.size()));
@@ -43,7 +46,8 @@ std::vector<uint8_t> encode_partial(uint64_t tick, std::span<const PartialEntry>
     write_id(w, e.value->id, i ? bodies[i - 1].value->id : 0, i == 0);
     w.write_bool(e.baseline != nullptr);
     if (e.baseline == nullptr) {
-      body_bits::write_full(w, *e.value, config);
+      if (e.form != nullptr) w.write_words(e.form, full_bits);
+      else body_bits::write_full(w, *e.value, config);
       continue;
     }
     write_tiered(w, static_cast<uint32_t>(tick - e.baseline_tick));

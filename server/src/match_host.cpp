@@ -483,6 +483,7 @@ void MatchHost::send_snapshots() {
   std::sort(bodies.begin(), bodies.end(), [](const sim::BodyState& a, const sim::BodyState& b) { return a.id < b.id; });
   kp::QuantSnapshot quant = kp::quantize(bodies, tick, snapshot_config_);
   change_stamps_.update(quant);
+  full_forms_.update(quant, snapshot_config_);
   std::vector<sim::Vec3> positions;
   positions.reserve(bodies.size());
   for (const sim::BodyState& b : bodies) positions.push_back(b.position);
@@ -517,7 +518,8 @@ void MatchHost::send_snapshots() {
   const kp::InterestGrid* shared_grid = grid ? &*grid : nullptr;
   encoders_.run(jobs, [&](size_t i) {
     SnapshotJob& job = snapshot_jobs_[i];
-    kp::InterestFrame frame{&quant, positions, job.relevance, job.viewer, shared_grid, change_stamps_.stamps()};
+    kp::InterestFrame frame{&quant, positions, job.relevance, job.viewer, shared_grid, change_stamps_.stamps(),
+                            &full_forms_};
     job.message = job.session->snapshots.encode(frame, job.session->budget_bytes);
   });
   for (size_t i = 0; i < jobs; ++i) {

@@ -231,6 +231,8 @@ class MatchHost : public std::enable_shared_from_this<MatchHost> {
   // When each body's quantised value last changed, followed once a snapshot for every
   // client's sender (a shortcut for "unchanged since what the client holds").
   protocol::ChangeStamps change_stamps_;
+  // Every body's full form, written once a snapshot and copied by each client's sender.
+  protocol::FullForms full_forms_;
   // The clients' snapshots are encoded on as many threads as the world steps with.
   ParallelJobs encoders_{scene_.settings.threads};
 

@@ -461,7 +461,8 @@ struct StreamHash {
 // leave and come back), acknowledgements two snapshots late with every fifth lost, still
 // bodies sent at a quarter of their relevance, and a budget far below the world: every
 // rule of the choice (priority order, ties by id, pruning, baselines, leaves) has a part.
-uint64_t pinned_stream_hash(size_t& messages, size_t& bodies_sent, bool with_stamps = false) {
+uint64_t pinned_stream_hash(size_t& messages, size_t& bodies_sent, bool with_stamps = false,
+                            bool with_forms = false) {
   kp::SnapshotConfig c = test_config();
   kp::InterestConfig ic;
   ic.radius = 60;
@@ -473,6 +474,7 @@ uint64_t pinned_stream_hash(size_t& messages, size_t& bodies_sent, bool with_sta
   messages = bodies_sent = 0;
   std::deque<uint64_t> sent_ticks;
   kp::ChangeStamps stamps;
+  kp::FullForms forms;
   for (uint64_t t = 1; t <= 480; ++t) {
     f.step(t);
     if (t % 2 != 0) continue;
@@ -483,7 +485,9 @@ uint64_t pinned_stream_hash(size_t& messages, size_t& bodies_sent, bool with_sta
     stamps.update(q);
     std::span<const uint64_t> changed_at;
     if (with_stamps) changed_at = stamps.stamps();
-    std::vector<uint8_t> m = sender.encode({&q, pos, {}, viewer, nullptr, changed_at}, 700.0);
+    forms.update(q, c);
+    const kp::FullForms* full = with_forms ? &forms : nullptr;
+    std::vector<uint8_t> m = sender.encode({&q, pos, {}, viewer, nullptr, changed_at, full}, 700.0);
     if (m.empty()) continue;
     ++messages;
     bodies_sent += sender.last_sent().bodies.size();
@@ -517,6 +521,52 @@ TEST(Interest, ChangeStampsLeaveTheMessagesAsTheyWere) {
   EXPECT_EQ(messages, 240u);
   EXPECT_EQ(bodies, 21319u);
   EXPECT_EQ(h, 0xb64eb1848b701feaull);
+}
+
+// Full forms written once a snapshot only spare each sender writing them: the same
+// stream, byte for byte, with and without change stamps beside them.
+TEST(Interest, FullFormsLeaveTheMessagesAsTheyWere) {
+  for (bool stamps : {false, true}) {
+    size_t messages = 0, bodies = 0;
+    const uint64_t h = pinned_stream_hash(messages, bodies, stamps, true);
+    EXPECT_EQ(messages, 240u);
+    EXPECT_EQ(bodies, 21319u);
+    EXPECT_EQ(h, 0xb64eb1848b701feaull);
+  }
+}
+
+// Each form is the bits a PartialSnapshot carries for the body in full, after bodies
+// move, rest, come and go (only the changed ones are written again), with velocities
+// (forms longer than a word) and without; forms of another snapshot or configuration
+// are not used.
+TEST(Interest, FullFormsAreEachBodysFullBits) {
+  for (bool velocities : {false, true}) {
+    kp::SnapshotConfig c = test_config();
+    c.velocities = velocities;
+    Field f(50, 20, 7);
+    f.stop_tick = 30;
+    kp::FullForms forms;
+    for (uint64_t t = 1; t <= 60; ++t) {
+      f.step(t);
+      std::vector<ks::BodyState> bodies = f.bodies;
+      if (t % 20 == 0) bodies.erase(bodies.begin() + static_cast<long>(t / 20));  // one leaves
+      kp::QuantSnapshot q = kp::quantize(bodies, t, c);
+      forms.update(q, c);
+      ASSERT_TRUE(forms.of(q, c));
+      ASSERT_EQ(forms.size(), q.bodies.size());
+      for (size_t i = 0; i < q.bodies.size(); ++i) {
+        const kp::PartialEntry plain{&q.bodies[i], nullptr, 0};
+        const kp::PartialEntry copied{&q.bodies[i], nullptr, 0, forms.form(i)};
+        ASSERT_EQ(kp::encode_partial(t, {&copied, 1}, {}, c), kp::encode_partial(t, {&plain, 1}, {}, c))
+            << "body " << i << " tick " << t;
+      }
+      kp::SnapshotConfig other = c;
+      other.rotation_bits = c.rotation_bits - 1;
+      EXPECT_FALSE(forms.of(q, other));
+      q.tick += 1;
+      EXPECT_FALSE(forms.of(q, c));
+    }
+  }
 }
 
 // A body's stamp is the first snapshot tick at which it held its present value, even when

@@ -187,10 +187,11 @@ class InterestBench {
       grid->build(positions, o_.radius);
       encode_us_ += std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - g0).count();
     }
-    // The change stamps are followed once a snapshot for every client, as keel-server does,
-    // and counted like the grid.
+    // The change stamps and the full forms are followed once a snapshot for every client,
+    // as keel-server does, and counted like the grid.
     auto s0 = std::chrono::steady_clock::now();
     stamps_.update(quant);
+    forms_.update(quant, config_);
     encode_us_ += std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - s0).count();
     for (auto& c : clients_) {
       c->bucket = std::min(o_.kbps * 125.0 * 0.25, c->bucket + (now - last_refill_) * o_.kbps * 125.0);
@@ -202,7 +203,8 @@ class InterestBench {
         const ks::BodyState* me = truth_at(truth.tick, c->player_body);
         std::optional<ks::Vec3> viewer;
         if (me != nullptr) viewer = me->position;
-        msg = c->interest->encode({&quant, positions, {}, viewer, grid ? &*grid : nullptr, stamps_.stamps()}, c->bucket);
+        msg = c->interest->encode({&quant, positions, {}, viewer, grid ? &*grid : nullptr, stamps_.stamps(), &forms_},
+                                  c->bucket);
       }
       encode_us_ += std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count();
       ++encodes_;
@@ -303,6 +305,7 @@ class InterestBench {
   double last_refill_ = 0;
   double encode_us_ = 0;
   kp::ChangeStamps stamps_;
+  kp::FullForms forms_;
   uint64_t encodes_ = 0;
   uint64_t samples_ = 0, shown_ = 0;
   std::vector<double> pos_err_mm_, rot_err_deg_;

@@ -27,8 +27,19 @@ constexpr uint32_t bits_required(uint64_t range) {
 /// Appends bits least-significant first into bytes (little-endian bit order).
 class BitWriter {
  public:
-  /// Writes the low `bits` bits of `value`; bits in [0, 32].
-  void write_bits(uint32_t value, uint32_t bits);
+  /// Writes the low `bits` bits of `value`; bits in [0, 32]. Inline: the codecs call it
+  /// for every field of every body of every client's snapshot.
+  void write_bits(uint32_t value, uint32_t bits) {
+    scratch_ |= (uint64_t{value} & ((uint64_t{1} << bits) - 1)) << scratch_bits_;
+    scratch_bits_ += bits;
+    bits_ += bits;
+    if (scratch_bits_ >= 32) flush_word();
+  }
+  /// Writes `bits` bits from `words`, least-significant first, as write_bits of each
+  /// word's bits in turn would (a body's full form prepared once, copied per client).
+  void write_words(const uint64_t* words, size_t bits);
+  /// Room for `bytes` in all, made once.
+  void reserve(size_t bytes) { bytes_.reserve(bytes); }
   void write_bool(bool v) { write_bits(v ? 1u : 0u, 1); }
   /// Writes value - min in bits_required(max - min) bits. value must lie in [min, max].
   void write_int(int64_t value, int64_t min, int64_t max);
@@ -43,8 +54,10 @@ class BitWriter {
   std::vector<uint8_t> finish() const;
 
  private:
+  void flush_word();  // moves 32 pending bits into bytes_
+
   std::vector<uint8_t> bytes_;  // whole bytes
-  uint64_t scratch_ = 0;        // pending bits not yet a whole byte (fewer than 8 + 32)
+  uint64_t scratch_ = 0;        // pending bits not yet in bytes_ (fewer than 32 between calls)
   uint32_t scratch_bits_ = 0;
   size_t bits_ = 0;
 };

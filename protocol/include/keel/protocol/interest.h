@@ -110,6 +110,39 @@ class ChangeStamps {
   std::vector<uint64_t> next_stamps_;
 };
 
+/// Every body's full form (the bits a PartialSnapshot sends a body without a baseline
+/// in) for one stream of snapshots, written once a snapshot for every client: a body sent
+/// in full is the same bits for every client, so each sender copies them. Kept from
+/// snapshot to snapshot: only the bodies whose quantised value changed are written again.
+/// Only a shortcut: the messages are exactly those written without it.
+class FullForms {
+ public:
+  /// Follows the stream to `current` (bodies sorted by id, as QuantSnapshot keeps them).
+  void update(const QuantSnapshot& current, const SnapshotConfig& config);
+  /// The snapshot tick the forms are of (0: none yet).
+  uint64_t tick() const { return tick_; }
+  size_t size() const { return previous_.size(); }
+  /// Bits of each form (body_bits::full_bits of the config).
+  size_t bits() const { return bits_; }
+  /// Body `i`'s form, bits() bits least-significant first (BitWriter::write_words).
+  const uint64_t* form(size_t i) const { return words_.data() + i * stride_; }
+  /// Whether these forms are of `current` written with `config`: the sender checks this
+  /// before it copies one.
+  bool of(const QuantSnapshot& current, const SnapshotConfig& config) const {
+    return tick_ == current.tick && previous_.size() == current.bodies.size() && config == config_;
+  }
+
+ private:
+  void write_form(size_t i, const QuantBody& b);
+
+  uint64_t tick_ = 0;
+  SnapshotConfig config_;
+  size_t bits_ = 0;
+  size_t stride_ = 0;                // words per body
+  std::vector<QuantBody> previous_;  // the bodies the forms are of
+  std::vector<uint64_t> words_;      // stride_ per body, parallel to previous_
+};
+
 /// One snapshot's worth of what the sender chooses from, for one client.
 struct InterestFrame {
   const QuantSnapshot* current = nullptr;  ///< every candidate body, sorted by id
@@ -121,6 +154,9 @@ struct InterestFrame {
   const InterestGrid* grid = nullptr;
   /// ChangeStamps::stamps() of this snapshot, or empty (the sender then compares values).
   std::span<const uint64_t> changed_at = {};
+  /// The bodies' full forms of this snapshot (FullForms::update), or null: the sender
+  /// then writes each body it sends in full itself.
+  const FullForms* full = nullptr;
 };
 
 /// Wire bytes (packet header, tag, chunk headers, IPv4/UDP header) of one snapshot
@@ -188,13 +224,16 @@ class InterestSender {
     std::vector<uint32_t> left;
   };
   // The priority and id are copied in so that ordering the candidates (a heap of
-  // thousands, every client, every snapshot) compares these 12 bytes and never loads the
-  // track they stand for.
+  // thousands, every client, every snapshot) never loads the track they stand for; both
+  // in one key, so that the order (priority, then the lower id first) is one comparison.
   struct Candidate {
-    float priority;
+    uint64_t key;  // order_key(priority, id)
     uint32_t id;
     uint32_t index;  // into tracks_ and frame.current->bodies (parallel after sync_tracks)
   };
+  /// A candidate's priority is finite and > 0, and a positive float's bits order as its
+  /// value does: its bits above the id's complement order as (priority, lower id first).
+  static uint64_t order_key(float priority, uint32_t id);
 
   void sync_tracks(const QuantSnapshot& current);
   /// Adds every body's relevance to its priority; candidates_ = those with priority > 0.
@@ -267,6 +306,8 @@ struct PartialEntry {
   const QuantBody* value;
   const QuantBody* baseline;  ///< nullptr: in full
   uint64_t baseline_tick;
+  /// In full: the value's form already written (FullForms::form), or nullptr.
+  const uint64_t* form = nullptr;
 };
 std::vector<uint8_t> encode_partial(uint64_t tick, std::span<const PartialEntry> bodies,
                                     std::span<const uint32_t> left, const SnapshotConfig& config);

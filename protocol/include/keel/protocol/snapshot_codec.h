@@ -44,6 +44,7 @@ struct SnapshotConfig {
   /// False when the grid would need more than 24 bits per axis or rotation_bits is out
   /// of range.
   bool valid() const;
+  friend bool operator==(const SnapshotConfig&, const SnapshotConfig&) = default;
 };
 
 inline constexpr uint32_t kMaxSnapshotBodies = 65535;
