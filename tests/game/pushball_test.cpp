@@ -382,7 +382,7 @@ TEST(Pushball, ScriptedMatchScoresResetsTheBallAndEnds) {
   // scored for, the last toucher credited. (Players 2 and 4 are team 1: their touches
   // that end in their own goal still count for team 0.)
   ASSERT_EQ(goal_log.size(), 3u);
-  const Goal want[3] = {{340, 0, 4, 4}, {795, 0, 3, 3}, {1196, 0, 2, 2}};
+  const Goal want[3] = {{324, 0, 4, 4}, {689, 0, 1, 1}, {1231, 0, 1, 1}};
   for (int i = 0; i < 3; ++i) {
     EXPECT_EQ(goal_log[i].tick, want[i].tick) << i;
     EXPECT_EQ(goal_log[i].team, want[i].team) << i;

@@ -10,6 +10,7 @@
 #include <cstring>
 #include <filesystem>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace keel {
@@ -164,11 +165,13 @@ TEST(SceneStability, PileComesToRest) {
   EXPECT_GT(lowest, 0.5f - 0.05f);  // a 1 m box's centre sits 0.5 m above the floor
 }
 
-// With sleeping on, the pile and the pyramid are entirely asleep by tick 150 (2.5 s: the
-// pile's columns land by about tick 60, must then rest 0.5 s, and do so by tick 120 today)
-// and stay asleep through tick 1200.
+// With sleeping on, the pile and the pyramid are entirely asleep by a given tick and stay
+// asleep through tick 1200. The pyramid by tick 150 (2.5 s: it rests from the start and
+// must rest 0.5 s). The pile by tick 360 (6 s): its columns land by about tick 60 and then
+// sway as a whole at about 1 Hz, which the critically damped contacts let die out over
+// some four seconds (asleep at tick 319 today; docs/sim.md, "Stacking").
 TEST(SceneStability, PileAndPyramidFallAsleepAndStayAsleep) {
-  for (const char* name : {"pile.json", "pyramid.json"}) {
+  for (const auto& [name, by] : {std::pair<const char*, int>{"pile.json", 360}, {"pyramid.json", 150}}) {
     sim::World w = load(scene_path(name));
     auto awake = [&] {
       int n = 0;
@@ -178,9 +181,9 @@ TEST(SceneStability, PileAndPyramidFallAsleepAndStayAsleep) {
       }
       return n;
     };
-    for (int t = 0; t < 150; ++t) w.step();
-    EXPECT_EQ(awake(), 0) << name << " at tick 150";
-    for (int t = 150; t < 1200; ++t) {
+    for (int t = 0; t < by; ++t) w.step();
+    EXPECT_EQ(awake(), 0) << name << " at tick " << by;
+    for (int t = by; t < 1200; ++t) {
       w.step();
       ASSERT_EQ(awake(), 0) << name << " woke at tick " << w.tick();
     }

@@ -137,7 +137,7 @@ Row4 make_row(const WideSides& s, const Vec3x4& ra, const Vec3x4& rb, const Vec3
   return row;
 }
 
-Vec3 lane(const Lanes3& v, int i) { return Vec3(v.x.v[i], v.y.v[i], v.z.v[i]); }
+Vec3 lane_of(const Lanes3& v, int i) { return Vec3(v.x.v[i], v.y.v[i], v.z.v[i]); }
 
 }  // namespace
 
@@ -242,6 +242,7 @@ class ContactSolver {
   void pack_point(const Contact* const* lanes, int j, int half, const WideSides& sides, const HalfBasis& basis,
                   const Bodies4& va, const Bodies4& vb, WideConstraint& w);
   void store_impulses(uint32_t begin, uint32_t end);
+  float slip_speed(const Contact& k, const WideConstraint& c, int lane) const;
   void write_back(uint32_t begin, uint32_t end);
 
   WorldImpl& world_;
@@ -701,21 +702,44 @@ static bool friction_fills_cone(const Contact& k, const WideConstraint& c, int l
   return normal > 0.0f && friction >= 0.999f * mu * normal;
 }
 
+// The fastest tangential slip among a contact's points, from the bodies' velocities at
+// the end of the solve (each point's tangent rows: dot(vb - va, t) + wb . (rb x t) -
+// wa . (ra x t)).
+float ContactSolver::slip_speed(const Contact& k, const WideConstraint& c, int lane) const {
+  const SolverBody& a = bodies_[c.body_a[lane]];
+  const SolverBody& b = bodies_[c.body_b[lane]];
+  const Vec3 dv = b.v - a.v, t1 = lane_of(c.t1, lane), t2 = lane_of(c.t2, lane);
+  float fastest = 0.0f;
+  for (int j = 0; j < k.count; ++j) {
+    const WidePoint& p = c.p[j];
+    const float v1 = glm::dot(dv, t1) + glm::dot(b.w, lane_of(p.tangent1.ang_b, lane)) -
+                     glm::dot(a.w, lane_of(p.tangent1.ang_a, lane));
+    const float v2 = glm::dot(dv, t2) + glm::dot(b.w, lane_of(p.tangent2.ang_b, lane)) -
+                     glm::dot(a.w, lane_of(p.tangent2.ang_a, lane));
+    fastest = std::max(fastest, std::sqrt(v1 * v1 + v2 * v2));
+  }
+  return fastest;
+}
+
 void ContactSolver::store_impulses(uint32_t begin, uint32_t end) {
   auto& contacts = world_.contacts.items();
+  // A contact slides only if it both fills its cone and slips faster than gravity adds in
+  // one substep: a resting contact whose friction touches the cone while it creeps at
+  // round-off speed keeps its static grip (docs/sim.md, "Stacking").
+  const float slip_floor = glm::length(world_.settings.gravity) * h_;
   for (uint32_t b = begin; b < end; ++b) {
     const WideConstraint& c = batches_[b];
     for (int i = 0; i < kLanes; ++i) {
       if (c.contact[i] == kNoContact) continue;
       Contact& k = contacts[c.contact[i]];
-      Vec3 t1 = lane(c.t1, i), t2 = lane(c.t2, i);
+      Vec3 t1 = lane_of(c.t1, i), t2 = lane_of(c.t2, i);
       for (int j = 0; j < k.count; ++j) {
         const WidePoint& p = c.p[j];
         k.points[j].normal_impulse = p.normal.impulse.v[i];
         k.points[j].friction_impulse = p.tangent1.impulse.v[i] * t1 + p.tangent2.impulse.v[i] * t2;
         k.points[j].max_normal_impulse = p.max_normal_impulse.v[i];
       }
-      if (k.static_friction > k.friction) k.sliding = friction_fills_cone(k, c, i);
+      if (k.static_friction > k.friction) k.sliding = friction_fills_cone(k, c, i) && slip_speed(k, c, i) > slip_floor;
     }
   }
 }
