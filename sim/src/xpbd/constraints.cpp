@@ -24,10 +24,12 @@ float apply_positional(XBody& a, XBody& b, const Vec3& ra, const Vec3& rb, const
   const Vec3 p = dlambda * n;
   if (a.dynamic) {
     a.x -= a.inv_mass * p;
+    a.dx -= a.inv_mass * p;
     rotate(a, -inv_inertia_mul(a, glm::cross(ra, p)));
   }
   if (b.dynamic) {
     b.x += b.inv_mass * p;
+    b.dx += b.inv_mass * p;
     rotate(b, inv_inertia_mul(b, glm::cross(rb, p)));
   }
   return dlambda;

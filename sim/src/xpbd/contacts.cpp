@@ -61,33 +61,55 @@ void gather_contacts(const WorldImpl& w, const std::vector<XBody>& bodies, std::
   }
 }
 
+namespace {
+
+// The normal: push the surfaces apart along n by their overlap, with compliance.
+void solve_normal(std::vector<XBody>& bodies, XContact& k, float alpha_tilde) {
+  XBody& a = bodies[k.a];
+  XBody& b = bodies[k.b];
+  k.ra = a.q * k.local_a;
+  k.rb = b.q * k.local_b;
+  const float depth = glm::dot((a.x + k.ra) - (b.x + k.rb), k.n);
+  if (!(depth > 0.0f)) return;
+  k.lambda_n += apply_positional(a, b, k.ra, k.rb, k.n, depth, alpha_tilde, k.lambda_n);
+}
+
+// Static friction: undo the point's tangential slip over this substep while the
+// manifold's tangential multipliers stay within mu_s times its normal ones (taken per
+// manifold, not per point: the first point of a resting box carries most of the normal
+// correction, and per point the others would slip).
+void solve_static_friction(std::vector<XBody>& bodies, XContact& k, float& lambda_t, float lambda_n) {
+  if (!(k.lambda_n > 0.0f)) return;
+  XBody& a = bodies[k.a];
+  XBody& b = bodies[k.b];
+  k.ra = a.q * k.local_a;
+  k.rb = b.q * k.local_b;
+  const Vec3 moved_a = (a.x + k.ra) - (a.x_prev + a.q_prev * k.local_a);
+  const Vec3 moved_b = (b.x + k.rb) - (b.x_prev + b.q_prev * k.local_b);
+  const Vec3 slip = moved_a - moved_b;
+  const Vec3 slip_t = slip - glm::dot(slip, k.n) * k.n;
+  const float c = glm::length(slip_t);
+  if (!(c > 0.0f)) return;
+  const Vec3 dir = slip_t / c;
+  const float wsum = generalized_inverse_mass(a, k.ra, dir) + generalized_inverse_mass(b, k.rb, dir);
+  if (!(wsum > 0.0f) || lambda_t + c / wsum > k.mu_s * lambda_n) return;
+  lambda_t += apply_positional(a, b, k.ra, k.rb, dir, c, 0.0f, 0.0f);
+  k.lambda_t = lambda_t;
+}
+
+}  // namespace
+
 void solve_contact_positions(std::vector<XBody>& bodies, std::vector<XContact>& cs, float alpha_tilde) {
-  for (XContact& k : cs) {
-    XBody& a = bodies[k.a];
-    XBody& b = bodies[k.b];
-    k.ra = a.q * k.local_a;
-    k.rb = b.q * k.local_b;
-    const Vec3 pa = a.x + k.ra;
-    const Vec3 pb = b.x + k.rb;
-    const float depth = glm::dot(pa - pb, k.n);
-    if (!(depth > 0.0f)) continue;
-    k.lambda_n += apply_positional(a, b, k.ra, k.rb, k.n, depth, alpha_tilde, k.lambda_n);
-    // Static friction: undo the tangential slip of the two points over this substep,
-    // while the multiplier it takes stays within mu_s times the normal one.
-    k.ra = a.q * k.local_a;
-    k.rb = b.q * k.local_b;
-    const Vec3 moved_a = (a.x + k.ra) - (a.x_prev + a.q_prev * k.local_a);
-    const Vec3 moved_b = (b.x + k.rb) - (b.x_prev + b.q_prev * k.local_b);
-    const Vec3 slip = moved_a - moved_b;
-    const Vec3 slip_t = slip - glm::dot(slip, k.n) * k.n;
-    const float c = glm::length(slip_t);
-    if (!(c > 0.0f)) continue;
-    const Vec3 dir = slip_t / c;
-    const float wsum = generalized_inverse_mass(a, k.ra, dir) + generalized_inverse_mass(b, k.rb, dir);
-    if (!(wsum > 0.0f)) continue;
-    if (k.lambda_t + c / wsum <= k.mu_s * k.lambda_n) {
-      k.lambda_t += apply_positional(a, b, k.ra, k.rb, dir, c, 0.0f, 0.0f);
+  for (size_t first = 0; first < cs.size();) {
+    size_t last = first + 1;
+    while (last < cs.size() && cs[last].contact == cs[first].contact) ++last;
+    float lambda_n = 0.0f, lambda_t = 0.0f;
+    for (size_t i = first; i < last; ++i) {
+      solve_normal(bodies, cs[i], alpha_tilde);
+      lambda_n += cs[i].lambda_n;
     }
+    for (size_t i = first; i < last; ++i) solve_static_friction(bodies, cs[i], lambda_t, lambda_n);
+    first = last;
   }
 }
 
@@ -101,10 +123,15 @@ void solve_contact_velocities(std::vector<XBody>& bodies, std::vector<XContact>&
     const float vn = glm::dot(u, k.n);  // < 0: approaching
     const Vec3 vt = u - vn * k.n;
     const float vt_len = glm::length(vt);
-    // Dynamic friction: the normal force lambda_n / h^2 times mu_k, over the substep h.
+    // Dynamic friction: an impulse of at most mu_k times the normal one (the force
+    // lambda_n / h^2 over the substep h), and never more than stops the slide.
     if (vt_len > 0.0f) {
-      const float drop = std::min(k.mu_k * k.lambda_n / h, vt_len);
-      change_velocity(a, b, k, (-drop / vt_len) * vt);
+      const Vec3 dir = vt / vt_len;
+      const float wsum = generalized_inverse_mass(a, k.ra, dir) + generalized_inverse_mass(b, k.rb, dir);
+      if (wsum > 0.0f) {
+        const float impulse = std::min(k.mu_k * k.lambda_n / h, vt_len / wsum);
+        apply_velocity_impulse(a, b, k.ra, k.rb, -impulse * dir);
+      }
     }
     // Restitution against the approach speed before the substep; slow approaches stop.
     const float e = std::fabs(k.vn_pre) <= restitution_threshold ? 0.0f : k.e;

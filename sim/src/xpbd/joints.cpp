@@ -74,11 +74,22 @@ void solve_frames(JointPose& p) {
 
 }  // namespace
 
+void solve_joint(const WorldImpl& w, const Joint& j, std::vector<XBody>& bodies);
+
 void solve_joint_positions(const WorldImpl& w, std::vector<XBody>& bodies) {
-  for (const Joint& j : w.joints.items) {
-    if (!j.alive || j.broken) continue;
+  // Two passes: a light bob on a long arm turns more than it moves under one correction
+  // (its rotational inverse mass dwarfs its linear one), and the linearised turn leaves
+  // a residual a second pass removes.
+  for (int pass = 0; pass < 2; ++pass) {
+    for (const Joint& j : w.joints.items) solve_joint(w, j, bodies);
+  }
+}
+
+void solve_joint(const WorldImpl& w, const Joint& j, std::vector<XBody>& bodies) {
+  {
+    if (!j.alive || j.broken) return;
     const bool b_moves = j.body_b != kNullIndex && bodies[j.body_b].dynamic;
-    if (!bodies[j.body_a].dynamic && !b_moves) continue;
+    if (!bodies[j.body_a].dynamic && !b_moves) return;
     // Angles first, the point last: the point is what a viewer sees come apart.
     XBody world;
     JointPose p = pose_of(w, j, bodies, world);

@@ -41,7 +41,8 @@ void integrate(const WorldImpl& w, std::vector<XBody>& bodies, float h) {
       x.v = (x.v + (h * b.gravity_scale) * w.settings.gravity) / (1.0f + h * b.linear_damping);
       x.w = x.w / (1.0f + h * b.angular_damping);
     }
-    x.x = x.x + h * x.v;
+    x.dx = h * x.v;
+    x.x = x.x_prev + x.dx;
     const Quat spin(0.0f, x.w.x, x.w.y, x.w.z);
     x.q = glm::normalize(x.q + (0.5f * h) * (spin * x.q));
   }
@@ -52,7 +53,7 @@ void derive_velocities(std::vector<XBody>& bodies, float h) {
   const float inv_h = 1.0f / h;
   for (XBody& x : bodies) {
     if (!x.dynamic) continue;
-    x.v = (x.x - x.x_prev) * inv_h;
+    x.v = x.dx * inv_h;
     Quat dq = x.q * glm::conjugate(x.q_prev);
     if (dq.w < 0.0f) dq = -dq;
     x.w = (2.0f * inv_h) * Vec3(dq.x, dq.y, dq.z);

@@ -29,6 +29,10 @@ namespace xpbd {
 /// static, kinematic and sleeping ones).
 struct XBody {
   Vec3 x{0.0f}, x_prev{0.0f};  // centre of mass
+  // The move since the substep began, kept apart from x: the velocity (dx / h) from
+  // x - x_prev would lose bits to cancellation far from the origin (a body at y = 100 m
+  // would fall 1.5 % slow over a second).
+  Vec3 dx{0.0f};
   Quat q{1, 0, 0, 0}, q_prev{1, 0, 0, 0};
   Vec3 v{0.0f}, w{0.0f};
   float inv_mass = 0.0f;
