@@ -221,6 +221,14 @@ class Reader {
     out.contact_damping_ratio = damping;
     out.contact_push_max_speed = push;
     out.restitution_threshold = bounce;
+    const auto kind = static_cast<uint8_t>(in->kind());
+    if (kind > static_cast<uint8_t>(sim::SolverKind::Xpbd)) {
+      return fail("solver.kind", "is unknown (" + std::to_string(kind) + "); the solvers are soft_step and xpbd");
+    }
+    out.solver_kind = static_cast<sim::SolverKind>(kind);
+    const float compliance = in->contact_compliance().value_or(out.contact_compliance);
+    if (!check_non_negative("solver.contact_compliance", compliance)) return false;
+    out.contact_compliance = compliance;
     return true;
   }
 

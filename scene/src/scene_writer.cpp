@@ -51,8 +51,12 @@ Offset<fb::Body> write_body(FlatBufferBuilder& fbb, const sim::BodyDef& b) {
 }
 
 Offset<fb::Solver> write_solver(FlatBufferBuilder& fbb, const sim::WorldSettings& s) {
+  // The solver kind and compliance only when set: a soft-step scene keeps its bytes.
+  const bool xpbd_fields = s.solver_kind != sim::SolverKind::SoftStep || s.contact_compliance != 0.0f;
   return fb::CreateSolver(fbb, s.substeps, s.contact_hertz, s.contact_damping_ratio,
-                          s.contact_push_max_speed, s.restitution_threshold);
+                          s.contact_push_max_speed, s.restitution_threshold,
+                          static_cast<fb::SolverKind>(s.solver_kind),
+                          xpbd_fields ? flatbuffers::Optional<float>(s.contact_compliance) : flatbuffers::nullopt);
 }
 
 Offset<fb::Character> write_character(FlatBufferBuilder& fbb, const sim::CharacterDef& c) {

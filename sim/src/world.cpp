@@ -21,6 +21,7 @@
 #include "world_impl.h"
 
 #include "solver/solver.h"
+#include "xpbd/xpbd.h"
 
 #include <keel/sim/limits.h>
 
@@ -189,6 +190,12 @@ void WorldImpl::step() {
   // bodies, and both are done before any body moves. (events_ms overlaps solve_ms.)
   uint32_t touching = shortcuts.last_touching;
   timed(profile.solve_ms, [&] {
+    // XPBD (xpbd/) is the second solver: the events first, then its one-thread solve.
+    if (settings.solver_kind == SolverKind::Xpbd) {
+      timed(profile.events_ms, [&] { touching = events_stage(*this, repeat_events, scratch.events); });
+      xpbd::solve_tick(*this, dt);
+      return;
+    }
     TickSolve solve(*this, dt);
     executor.invoke([&] { timed(profile.events_ms, [&] { touching = events_stage(*this, repeat_events, scratch.events); }); },
                     [&] { solve.prepare(); });

@@ -272,6 +272,8 @@ std::string range_text(const char* lower, float upper) {
 
 }  // namespace
 
+const char* to_string(SolverKind k) { return k == SolverKind::Xpbd ? "xpbd" : "soft_step"; }
+
 Status validate_settings(const WorldSettings& s) {
   std::string e = settings_error(s.tick_rate >= 1 && s.tick_rate <= 1000, "tick_rate", "must be 1 to 1000", s.tick_rate);
   if (e.empty()) e = settings_error(s.substeps >= 1 && s.substeps <= 64, "substeps", "must be 1 to 64", s.substeps);
@@ -298,6 +300,14 @@ Status validate_settings(const WorldSettings& s) {
   if (e.empty()) {
     e = settings_error(s.restitution_threshold >= 0.0f && s.restitution_threshold <= kMaxLinearVelocity,
                        "restitution_threshold", range_text("[0, ", kMaxLinearVelocity), s.restitution_threshold);
+  }
+  if (e.empty()) {
+    e = settings_error(s.solver_kind == SolverKind::SoftStep || s.solver_kind == SolverKind::Xpbd, "solver_kind",
+                       "must be soft_step (0) or xpbd (1)", int(s.solver_kind));
+  }
+  if (e.empty()) {
+    e = settings_error(s.contact_compliance >= 0.0f && s.contact_compliance <= kMaxContactCompliance,
+                       "contact_compliance", range_text("[0, ", kMaxContactCompliance), s.contact_compliance);
   }
   if (!e.empty()) return Error{e};
   return Status::ok();

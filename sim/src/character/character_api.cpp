@@ -168,6 +168,8 @@ void read_characters(StateReader& in, WorldImpl& w) {
   auto& items = w.characters.items;
   items.clear();
   if (in.at_end()) return;
+  // The solver section follows the characters and may come without them.
+  if (uint32_t tag = 0; in.peek_u32(tag) && tag == kSolverStateTag) return;
   const uint32_t n = in.count(60, kMaxCharacters);
   if (in.ok() && n == 0) in.fail("an empty character section");
   for (uint32_t i = 0; i < n && in.ok(); ++i) {

@@ -2,6 +2,7 @@
 // carries from tick to tick (warm start, part of the saved state), and the solver hooks.
 #pragma once
 
+#include <keel/sim/defs.h>
 #include <keel/sim/joint.h>
 
 #include <cstdint>
@@ -91,6 +92,10 @@ void warm_start_joints(JointPass& p);
 void solve_joints(JointPass& p, bool use_bias);
 /// After the bodies are written back: break overloaded joints, move holding references.
 void finish_joints(JointPass& p);
+
+/// Refuses, naming the kind and the feature, a joint the world's solver cannot solve (the
+/// XPBD solver's subset: docs/sim.md, "Solvers"); ok for the soft step.
+Status xpbd_joint_support(const JointDef& d, const WorldSettings& s);
 
 /// Whether two body slots are joined by a joint that keeps them from colliding.
 bool joint_blocks_collision(const WorldImpl& w, uint32_t slot_a, uint32_t slot_b);

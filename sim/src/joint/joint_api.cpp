@@ -186,9 +186,28 @@ Status validate_joint(const JointDef& d) {
   return Status::ok();
 }
 
+// What the XPBD solver (xpbd/joints.cpp) solves: Ball, Hinge (with its limit) and Fixed
+// joints, without motors, springs, holding torque, breaking or a Ball's cone and twist
+// limits. Anything else is refused by name, never ignored.
+Status xpbd_joint_support(const JointDef& d, const WorldSettings& s) {
+  if (s.solver_kind != SolverKind::Xpbd) return Status::ok();
+  auto refuse = [&](const std::string& what) {
+    return Error{std::string("joint kind ") + to_string(d.kind) + ": " + what + " is not supported by the xpbd solver"};
+  };
+  if (d.kind != JointKind::Ball && d.kind != JointKind::Hinge && d.kind != JointKind::Fixed) return refuse("the kind");
+  if (d.motor.enabled) return refuse("motor");
+  if (d.spring.enabled) return refuse("spring");
+  if (d.holding_torque > 0.0f) return refuse("holding_torque");
+  if (d.break_force > 0.0f) return refuse("break_force");
+  if (d.kind == JointKind::Ball && d.cone_angle > 0.0f) return refuse("cone_angle");
+  if (d.kind != JointKind::Hinge && d.limit.enabled) return refuse("limit");
+  return Status::ok();
+}
+
 Expected<JointId> add_joint(World& world, const JointDef& def) {
   WorldImpl& w = WorldAccess::impl(world);
   if (Status st = validate_joint(def); !st) return st.error();
+  if (Status st = xpbd_joint_support(def, w.settings); !st) return st.error();
   auto ia = w.id_to_slot.find(def.body_a);
   if (ia == w.id_to_slot.end()) return Error{"body_a: no body with id " + std::to_string(def.body_a)};
   uint32_t slot_b = kNullIndex;

@@ -8,6 +8,7 @@
 //   body free list | shape slots | shape free list | contacts (in key order)
 //   touching pairs | sensed pairs | joints (only when the world has had any, tagged)
 //   | characters (only when the world has any)
+//   | solver section (only when the solver settings are not the default, tagged)
 // The state hash over these bytes is in state/hash.cpp.
 #include <keel/sim/world.h>
 
@@ -290,6 +291,39 @@ void write_contacts(const WorldImpl& world, StateWriter& w, StateSource source) 
   }
 }
 
+// The solver choice sits in its own tagged section at the end, written only when it is
+// not the default: every state of a soft-step world keeps the bytes (and the goldens)
+// it had before XPBD existed.
+constexpr uint32_t kSolverTag = kSolverStateTag;
+
+bool default_solver(const WorldSettings& s) {
+  return s.solver_kind == SolverKind::SoftStep && s.contact_compliance == 0.0f &&
+         !std::signbit(s.contact_compliance);
+}
+
+void write_solver_section(const WorldImpl& w, StateWriter& out) {
+  if (default_solver(w.settings)) return;
+  out.u32(kSolverTag);
+  out.u8(uint8_t(w.settings.solver_kind));
+  out.f32(w.settings.contact_compliance);
+}
+
+void read_solver_section(StateReader& in, WorldImpl& w) {
+  uint32_t tag = 0;
+  if (!in.peek_u32(tag) || tag != kSolverTag) return;
+  in.u32();
+  const uint8_t kind = in.u8();
+  if (kind > uint8_t(SolverKind::Xpbd)) {
+    in.fail("solver kind " + std::to_string(kind) + " unknown");
+    return;
+  }
+  w.settings.solver_kind = SolverKind(kind);
+  w.settings.contact_compliance = in.f32();
+  if (Status st = validate_settings(w.settings); !st) in.fail(st.error().message);
+  // A section that says the default is one the writer never makes.
+  if (in.ok() && default_solver(w.settings)) in.fail("solver section states the default solver");
+}
+
 void write_free_list(StateWriter& w, const std::vector<uint32_t>& list) {
   w.u32(uint32_t(list.size()));
   for (uint32_t v : list) w.u32(v);
@@ -326,6 +360,7 @@ void write_state(const WorldImpl& world, StateWriter& w, StateSource source) {
   for (uint64_t k : world.sensed_pairs) w.u64(k);
   write_joints(world, w);      // absent for a world that never had a joint
   write_characters(world, w);  // absent for a world without characters
+  write_solver_section(world, w);  // absent for the default solver
 }
 
 namespace {
@@ -438,6 +473,7 @@ Status read_state(StateReader& r, WorldImpl& w, const WorldImpl& previous) {
   read_sorted_keys(r, w.sensed_pairs, "sensed pairs");
   if (r.ok()) read_joints(r, w);
   if (r.ok()) read_characters(r, w);
+  if (r.ok()) read_solver_section(r, w);
   if (r.ok() && !r.at_end()) r.fail("trailing bytes after the state");
   if (r.ok()) check_references(r, w);
   if (!r.ok()) return Error{"world state is damaged: " + r.error()};

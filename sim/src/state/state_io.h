@@ -21,6 +21,10 @@
 
 namespace keel::sim {
 
+/// Tag of the state's last, optional section: the solver choice (state/state.cpp). A
+/// character count never takes this value (kMaxCharacters is far below it).
+inline constexpr uint32_t kSolverStateTag = 0x564c4f53u;  // "SOLV"
+
 struct WorldImpl;
 
 /// Canonical fields as bytes: little-endian, floats by their bit pattern (NaN payloads and

@@ -98,6 +98,15 @@ struct BodyDef {
 
 /// World-wide settings. Solver constants that every peer must agree on are part of the
 /// saved state, so a restored world steps exactly as the one that saved it.
+/// Which solver steps the world (docs/sim.md, "Solvers"). Values are state: append only.
+enum class SolverKind : uint8_t {
+  SoftStep = 0,  ///< substepped soft-constraint Gauss-Seidel (solver/)
+  Xpbd = 1,      ///< substepped extended position-based dynamics (xpbd/)
+};
+
+/// The solver's scene name ("soft_step", "xpbd").
+const char* to_string(SolverKind k);
+
 struct WorldSettings {
   uint32_t tick_rate = 60;  ///< ticks per second
   Vec3 gravity{0.0f, -9.81f, 0.0f};
@@ -111,6 +120,9 @@ struct WorldSettings {
   float contact_push_max_speed = 3.0f;  ///< m/s, cap on overlap recovery speed
   float restitution_threshold = 1.0f;   ///< m/s, approach speeds below this do not bounce
   uint32_t threads = 1;                 ///< worker threads; never changes results
+  SolverKind solver_kind = SolverKind::SoftStep;
+  /// m/N: XPBD contact compliance (inverse stiffness); 0 = rigid. Read by XPBD only.
+  float contact_compliance = 0.0f;
 };
 
 /// Checks a body description for values the sim cannot step: non-finite numbers,
@@ -123,7 +135,8 @@ Status validate_body(const BodyDef& def);
 /// Checks world settings against keel/sim/limits.h: tick_rate 1..1000, substeps 1..64,
 /// |gravity| components up to kMaxGravity, contact_hertz in (0, kMaxSpringHertz],
 /// contact_damping_ratio in [0, kMaxDampingRatio], contact_push_max_speed and
-/// restitution_threshold in [0, kMaxLinearVelocity]. The message names the field, e.g.
+/// restitution_threshold in [0, kMaxLinearVelocity], solver_kind a known kind,
+/// contact_compliance in [0, kMaxContactCompliance]. The message names the field, e.g.
 /// "settings: gravity.y must be within +-1000 (got 1e+30)".
 Status validate_settings(const WorldSettings& settings);
 

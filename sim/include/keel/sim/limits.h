@@ -31,6 +31,8 @@ inline constexpr float kMaxDensity = 1.0e5f;
 /// enters a world. (The solver itself caps what it integrates lower still: 400 m/s, and
 /// a quarter turn per substep.)
 inline constexpr float kMaxLinearVelocity = 1.0e4f;
+/// m/N: the softest XPBD contact a world takes (1 mm under 1 N); softer is no contact.
+inline constexpr float kMaxContactCompliance = 1.0e-3f;
 inline constexpr float kMaxAngularVelocity = 1.0e4f;
 /// 1/s: the largest linear or angular damping (a body stops within a tick long before).
 inline constexpr float kMaxDamping = 1.0e4f;
