@@ -233,6 +233,7 @@ class BasicFieldReader {
     auto in = r_.bytes(b.size());
     if (in.size() == b.size() && !b.empty()) std::memcpy(b.data(), in.data(), b.size());
   }
+  void bytes(void* p, size_t n) { bytes(std::span<uint8_t>(static_cast<uint8_t*>(p), n)); }
   void str(std::string& s, uint32_t max, const char* what) { s = r_.str(max, what); }
   void blob(std::vector<uint8_t>& b, uint32_t max, const char* what) {
     auto in = r_.bytes(r_.count(1, max, what));
