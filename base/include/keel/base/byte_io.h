@@ -60,6 +60,12 @@ class FieldWriter {
     bytes(s.data(), s.size());
   }
   void str(const std::string& s, uint32_t /*max*/, const char* /*what*/) { str(s); }
+  /// At most `max` bytes of s, as str() (for text a writer may cut, such as a note).
+  void str_prefix(const std::string& s, uint32_t max, const char* /*what*/) {
+    const size_t n = s.size() < max ? s.size() : max;
+    u32(uint32_t(n));
+    bytes(s.data(), n);
+  }
   /// u32 length, then the bytes (a std::vector<uint8_t> or any span of bytes).
   void blob(std::span<const uint8_t> b, uint32_t /*max*/, const char* /*what*/) {
     u32(uint32_t(b.size()));
@@ -235,6 +241,7 @@ class BasicFieldReader {
   }
   void bytes(void* p, size_t n) { bytes(std::span<uint8_t>(static_cast<uint8_t*>(p), n)); }
   void str(std::string& s, uint32_t max, const char* what) { s = r_.str(max, what); }
+  void str_prefix(std::string& s, uint32_t max, const char* what) { str(s, max, what); }
   void blob(std::vector<uint8_t>& b, uint32_t max, const char* what) {
     auto in = r_.bytes(r_.count(1, max, what));
     b.assign(in.begin(), in.end());
