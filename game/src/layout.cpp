@@ -556,46 +556,67 @@ uint32_t Layout::full_bits() const {
   return bits;
 }
 
+// A layout is one field list over the direction (keel/base/byte_io.h: a ByteWriter with
+// a const layout, or a FieldReader); the reader's checks sit under IO::kReading.
+namespace {
+
+template <class IO, class F>
+void visit_field(IO& io, F& f) {
+  io.str(f.name, kMaxNameBytes, "field name");
+  uint8_t kind = uint8_t(f.kind);
+  io.u8(kind);
+  if constexpr (IO::kReading) {
+    if (io.ok() && kind > uint8_t(FieldKind::Point3)) io.fail("field kind " + std::to_string(kind) + " is unknown");
+    f.kind = FieldKind(kind);
+  }
+  uint32_t min = uint32_t(f.min), max = uint32_t(f.max);
+  io.u32(min);
+  io.u32(max);
+  if constexpr (IO::kReading) {
+    f.min = int32_t(min);
+    f.max = int32_t(max);
+  }
+  io.count(f.labels, 4, kMaxLabels, "field label");
+  for (auto& l : f.labels) io.str(l, kMaxNameBytes, "field label");
+  for (int a = 0; a < 3; ++a) io.f32(f.lo[a]);
+  for (int a = 0; a < 3; ++a) io.f32(f.hi[a]);
+  io.f32(f.step);
+  io.u32(f.steps);
+  io.u32(f.bits);
+}
+
+template <class IO, class L>
+void visit_layout(IO& io, L& layout) {
+  uint32_t n = layout.size();
+  if constexpr (IO::kReading) {
+    n = io.reader().count(12, kMaxFields, "layout field");
+  } else {
+    io.u32(n);
+  }
+  for (uint32_t i = 0; i < n && io.ok(); ++i) {
+    if constexpr (IO::kReading) {
+      Field f;
+      visit_field(io, f);
+      layout.add(std::move(f));
+    } else {
+      visit_field(io, layout.fields()[i]);
+    }
+  }
+}
+
+}  // namespace
+
 void write_layout(const Layout& layout, std::vector<uint8_t>& out) {
   keel::ByteWriter w(out);
-  w.u32(layout.size());
-  for (const Field& f : layout.fields()) {
-    w.str(f.name);
-    w.u8(uint8_t(f.kind));
-    w.u32(uint32_t(f.min));
-    w.u32(uint32_t(f.max));
-    w.u32(uint32_t(f.labels.size()));
-    for (const std::string& l : f.labels) w.str(l);
-    for (int a = 0; a < 3; ++a) w.f32(f.lo[a]);
-    for (int a = 0; a < 3; ++a) w.f32(f.hi[a]);
-    w.f32(f.step);
-    w.u32(f.steps);
-    w.u32(f.bits);
-  }
+  visit_layout(w, layout);
 }
 
 Expected<Layout> read_layout(std::span<const uint8_t> bytes, size_t& offset) {
   if (offset > bytes.size()) return Error{"layout: offset past the end"};
   keel::ByteReader r(bytes.subspan(offset));
+  keel::FieldReader io(r);
   Layout layout;
-  uint32_t n = r.count(12, kMaxFields, "layout field");
-  for (uint32_t i = 0; i < n && r.ok(); ++i) {
-    Field f;
-    f.name = r.str(kMaxNameBytes, "field name");
-    uint8_t kind = r.u8();
-    if (r.ok() && kind > uint8_t(FieldKind::Point3)) r.fail("field kind " + std::to_string(kind) + " is unknown");
-    f.kind = FieldKind(kind);
-    f.min = int32_t(r.u32());
-    f.max = int32_t(r.u32());
-    uint32_t labels = r.count(4, kMaxLabels, "field label");
-    for (uint32_t k = 0; k < labels && r.ok(); ++k) f.labels.push_back(r.str(kMaxNameBytes, "field label"));
-    for (int a = 0; a < 3; ++a) f.lo[a] = r.f32();
-    for (int a = 0; a < 3; ++a) f.hi[a] = r.f32();
-    f.step = r.f32();
-    f.steps = r.u32();
-    f.bits = r.u32();
-    layout.add(std::move(f));
-  }
+  visit_layout(io, layout);
   if (!r.ok()) return Error{"layout is damaged: " + r.error()};
   if (Status st = layout.validate(); !st) return Error{"layout is invalid: " + st.error().message};
   offset += r.position();

@@ -262,6 +262,42 @@ void Match::step(const TickInputs& in) {
   record_poses();
 }
 
+// The match's own state is one field list over the direction (keel/base/byte_io.h: a
+// ByteWriter with const fields, or a FieldReader); restore_state checks what it read.
+namespace {
+
+template <class IO, class U32, class U64>
+void visit_counters(IO& io, U32& next_body_id, U32& joins, U64& random) {
+  io.u32(next_body_id);
+  io.u32(joins);
+  io.u64(random);
+}
+
+template <class IO, class Timers>
+void visit_timers(IO& io, Timers& timers) {
+  io.count(timers, 12, kMaxTimers, "timer");
+  for (auto& t : timers) {
+    io.u32(t.id);
+    io.u64(t.due);
+  }
+}
+
+// A player's slot before its game state: the last input's codes (as many as the game's
+// input has components) and, when the game keeps a pose history, the view.
+template <class IO, class Slot>
+void visit_slot(IO& io, Slot& s, uint32_t components, bool keeps_history) {
+  io.u32(s.player);
+  io.u32(s.character);
+  io.u32(s.spawn_index);
+  for (uint32_t c = 0; c < components; ++c) io.u32(s.last_input.code[c]);
+  if (keeps_history) {
+    io.u16(s.view.lag);
+    io.u8(s.view.fraction);
+  }
+}
+
+}  // namespace
+
 std::vector<uint8_t> Match::save_state() const {
   std::vector<uint8_t> out;
   write_own_state(out);
@@ -274,26 +310,13 @@ void Match::write_own_state(std::vector<uint8_t>& out) const {
   for (char c : kMatchMagic) w.u8(uint8_t(c));
   w.u32(kMatchStateVersion);
   w.u64(spec_hash_);
-  w.u32(next_body_id_);
-  w.u32(joins_);
-  w.u64(random_);
-  w.u32(uint32_t(timers_.size()));
-  for (const Timer& t : timers_) {
-    w.u32(t.id);
-    w.u64(t.due);
-  }
+  visit_counters(w, next_body_id_, joins_, random_);
+  visit_timers(w, timers_);
   write_state_values(spec_.state.global, state_, out);
   w.u32(uint32_t(players_.size()));
   const uint32_t components = spec_.input.components();
   for (const PlayerSlot& s : players_) {
-    w.u32(s.player);
-    w.u32(s.character);
-    w.u32(s.spawn_index);
-    for (uint32_t c = 0; c < components; ++c) w.u32(s.last_input.code[c]);
-    if (spec_.pose_history_ticks != 0) {
-      w.u16(s.view.lag);
-      w.u8(s.view.fraction);
-    }
+    visit_slot(w, s, components, spec_.pose_history_ticks != 0);
     write_state_values(spec_.state.player, s.state, out);
   }
   if (spec_.pose_history_ticks != 0) write_history(out);
@@ -311,15 +334,14 @@ Status Match::restore_state(std::span<const uint8_t> bytes) {
   if (uint64_t h = r.u64(); r.ok() && h != spec_hash_) {
     return Error{"the match state was saved by another game or game version than \"" + spec_.name + "\""};
   }
-  uint32_t next_id = r.u32();
-  uint32_t joins = r.u32();
-  uint64_t random = r.u64();
-  uint32_t n_timers = r.count(12, kMaxTimers, "timer");
-  std::vector<Timer> timers(n_timers);
-  for (uint32_t i = 0; i < n_timers && r.ok(); ++i) {
-    timers[i].id = r.u32();
-    timers[i].due = r.u64();
-    if (i > 0 && timers[i].id <= timers[i - 1].id) r.fail("timers are not sorted by id");
+  keel::FieldReader io(r);
+  uint32_t next_id = 0, joins = 0;
+  uint64_t random = 0;
+  visit_counters(io, next_id, joins, random);
+  std::vector<Timer> timers;
+  visit_timers(io, timers);
+  for (size_t i = 1; i < timers.size() && r.ok(); ++i) {
+    if (timers[i].id <= timers[i - 1].id) r.fail("timers are not sorted by id");
   }
   if (!r.ok()) return Error{"match state is damaged: " + r.error()};
   size_t at = r.position();
@@ -335,15 +357,10 @@ Status Match::restore_state(std::span<const uint8_t> bytes) {
   for (uint32_t i = 0; i < n; ++i) {
     PlayerSlot& s = players[i];
     r = keel::ByteReader(bytes.subspan(at));
-    s.player = r.u32();
-    if (i > 0 && s.player <= players[i - 1].player) r.fail("players are not sorted by id");
-    s.character = r.u32();
-    s.spawn_index = r.u32();
-    for (uint32_t c = 0; c < components; ++c) s.last_input.code[c] = r.u32();
+    visit_slot(io, s, components, keeps_history);
+    if (r.ok() && i > 0 && s.player <= players[i - 1].player) r.fail("players are not sorted by id");
     if (r.ok() && !spec_.input.valid(s.last_input)) r.fail("player " + std::to_string(s.player) + "'s last input is out of range");
     if (keeps_history) {
-      s.view.lag = r.u16();
-      s.view.fraction = r.u8();
       if (r.ok() && (s.view.lag > spec_.pose_history_ticks || (s.view.lag == 0 && s.view.fraction != 0))) {
         r.fail("player " + std::to_string(s.player) + "'s view is outside the pose history");
       }

@@ -52,14 +52,25 @@ uint32_t GameSpec::find_event(std::string_view event_name) const {
   return uint32_t(events.size());
 }
 
+namespace {
+
+// The spec's own fields after its magic and version (its layouts follow, each its own
+// field list): one list over the direction (keel/base/byte_io.h).
+template <class IO, class S>
+void visit_spec_head(IO& io, S& spec) {
+  io.str(spec.name, kMaxNameBytes, "game name");
+  io.u32(spec.version);
+  io.u32(spec.max_bodies_per_player);
+  io.u32(spec.max_extra_bodies);
+}
+
+}  // namespace
+
 void write_spec(const GameSpec& spec, std::vector<uint8_t>& out) {
   keel::ByteWriter w(out);
   for (char c : kSpecMagic) w.u8(uint8_t(c));
   w.u32(spec.pose_history_ticks != 0 ? kSpecVersionWithHistory : kSpecVersion);
-  w.str(spec.name);
-  w.u32(spec.version);
-  w.u32(spec.max_bodies_per_player);
-  w.u32(spec.max_extra_bodies);
+  visit_spec_head(w, spec);
   write_layout(spec.input, out);
   write_state_layout(spec.state, out);
   w.u32(uint32_t(spec.events.size()));
@@ -80,10 +91,8 @@ Expected<GameSpec> read_spec(std::span<const uint8_t> bytes) {
     return Error{"game spec version " + std::to_string(version) + " is not supported"};
   }
   GameSpec spec;
-  spec.name = r.str(kMaxNameBytes, "game name");
-  spec.version = r.u32();
-  spec.max_bodies_per_player = r.u32();
-  spec.max_extra_bodies = r.u32();
+  keel::FieldReader io(r);
+  visit_spec_head(io, spec);
   if (!r.ok()) return Error{"game spec is damaged: " + r.error()};
   size_t at = r.position();
   auto input = read_layout(bytes, at);

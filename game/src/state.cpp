@@ -97,88 +97,100 @@ void StateValues::set_f32(StateRef f, float x, uint32_t i) {
   v_[at(f, i)] = bits;
 }
 
-void write_state_values(const StateScope& scope, const StateValues& values, std::vector<uint8_t>& out) {
-  keel::ByteWriter w(out);
-  const auto& raw = values.raw();
+// Each layout is one field list over the direction (keel/base/byte_io.h: a ByteWriter
+// with const values, or a FieldReader); the reader's checks sit under IO::kReading.
+namespace {
+
+// Each element as its type's bytes (a flag 1, i32 and f32 4, i64 8), in field order. A
+// 32-bit element keeps its 32 bits zero-extended, exactly as set_i32 stores it.
+template <class IO, class Raw>
+void visit_state_values(IO& io, const StateScope& scope, Raw& raw) {
   size_t k = 0;
   for (const StateField& f : scope.fields()) {
-    for (uint32_t e = 0; e < f.count; ++e, ++k) {
-      uint64_t x = k < raw.size() ? raw[k] : 0;
+    for (uint32_t e = 0; e < f.count && io.ok(); ++e, ++k) {
+      uint64_t x = 0;
+      if constexpr (!IO::kReading) x = k < raw.size() ? raw[k] : 0;
       switch (type_bytes(f.type)) {
-        case 1: w.u8(uint8_t(x)); break;
-        case 4: w.u32(uint32_t(x)); break;
-        default: w.u64(x);
+        case 1: {
+          uint8_t b = uint8_t(x);
+          io.u8(b);
+          if (b > 1) io.fail("a flag element is neither 0 nor 1");
+          x = b;
+          break;
+        }
+        case 4: {
+          uint32_t v = uint32_t(x);
+          io.u32(v);
+          x = v;
+          break;
+        }
+        default: io.u64(x);
       }
+      if constexpr (IO::kReading) raw[k] = x;
     }
   }
+}
+
+template <class IO, class Scope>
+void visit_scope(IO& io, Scope& s) {
+  uint32_t n = uint32_t(s.fields().size());
+  if constexpr (IO::kReading) {
+    n = io.reader().count(9, kMaxStateFields, "state field");
+  } else {
+    io.u32(n);
+  }
+  for (uint32_t i = 0; i < n && io.ok(); ++i) {
+    StateField f;
+    if constexpr (!IO::kReading) f = s.fields()[i];
+    io.str(f.name, kMaxNameBytes, "state field name");
+    uint8_t type = uint8_t(f.type);
+    io.u8(type);
+    io.u32(f.count);
+    if constexpr (IO::kReading) {
+      if (io.ok() && (type > uint8_t(StateType::F32) || f.count == 0 || f.count > kMaxGlobalStateElements)) {
+        io.fail("state field \"" + f.name + "\" has a bad type or count");
+      }
+      if (io.ok()) s.add(std::move(f.name), StateType(type), f.count);
+    }
+  }
+}
+
+}  // namespace
+
+void write_state_values(const StateScope& scope, const StateValues& values, std::vector<uint8_t>& out) {
+  keel::ByteWriter w(out);
+  visit_state_values(w, scope, values.raw());
 }
 
 bool read_state_values(const StateScope& scope, std::span<const uint8_t> bytes, size_t& offset,
                        StateValues& out) {
   if (offset > bytes.size()) return false;
   keel::ByteReader r(bytes.subspan(offset));
+  keel::FieldReader io(r);
   out = StateValues(scope);
-  auto& raw = out.raw();
-  size_t k = 0;
-  for (const StateField& f : scope.fields()) {
-    for (uint32_t e = 0; e < f.count && r.ok(); ++e, ++k) {
-      switch (type_bytes(f.type)) {
-        case 1: {
-          uint8_t b = r.u8();
-          if (b > 1) return false;
-          raw[k] = b;
-          break;
-        }
-        case 4: raw[k] = r.u32(); break;
-        default: raw[k] = r.u64();
-      }
-      // A 32-bit element keeps its 32 bits zero-extended, exactly as set_i32 stores it.
-    }
-  }
+  visit_state_values(io, scope, out.raw());
   if (!r.ok()) return false;
   offset += r.position();
   return true;
 }
 
-namespace {
-
-void write_scope(const StateScope& s, keel::ByteWriter& w) {
-  w.u32(uint32_t(s.fields().size()));
-  for (const StateField& f : s.fields()) {
-    w.str(f.name);
-    w.u8(uint8_t(f.type));
-    w.u32(f.count);
-  }
+template <class IO, class Layout>
+static void visit_state_layout(IO& io, Layout& layout) {
+  visit_scope(io, layout.global);
+  visit_scope(io, layout.player);
 }
-
-bool read_scope(keel::ByteReader& r, StateScope& s) {
-  uint32_t n = r.count(9, kMaxStateFields, "state field");
-  for (uint32_t i = 0; i < n && r.ok(); ++i) {
-    std::string name = r.str(kMaxNameBytes, "state field name");
-    uint8_t type = r.u8();
-    uint32_t count = r.u32();
-    if (r.ok() && (type > uint8_t(StateType::F32) || count == 0 || count > kMaxGlobalStateElements)) {
-      r.fail("state field \"" + name + "\" has a bad type or count");
-    }
-    if (r.ok()) s.add(std::move(name), StateType(type), count);
-  }
-  return r.ok();
-}
-
-}  // namespace
 
 void write_state_layout(const StateLayout& layout, std::vector<uint8_t>& out) {
   keel::ByteWriter w(out);
-  write_scope(layout.global, w);
-  write_scope(layout.player, w);
+  visit_state_layout(w, layout);
 }
 
 Expected<StateLayout> read_state_layout(std::span<const uint8_t> bytes, size_t& offset) {
   if (offset > bytes.size()) return Error{"state layout: offset past the end"};
   keel::ByteReader r(bytes.subspan(offset));
+  keel::FieldReader io(r);
   StateLayout layout;
-  read_scope(r, layout.global);
-  read_scope(r, layout.player);
+  visit_state_layout(io, layout);
   if (!r.ok()) return Error{"state layout is damaged: " + r.error()};
   if (Status st = layout.validate(); !st) return Error{"state layout is invalid: " + st.error().message};
   offset += r.position();

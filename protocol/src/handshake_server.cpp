@@ -31,22 +31,44 @@ std::array<uint8_t, crypto_aead_chacha20poly1305_IETF_NPUBBYTES> challenge_nonce
   return n;
 }
 
-std::vector<uint8_t> challenge_plaintext(const PrivateToken& t, uint64_t expire,
-                                         const std::string& from) {
-  std::vector<uint8_t> p;
-  keel::ByteWriter w(p);
-  w.u64(t.client_id);
-  w.u64(t.match_id);
-  w.u32(t.timeout_seconds);
-  w.bytes(t.client_to_server_key);
-  w.bytes(t.server_to_client_key);
-  w.bytes(t.user_data);
-  w.u64(expire);
-  const uint8_t role = t.role == ClientRole::Spectator ? kRoleBit : 0;
-  w.u8(static_cast<uint8_t>(std::min(from.size(), kMaxAddressBytes)) | role);
-  w.bytes({reinterpret_cast<const uint8_t*>(from.data()), std::min(from.size(), kMaxAddressBytes)});
-  p.resize(kChallengePlainBytes, 0);
-  return p;
+// What a challenge carries (sealed under the server's own key), as the server reads it
+// back from the client's response.
+struct ChallengeFields {
+  uint64_t client_id = 0;
+  uint64_t match_id = 0;
+  uint32_t timeout_seconds = 0;
+  std::array<uint8_t, 32> client_to_server_key{};
+  std::array<uint8_t, 32> server_to_client_key{};
+  std::array<uint8_t, kUserDataBytes> user_data{};
+  uint64_t expire = 0;
+  bool spectator = false;
+  std::string address;
+};
+
+// One field list over the direction (keel/base/byte_io.h). The address's length byte
+// carries the spectator bit (kRoleBit) above the length, which kMaxAddressBytes keeps
+// below it.
+template <class IO, class C>
+void visit_challenge(IO& io, C& c) {
+  io.u64(c.client_id);
+  io.u64(c.match_id);
+  io.u32(c.timeout_seconds);
+  io.bytes(c.client_to_server_key);
+  io.bytes(c.server_to_client_key);
+  io.bytes(c.user_data);
+  io.u64(c.expire);
+  uint8_t length_and_role = static_cast<uint8_t>(std::min(c.address.size(), kMaxAddressBytes)) | (c.spectator ? kRoleBit : 0);
+  io.u8(length_and_role);
+  const size_t length = length_and_role & ~kRoleBit;
+  if constexpr (IO::kReading) {
+    c.spectator = (length_and_role & kRoleBit) != 0;
+    if (io.reader().left() < length) {
+      io.fail("challenge address past the end");
+      return;
+    }
+    c.address.resize(length);
+  }
+  io.bytes(c.address.data(), length);
 }
 
 // A sealed server-to-client handshake datagram (handshake_datagram.h): the header, a
@@ -71,10 +93,15 @@ std::vector<uint8_t> seal_server_handshake(PacketType type, const std::vector<ui
   return d;
 }
 
-template <size_t N>
-void read_into(keel::ByteReader& r, std::array<uint8_t, N>& out) {
-  auto b = r.bytes(N);
-  if (r.ok()) std::copy(b.begin(), b.end(), out.begin());
+std::vector<uint8_t> challenge_plaintext(const PrivateToken& t, uint64_t expire,
+                                         const std::string& from) {
+  const ChallengeFields c{t.client_id, t.match_id, t.timeout_seconds, t.client_to_server_key,
+                          t.server_to_client_key, t.user_data, expire, t.role == ClientRole::Spectator, from};
+  std::vector<uint8_t> p(kChallengePlainBytes, 0);  // fixed size: zero padding after the fields
+  keel::SpanWriter w(p);
+  visit_challenge(w, c);
+  if (!w.ok()) std::abort();  // the fields are bounded well below kChallengePlainBytes
+  return p;
 }
 
 }  // namespace
@@ -194,18 +221,19 @@ DropReason ServerHandshake::on_response(std::span<const uint8_t> datagram, const
   }
   if (r == DropReason::None) {
     keel::ByteReader br(plain);
+    keel::FieldReader io(br);
+    ChallengeFields c;
+    visit_challenge(io, c);
     out = AcceptedClient{};
-    out.client_id = br.u64();
-    out.match_id = br.u64();
-    out.timeout_seconds = br.u32();
-    read_into(br, out.keys.receive);  // client-to-server
-    read_into(br, out.keys.send);     // server-to-client
-    read_into(br, out.user_data);
-    uint64_t expire = br.u64();
-    const uint8_t length_and_role = br.u8();
-    out.role = (length_and_role & kRoleBit) != 0 ? ClientRole::Spectator : ClientRole::Player;
-    auto addr = br.bytes(length_and_role & ~kRoleBit);
-    out.address.assign(addr.begin(), addr.end());
+    out.client_id = c.client_id;
+    out.match_id = c.match_id;
+    out.timeout_seconds = c.timeout_seconds;
+    out.keys.receive = c.client_to_server_key;
+    out.keys.send = c.server_to_client_key;
+    out.user_data = c.user_data;
+    out.role = c.spectator ? ClientRole::Spectator : ClientRole::Player;
+    out.address = std::move(c.address);
+    const uint64_t expire = c.expire;
     if (!br.ok() || out.address != from) {
       r = DropReason::ChallengeInvalid;
     } else if (expire <= now_unix) {

@@ -23,45 +23,22 @@ TokenKey development_token_key() {
 std::vector<uint8_t> serialize_token(const ConnectToken& t) {
   std::vector<uint8_t> out;
   keel::ByteWriter w(out);
-  w.u32(kProtocolId);
-  w.u32(t.protocol_version);
-  w.u64(t.create_time);
-  w.u64(t.expire_time);
-  w.bytes(t.nonce);
-  w.u32(t.timeout_seconds);
-  write_addresses(w, t.server_addresses);
-  w.bytes(t.client_to_server_key);
-  w.bytes(t.server_to_client_key);
-  w.u16(static_cast<uint16_t>(t.private_data.size()));
-  w.bytes(t.private_data);
+  detail::visit_token(w, t);
   return out;
 }
 
 keel::Expected<ConnectToken> parse_token(std::span<const uint8_t> bytes) {
   keel::ByteReader r(bytes);
+  keel::FieldReader io(r);
   ConnectToken t;
-  uint32_t id = r.u32();
-  t.protocol_version = r.u32();
-  if (!r.ok() || id != kProtocolId || t.protocol_version != kProtocolVersion) {
-    return keel::Error{"connect token: not a Keel token of protocol version " +
-                      std::to_string(kProtocolVersion)};
+  switch (detail::visit_token(io, t)) {
+    case detail::TokenFault::None: return t;
+    case detail::TokenFault::NotKeel:
+      return keel::Error{"connect token: not a Keel token of protocol version " + std::to_string(kProtocolVersion)};
+    case detail::TokenFault::Addresses: return keel::Error{"connect token: bad server address list"};
+    case detail::TokenFault::Size: break;
   }
-  t.create_time = r.u64();
-  t.expire_time = r.u64();
-  read_array(r, t.nonce);
-  t.timeout_seconds = r.u32();
-  if (!read_addresses(r, t.server_addresses)) {
-    return keel::Error{"connect token: bad server address list"};
-  }
-  read_array(r, t.client_to_server_key);
-  read_array(r, t.server_to_client_key);
-  uint16_t n = r.u16();
-  auto priv = r.bytes(n);
-  if (!r.ok() || n != kPrivateTokenBytes || r.left() != 0) {
-    return keel::Error{"connect token: truncated or wrong size"};
-  }
-  t.private_data.assign(priv.begin(), priv.end());
-  return t;
+  return keel::Error{"connect token: truncated or wrong size"};
 }
 
 }  // namespace keel::protocol

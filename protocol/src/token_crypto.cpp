@@ -42,16 +42,7 @@ std::array<uint8_t, 16> additional_data(uint64_t expire_time) {
 std::vector<uint8_t> private_plaintext(const PrivateToken& t) {
   std::vector<uint8_t> plain;
   keel::ByteWriter w(plain);
-  w.u64(t.client_id);
-  w.u64(t.match_id);
-  w.u32(t.timeout_seconds);
-  write_addresses(w, t.server_addresses);
-  w.bytes(t.client_to_server_key);
-  w.bytes(t.server_to_client_key);
-  w.bytes(t.user_data);
-  // After the user data, in what was zero padding: a token minted before roles existed
-  // reads as a player's.
-  w.u8(static_cast<uint8_t>(t.role));
+  visit_private_token(w, t);
   plain.resize(kPlainBytes, 0);  // fixed size: the length reveals nothing
   return plain;
 }
@@ -143,18 +134,11 @@ DropReason open_private_token(const TokenKey& key, std::span<const uint8_t> priv
   }
   // Authentic, so minted by a key holder; still parsed with the bounded reader.
   keel::ByteReader r(plain);
+  keel::FieldReader io(r);
   out = PrivateToken{};
-  out.client_id = r.u64();
-  out.match_id = r.u64();
-  out.timeout_seconds = r.u32();
-  if (!read_addresses(r, out.server_addresses)) return DropReason::TokenInvalid;
-  read_array(r, out.client_to_server_key);
-  read_array(r, out.server_to_client_key);
-  read_array(r, out.user_data);
-  const uint8_t role = r.u8();
+  const bool ok = visit_private_token(io, out);
   sodium_memzero(plain.data(), plain.size());
-  if (!r.ok() || role > static_cast<uint8_t>(ClientRole::Spectator)) return DropReason::TokenInvalid;
-  out.role = static_cast<ClientRole>(role);
+  if (!ok) return DropReason::TokenInvalid;
   return DropReason::None;
 }
 

@@ -36,18 +36,35 @@ DesyncDump make_desync_dump(const game::Match& match, uint64_t expected_hash, st
   return d;
 }
 
+namespace {
+
+// The dump's fields after its magic and version, one list over the direction
+// (keel/base/byte_io.h); the checksum over everything before it follows.
+template <class IO, class D>
+void visit_dump(IO& io, D& d) {
+  io.u64(d.tick);
+  io.u64(d.hash);
+  io.u64(d.expected_hash);
+  io.str_prefix(d.note, kMaxStringBytes, "note");
+  io.str_prefix(d.game, game::kMaxNameBytes, "game");
+  uint64_t n = d.state.size();
+  io.u64(n);
+  if constexpr (IO::kReading) {
+    const size_t left = io.reader().left();
+    if (io.ok() && n != left) io.fail("state length " + std::to_string(n) + " is not the " + std::to_string(left) + " bytes left");
+    d.state.resize(io.ok() ? size_t(n) : 0);
+  }
+  io.bytes(d.state);
+}
+
+}  // namespace
+
 std::vector<uint8_t> encode_desync_dump(const DesyncDump& d) {
   std::vector<uint8_t> out;
   ByteWriter w(out);
   w.bytes(kDesyncDumpMagic);
   w.u32(kDesyncDumpVersion);
-  w.u64(d.tick);
-  w.u64(d.hash);
-  w.u64(d.expected_hash);
-  w.str(d.note.size() > kMaxStringBytes ? d.note.substr(0, kMaxStringBytes) : d.note);
-  w.str(d.game.substr(0, game::kMaxNameBytes));
-  w.u64(d.state.size());
-  w.bytes(d.state);
+  visit_dump(w, d);
   w.u64(XXH3_64bits(out.data(), out.size()));
   return out;
 }
@@ -69,16 +86,9 @@ keel::Expected<DesyncDump> decode_desync_dump(std::span<const uint8_t> bytes) {
                       std::to_string(kDesyncDumpVersion) + ")"};
   }
   DesyncDump d;
-  d.tick = r.u64();
-  d.hash = r.u64();
-  d.expected_hash = r.u64();
-  d.note = r.str(kMaxStringBytes, "note");
-  d.game = r.str(game::kMaxNameBytes, "game");
-  uint64_t n = r.u64();
-  if (r.ok() && n != r.left()) r.fail("state length " + std::to_string(n) + " is not the " + std::to_string(r.left()) + " bytes left");
-  auto state = r.bytes(r.ok() ? size_t(n) : 0);
+  keel::FieldReader io(r);
+  visit_dump(io, d);
   if (!r.ok()) return keel::Error{"desync dump: " + r.error()};
-  d.state.assign(state.begin(), state.end());
   if (sim::state_hash(d.state) != d.hash) return keel::Error{"desync dump: the state does not hash to its recorded hash"};
   return d;
 }

@@ -86,82 +86,61 @@ std::string hex_hash(uint64_t h) {
   return buf;
 }
 
+// Each chunk's fields are one list over the direction (keel/base/byte_io.h: a ByteWriter
+// with a const record, or a FieldReader): the reader's checks sit under IO::kReading.
+namespace {
+
+template <class IO, class H>
+void visit_header(IO& io, H& h) {
+  io.str(h.keel_version, kMaxStringBytes, "keel_version");
+  io.str(h.build_id, kMaxStringBytes, "build_id");
+  io.str(h.compiler, kMaxStringBytes, "compiler");
+  io.str(h.compiler_flags, kMaxStringBytes, "compiler_flags");
+  io.str(h.target, kMaxStringBytes, "target");
+  io.str(h.game, kMaxStringBytes, "game");
+  io.u64(h.start_tick);
+  io.u32(h.tick_rate);
+  io.u32(h.checkpoint_interval);
+  io.u32(h.flush_every_ticks);
+  uint8_t compression = uint8_t(h.checkpoint_compression);
+  io.u8(compression);
+  if constexpr (IO::kReading) {
+    if (io.ok() && compression > uint8_t(Compression::Zstd)) io.fail("unknown checkpoint compression " + std::to_string(compression));
+    h.checkpoint_compression = Compression(compression);
+  }
+  io.count(h.metadata, 8, kMaxMetadataEntries, "metadata");
+  for (auto& [key, value] : h.metadata) {
+    io.str(key, kMaxStringBytes, "metadata key");
+    io.str(value, kMaxStringBytes, "metadata value");
+  }
+  io.blob(h.scene, kMaxChunkPayload, "scene");
+  io.blob(h.game_spec, kMaxStringBytes, "game spec");
+  io.str(h.game_module, kMaxStringBytes, "game_module");
+  io.str(h.game_build_id, kMaxStringBytes, "game_build_id");
+  io.u64(h.game_seed);
+  if constexpr (IO::kReading) {
+    if (io.ok() && h.tick_rate == 0) io.fail("tick_rate is 0");
+    if (io.ok() && h.flush_every_ticks == 0) io.fail("flush_every_ticks is 0");
+  }
+}
+
+}  // namespace
+
 void encode_header(const Header& h, std::vector<uint8_t>& out) {
   ByteWriter w(out);
-  w.str(h.keel_version);
-  w.str(h.build_id);
-  w.str(h.compiler);
-  w.str(h.compiler_flags);
-  w.str(h.target);
-  w.str(h.game);
-  w.u64(h.start_tick);
-  w.u32(h.tick_rate);
-  w.u32(h.checkpoint_interval);
-  w.u32(h.flush_every_ticks);
-  w.u8(uint8_t(h.checkpoint_compression));
-  w.u32(uint32_t(h.metadata.size()));
-  for (const auto& [key, value] : h.metadata) {
-    w.str(key);
-    w.str(value);
-  }
-  w.u32(uint32_t(h.scene.size()));
-  w.bytes(h.scene);
-  w.u32(uint32_t(h.game_spec.size()));
-  w.bytes(h.game_spec);
-  w.str(h.game_module);
-  w.str(h.game_build_id);
-  w.u64(h.game_seed);
+  visit_header(w, h);
 }
 
 keel::Expected<Header> decode_header(std::span<const uint8_t> payload) {
   ByteReader r(payload);
+  keel::FieldReader io(r);
   Header h;
-  h.keel_version = r.str(kMaxStringBytes, "keel_version");
-  h.build_id = r.str(kMaxStringBytes, "build_id");
-  h.compiler = r.str(kMaxStringBytes, "compiler");
-  h.compiler_flags = r.str(kMaxStringBytes, "compiler_flags");
-  h.target = r.str(kMaxStringBytes, "target");
-  h.game = r.str(kMaxStringBytes, "game");
-  h.start_tick = r.u64();
-  h.tick_rate = r.u32();
-  h.checkpoint_interval = r.u32();
-  h.flush_every_ticks = r.u32();
-  uint8_t compression = r.u8();
-  if (r.ok() && compression > uint8_t(Compression::Zstd)) r.fail("unknown checkpoint compression " + std::to_string(compression));
-  h.checkpoint_compression = Compression(compression);
-  uint32_t n = r.count(8, kMaxMetadataEntries, "metadata");
-  for (uint32_t i = 0; i < n && r.ok(); ++i) {
-    std::string key = r.str(kMaxStringBytes, "metadata key");
-    std::string value = r.str(kMaxStringBytes, "metadata value");
-    h.metadata.emplace_back(std::move(key), std::move(value));
-  }
-  uint32_t scene_bytes = r.count(1, kMaxChunkPayload, "scene");
-  auto scene = r.bytes(scene_bytes);
-  h.scene.assign(scene.begin(), scene.end());
-  uint32_t spec_bytes = r.count(1, kMaxStringBytes, "game spec");
-  auto spec = r.bytes(spec_bytes);
-  h.game_spec.assign(spec.begin(), spec.end());
-  h.game_module = r.str(kMaxStringBytes, "game_module");
-  h.game_build_id = r.str(kMaxStringBytes, "game_build_id");
-  h.game_seed = r.u64();
-  if (r.ok() && h.tick_rate == 0) r.fail("tick_rate is 0");
-  if (r.ok() && h.flush_every_ticks == 0) r.fail("flush_every_ticks is 0");
+  visit_header(io, h);
   if (!r.ok()) return field_error("header", r);
   return h;
 }
 
 namespace {
-
-void write_codes(ByteWriter& w, const game::Values& v, uint32_t components) {
-  w.u8(uint8_t(components));
-  for (uint32_t c = 0; c < components; ++c) w.u32(v.code[c]);
-}
-
-void read_codes(ByteReader& r, game::Values& v, const char* what) {
-  uint8_t n = r.u8();
-  if (r.ok() && n > game::kMaxComponents) r.fail(std::string(what) + " has " + std::to_string(n) + " components");
-  for (uint32_t c = 0; c < n && r.ok(); ++c) v.code[c] = r.u32();
-}
 
 // Components in use: the last nonzero code decides (the layout is not needed to write
 // a record, and a reader checks the codes against the layout when it replays them).
@@ -171,77 +150,60 @@ uint32_t used_components(const game::Values& v) {
   return n;
 }
 
-}  // namespace
-
-void encode_tick(const TickRecord& t, std::vector<uint8_t>& out) {
-  ByteWriter w(out);
-  w.u64(t.tick);
-  w.u64(t.hash);
-  w.u32(uint32_t(t.inputs.events.size()));
-  for (const game::PlayerEvent& e : t.inputs.events) {
-    w.u8(uint8_t(e.kind));
-    w.u32(e.player);
+// A u8 component count, then that many codes.
+template <class IO, class V>
+void visit_codes(IO& io, V& v, const char* what) {
+  uint8_t n = 0;
+  if constexpr (!IO::kReading) n = uint8_t(used_components(v));
+  io.u8(n);
+  if constexpr (IO::kReading) {
+    if (io.ok() && n > game::kMaxComponents) io.fail(std::string(what) + " has " + std::to_string(n) + " components");
   }
-  w.u32(uint32_t(t.inputs.inputs.size()));
-  for (const game::PlayerInput& in : t.inputs.inputs) {
-    w.u32(in.player);
-    write_codes(w, in.frame, used_components(in.frame));
-  }
-  w.u32(uint32_t(t.events.size()));
-  for (const game::GameEvent& e : t.events) {
-    w.u32(e.type);
-    write_codes(w, e.payload, used_components(e.payload));
-  }
-  // The inputs' view stamps (lag compensation), appended so that readers before them skip
-  // them, and only when one is not the present: a tick without any is the bytes it was.
-  uint32_t views = 0;
-  for (const game::PlayerInput& in : t.inputs.inputs) views += in.view != game::ViewStamp{} ? 1 : 0;
-  if (views == 0) return;
-  w.u32(views);
-  for (uint32_t i = 0; i < t.inputs.inputs.size(); ++i) {
-    const game::ViewStamp& v = t.inputs.inputs[i].view;
-    if (v == game::ViewStamp{}) continue;
-    w.u32(i);
-    w.u16(v.lag);
-    w.u8(v.fraction);
-  }
+  for (uint32_t c = 0; c < n && io.ok(); ++c) io.u32(v.code[c]);
 }
 
-keel::Expected<TickRecord> decode_tick(std::span<const uint8_t> payload) {
-  ByteReader r(payload);
-  TickRecord t;
-  t.tick = r.u64();
-  t.hash = r.u64();
-  uint32_t n = r.count(kEventBytes, kMaxChunkPayload, "event");
-  t.inputs.events.resize(n);
-  for (game::PlayerEvent& e : t.inputs.events) {
-    uint8_t kind = r.u8();
-    if (r.ok() && kind > uint8_t(game::PlayerEvent::Kind::Leave)) r.fail("unknown player event kind " + std::to_string(kind));
+template <class IO, class Ev>
+void visit_player_event(IO& io, Ev& e) {
+  uint8_t kind = uint8_t(e.kind);
+  io.u8(kind);
+  if constexpr (IO::kReading) {
+    if (io.ok() && kind > uint8_t(game::PlayerEvent::Kind::Leave)) io.fail("unknown player event kind " + std::to_string(kind));
     e.kind = game::PlayerEvent::Kind(kind);
-    e.player = r.u32();
   }
-  n = r.count(kInputBytes, kMaxChunkPayload, "input");
-  t.inputs.inputs.resize(n);
-  for (game::PlayerInput& in : t.inputs.inputs) {
-    in.player = r.u32();
-    read_codes(r, in.frame, "an input");
-  }
-  n = r.count(kGameEventBytes, game::kMaxEventsPerTick, "game event");
-  t.events.resize(n);
-  for (game::GameEvent& e : t.events) {
-    e.type = r.u32();
-    read_codes(r, e.payload, "a game event");
-  }
-  if (r.ok() && r.left() > 0) {
-    // View stamps: each names an input by its index, ascending, at most one per input.
+  io.u32(e.player);
+}
+
+template <class IO, class V>
+void visit_view(IO& io, uint32_t& input, V& v) {
+  io.u32(input);
+  io.u16(v.lag);
+  io.u8(v.fraction);
+}
+
+// The inputs' view stamps (lag compensation), appended so that readers before them skip
+// them, and only when one is not the present: a tick without any is the bytes it was.
+// Each names an input by its index, ascending, at most one per input.
+template <class IO, class T>
+void visit_views(IO& io, T& t) {
+  if constexpr (!IO::kReading) {
+    uint32_t views = 0;
+    for (const game::PlayerInput& in : t.inputs.inputs) views += in.view != game::ViewStamp{} ? 1 : 0;
+    if (views == 0) return;
+    io.u32(views);
+    for (uint32_t i = 0; i < t.inputs.inputs.size(); ++i) {
+      game::ViewStamp v = t.inputs.inputs[i].view;
+      if (v != game::ViewStamp{}) visit_view(io, i, v);
+    }
+  } else {
+    ByteReader& r = io.reader();
+    if (!r.ok() || r.left() == 0) return;
     const size_t inputs = t.inputs.inputs.size();
-    n = r.count(kViewBytes, uint32_t(inputs), "view stamp");
+    const uint32_t n = r.count(kViewBytes, uint32_t(inputs), "view stamp");
     uint64_t next = 0;
     for (uint32_t k = 0; k < n && r.ok(); ++k) {
-      const uint32_t i = r.u32();
+      uint32_t i = 0;
       game::ViewStamp v;
-      v.lag = r.u16();
-      v.fraction = r.u8();
+      visit_view(io, i, v);
       if (!r.ok()) break;
       if (i < next || i >= inputs) {
         r.fail("view stamp " + std::to_string(k) + " names input " + std::to_string(i) + " out of order or past the " +
@@ -252,6 +214,39 @@ keel::Expected<TickRecord> decode_tick(std::span<const uint8_t> payload) {
       next = uint64_t(i) + 1;
     }
   }
+}
+
+template <class IO, class T>
+void visit_tick(IO& io, T& t) {
+  io.u64(t.tick);
+  io.u64(t.hash);
+  io.count(t.inputs.events, kEventBytes, kMaxChunkPayload, "event");
+  for (auto& e : t.inputs.events) visit_player_event(io, e);
+  io.count(t.inputs.inputs, kInputBytes, kMaxChunkPayload, "input");
+  for (auto& in : t.inputs.inputs) {
+    io.u32(in.player);
+    visit_codes(io, in.frame, "an input");
+  }
+  io.count(t.events, kGameEventBytes, game::kMaxEventsPerTick, "game event");
+  for (auto& e : t.events) {
+    io.u32(e.type);
+    visit_codes(io, e.payload, "a game event");
+  }
+  visit_views(io, t);
+}
+
+}  // namespace
+
+void encode_tick(const TickRecord& t, std::vector<uint8_t>& out) {
+  ByteWriter w(out);
+  visit_tick(w, t);
+}
+
+keel::Expected<TickRecord> decode_tick(std::span<const uint8_t> payload) {
+  ByteReader r(payload);
+  keel::FieldReader io(r);
+  TickRecord t;
+  visit_tick(io, t);
   if (!r.ok()) return field_error("tick", r);
   return t;
 }
@@ -279,14 +274,32 @@ keel::Expected<game::GameSpec> header_spec(const Header& h) {
   return spec;
 }
 
+namespace {
+
+// The checkpoint's fields before its state (stored raw or as a zstd frame).
+struct CheckpointFields {
+  uint64_t tick = 0;
+  uint64_t hash = 0;
+  uint8_t compression = 0;
+  uint64_t raw_size = 0;
+};
+
+template <class IO, class C>
+void visit_checkpoint(IO& io, C& c) {
+  io.u64(c.tick);
+  io.u64(c.hash);
+  io.u8(c.compression);
+  io.u64(c.raw_size);
+}
+
+}  // namespace
+
 void encode_checkpoint(const Checkpoint& c, Compression compression, std::vector<uint8_t>& out) {
   std::vector<uint8_t> packed;
   if (compression == Compression::Zstd && !detail::zstd_compress(c.state, packed)) compression = Compression::None;
   ByteWriter w(out);
-  w.u64(c.tick);
-  w.u64(c.hash);
-  w.u8(uint8_t(compression));
-  w.u64(c.state.size());
+  const CheckpointFields fields{c.tick, c.hash, uint8_t(compression), c.state.size()};
+  visit_checkpoint(w, fields);
   w.bytes(compression == Compression::None ? std::span<const uint8_t>(c.state) : std::span<const uint8_t>(packed));
 }
 
@@ -300,11 +313,14 @@ keel::Expected<std::pair<uint64_t, uint64_t>> peek_checkpoint(std::span<const ui
 
 keel::Expected<Checkpoint> decode_checkpoint(std::span<const uint8_t> payload, uint64_t max_state_bytes) {
   ByteReader r(payload);
+  keel::FieldReader io(r);
+  CheckpointFields f;
+  visit_checkpoint(io, f);
   Checkpoint c;
-  c.tick = r.u64();
-  c.hash = r.u64();
-  uint8_t compression = r.u8();
-  uint64_t raw_size = r.u64();
+  c.tick = f.tick;
+  c.hash = f.hash;
+  const uint8_t compression = f.compression;
+  const uint64_t raw_size = f.raw_size;
   if (r.ok() && compression > uint8_t(Compression::Zstd)) r.fail("unknown compression " + std::to_string(compression));
   if (r.ok() && raw_size > std::min(max_state_bytes, kMaxCheckpointStateBytes)) {
     r.fail("state size " + std::to_string(raw_size) + " exceeds the " + std::to_string(max_state_bytes) +
@@ -329,43 +345,42 @@ keel::Expected<Checkpoint> decode_checkpoint(std::span<const uint8_t> payload, u
   return c;
 }
 
+namespace {
+
+template <class IO, class F>
+void visit_footer(IO& io, F& f) {
+  io.u64(f.first_tick);
+  io.u64(f.last_tick);
+  io.count(f.checkpoints, kCheckpointRefBytes, kMaxCheckpointsInFooter, "checkpoint");
+  for (auto& c : f.checkpoints) {
+    io.u64(c.tick);
+    io.u64(c.offset);
+  }
+  io.count(f.lost, kLostRangeBytes, kMaxLostRangesInFooter, "lost range");
+  for (auto& l : f.lost) {
+    io.u64(l.first);
+    io.u64(l.last);
+    uint8_t up_to = l.up_to ? 1 : 0;
+    io.u8(up_to);
+    if constexpr (IO::kReading) {
+      if (io.ok() && (up_to > 1 || l.last < l.first)) io.fail("a lost range is not a range");
+      l.up_to = up_to == 1;
+    }
+  }
+}
+
+}  // namespace
+
 void encode_footer(const Footer& f, std::vector<uint8_t>& out) {
   ByteWriter w(out);
-  w.u64(f.first_tick);
-  w.u64(f.last_tick);
-  w.u32(uint32_t(f.checkpoints.size()));
-  for (const CheckpointRef& c : f.checkpoints) {
-    w.u64(c.tick);
-    w.u64(c.offset);
-  }
-  w.u32(uint32_t(f.lost.size()));
-  for (const TickRange& l : f.lost) {
-    w.u64(l.first);
-    w.u64(l.last);
-    w.u8(l.up_to ? 1 : 0);
-  }
+  visit_footer(w, f);
 }
 
 keel::Expected<Footer> decode_footer(std::span<const uint8_t> payload) {
   ByteReader r(payload);
+  keel::FieldReader io(r);
   Footer f;
-  f.first_tick = r.u64();
-  f.last_tick = r.u64();
-  uint32_t n = r.count(kCheckpointRefBytes, kMaxCheckpointsInFooter, "checkpoint");
-  f.checkpoints.resize(n);
-  for (CheckpointRef& c : f.checkpoints) {
-    c.tick = r.u64();
-    c.offset = r.u64();
-  }
-  uint32_t lost = r.count(kLostRangeBytes, kMaxLostRangesInFooter, "lost range");
-  f.lost.resize(lost);
-  for (TickRange& l : f.lost) {
-    l.first = r.u64();
-    l.last = r.u64();
-    uint8_t up_to = r.u8();
-    if (r.ok() && (up_to > 1 || l.last < l.first)) r.fail("a lost range is not a range");
-    l.up_to = up_to == 1;
-  }
+  visit_footer(io, f);
   if (r.ok() && f.last_tick < f.first_tick) r.fail("last_tick is before first_tick");
   bool sorted = std::is_sorted(f.checkpoints.begin(), f.checkpoints.end(),
                                [](const CheckpointRef& a, const CheckpointRef& b) { return a.tick < b.tick; });

@@ -1,5 +1,6 @@
-// Byte-level writer and bounds-checked reader for canonical state: the bytes of
-// keel/base/byte_io.h's ByteWriter and ByteReader, with Keel's math types added.
+// Byte-level writer and bounds-checked reader for canonical state: keel/base/byte_io.h's
+// FieldWriter and FieldReader (one field list per type over the direction), with Keel's
+// math types and the state's fast writers added.
 //
 // Every value is written little-endian field by field (floats by their bit pattern),
 // so the bytes are the same on every machine and no struct padding leaks in. The reader
@@ -27,36 +28,12 @@ inline constexpr uint32_t kSolverStateTag = 0x564c4f53u;  // "SOLV"
 
 struct WorldImpl;
 
-/// Canonical fields as bytes: little-endian, floats by their bit pattern (NaN payloads and
-/// -0 survive), the same bytes ByteWriter (keel/base/byte_io.h) writes, plus the math
-/// types. `Out` supplies put(pointer, size).
+/// Canonical fields as bytes: keel::FieldWriter (keel/base/byte_io.h: little-endian,
+/// floats by their bit pattern) plus the math types. `Out` supplies put(pointer, size).
 template <class Out>
-class FieldWriter {
+class FieldWriter : public keel::FieldWriter<Out> {
  public:
-  /// Field lists are written once, as templates over the direction (see FieldReader):
-  /// `if constexpr (IO::kReading)` marks the few lines that differ.
-  static constexpr bool kReading = false;
-
-  void u8(uint8_t v) { out().put(&v, 1); }
-  /// A bool as one byte, 0 or 1.
-  void flag(bool v) { u8(v ? 1 : 0); }
-  /// An enum stored as one byte; `last` and `what` are the reader's check.
-  template <class E>
-  void enum8(E v, E /*last*/, const char* /*what*/) {
-    u8(uint8_t(v));
-  }
-  void u16(uint16_t v) { little_endian(v); }
-  void u32(uint32_t v) { little_endian(v); }
-  void u64(uint64_t v) { little_endian(v); }
-  void f32(float v) {
-    uint32_t bits;
-    std::memcpy(&bits, &v, 4);
-    u32(bits);
-  }
-  void bytes(std::span<const uint8_t> b) {
-    if (!b.empty()) out().put(b.data(), b.size());
-  }
-  void bytes(const void* data, size_t n) { bytes({static_cast<const uint8_t*>(data), n}); }
+  using keel::FieldWriter<Out>::f32;
   void vec3(const Vec3& v) {
     f32(v.x);
     f32(v.y);
@@ -74,19 +51,6 @@ class FieldWriter {
   }
   void mat3(const Mat3& m) {
     for (int c = 0; c < 3; ++c) vec3(m[c]);
-  }
-
- private:
-  Out& out() { return static_cast<Out&>(*this); }
-  template <class T>
-  void little_endian(T v) {
-    if constexpr (std::endian::native == std::endian::little) {
-      out().put(&v, sizeof v);
-    } else {
-      uint8_t b[sizeof v];
-      for (size_t i = 0; i < sizeof v; ++i) b[i] = uint8_t(v >> (8 * i));
-      out().put(b, sizeof v);
-    }
   }
 };
 
@@ -190,38 +154,16 @@ class StateReader : public ByteReader {
   }
 };
 
-/// The reading direction of a field list written once (FieldWriter's counterpart): the
-/// same calls, each filling the field it is given from a StateReader. A value out of range
-/// fails the reader (which stays failed: later fields read as zero); a flag byte other
-/// than 0 or 1 reads as true, which the canonical re-encoding check then refuses.
-class FieldReader {
+/// The reading direction (keel::BasicFieldReader over a StateReader, whose failures name
+/// the byte offset) plus the math types.
+class FieldReader : public keel::BasicFieldReader<StateReader> {
  public:
-  static constexpr bool kReading = true;
+  explicit FieldReader(StateReader& r) : keel::BasicFieldReader<StateReader>(r) {}
 
-  explicit FieldReader(StateReader& r) : r_(r) {}
-  StateReader& reader() { return r_; }
-  bool ok() const { return r_.ok(); }
-  void fail(const std::string& why) { r_.fail(why); }
-
-  void u8(uint8_t& v) { v = r_.u8(); }
-  void u16(uint16_t& v) { v = r_.u16(); }
-  void u32(uint32_t& v) { v = r_.u32(); }
-  void u64(uint64_t& v) { v = r_.u64(); }
-  void f32(float& v) { v = r_.f32(); }
-  void flag(bool& v) { v = r_.u8() != 0; }
-  template <class E>
-  void enum8(E& v, E last, const char* what) {
-    const uint8_t code = r_.u8();
-    if (code > uint8_t(last)) r_.fail(what);
-    v = code > uint8_t(last) ? E{} : E(code);
-  }
-  void vec3(Vec3& v) { v = r_.vec3(); }
-  void quat(Quat& q) { q = r_.quat(); }
-  void transform(Transform& t) { t = r_.transform(); }
-  void mat3(Mat3& m) { m = r_.mat3(); }
-
- private:
-  StateReader& r_;
+  void vec3(Vec3& v) { v = reader().vec3(); }
+  void quat(Quat& q) { q = reader().quat(); }
+  void transform(Transform& t) { t = reader().transform(); }
+  void mat3(Mat3& m) { m = reader().mat3(); }
 };
 
 /// Where write_state takes the bytes from (the same bytes either way).
