@@ -543,11 +543,15 @@ Vec3 World::local_center_of_mass(BodyId id) const {
 }
 
 void World::step() {
-  // A dormant step changes nothing in the state but the tick, which the cached state
-  // digests patch in (state/hash.cpp): only that step keeps them.
+  // A dormant step changes nothing in the state but the tick, which the state hash
+  // writes anew every time (state/world_hash.cpp): it keeps every kept digest. Any other
+  // step moves bodies, sets characters' gravity scale and refits bounds but changes
+  // nothing else in a body or collider slot: it keeps the slots' fixed digests and drops
+  // the sections.
   WorldImpl& w = impl_.keeping_digests();
   if (w.dormant_step_due()) return w.step_dormant();
-  impl_->step();
+  w.digests.valid = false;
+  w.step();
 }
 uint64_t World::tick() const { return impl_->tick; }
 const StepProfile& World::profile() const { return impl_->profile; }
