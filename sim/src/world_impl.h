@@ -131,6 +131,7 @@ struct ContactOutput {
 /// What the state hash keeps of one body slot (state/world_hash.cpp): the digest of the
 /// bytes only the API changes, the bytes a step moves, and the slot's digest from both.
 struct BodyDigest {
+  bool stale = true;  // to be made again from the slot's bytes
   bool alive = false;
   uint64_t fixed = 0;
   uint64_t digest = 0;  // little-endian
@@ -138,6 +139,7 @@ struct BodyDigest {
 };
 /// The same for a collider slot, whose moving bytes are its fat bounds.
 struct ShapeDigest {
+  bool stale = true;
   bool alive = false;
   uint64_t fixed = 0;
   uint64_t digest = 0;
@@ -157,6 +159,16 @@ struct StateDigests {
   std::vector<uint64_t> slot_digests;  // scratch: one section's slot digests
   std::vector<uint8_t> scratch;        // scratch: one slot's or section's bytes
   std::vector<uint8_t> head;           // scratch: a caller's prefix, then the world's header
+
+  /// A change to a slot beyond its moving bytes (World::ImplPtr::keeping_slot_digests).
+  void drop_body(uint32_t slot) {
+    valid = false;
+    if (slot < bodies.size()) bodies[slot].stale = true;
+  }
+  void drop_shape(uint32_t slot) {
+    valid = false;
+    if (slot < shapes.size()) shapes[slot].stale = true;
+  }
 };
 
 /// The saved state: exactly what World::save_state writes and World::restore_state reads

@@ -5,8 +5,11 @@
 // What is kept, and what drops it (StateDigests, world_impl.h):
 //   - per body and collider slot, the digest of the bytes only the API changes, and the
 //     moving bytes with the slot digest made from them. Any non-const use of the World
-//     but a step drops the first (World::ImplPtr); a step cannot change them (it moves
-//     bodies, sets characters' gravity scale and refits bounds, nothing else in a slot).
+//     drops the first (World::ImplPtr), but a step, which cannot change them (it moves
+//     bodies, sets characters' gravity scale and refits bounds, nothing else in a slot),
+//     and the edits that write only moving bytes or drop the slots they change
+//     (ImplPtr::keeping_slot_digests: velocities, poses, impulses, gravity, a body's
+//     kind, adding and removing bodies, a character's input).
 //     The moving bytes are written from the body every hash and compared with the kept
 //     ones: a body that did not move (asleep, or static) costs that compare, and its
 //     digest is reused.
@@ -65,6 +68,7 @@ void remake_slot(Kept& k, const Slot& slot, std::span<const Range> moving, std::
   StateWriter w(scratch, 0);
   write(w, slot);
   w.finish();
+  k.stale = false;
   k.alive = slot.alive;
   if (!slot.alive) {
     k.digest = xxh3_le(scratch);
@@ -84,14 +88,17 @@ void refresh_slot(Kept& k, const uint8_t* now) {
 }
 
 uint64_t body_section(const WorldImpl& world, StateDigests& d) {
-  const bool remake = !d.records_valid || d.bodies.size() != world.bodies.size();
+  // Slots added since the last hash start stale; after a change the slots did not
+  // report themselves (World::ImplPtr), every slot is.
+  const bool remake = !d.records_valid;
   if (remake) d.bodies.assign(world.bodies.size(), BodyDigest{});
+  else d.bodies.resize(world.bodies.size());
   d.slot_digests.resize(world.bodies.size());
   uint8_t now[kBodyMovingBytes];
   for (size_t i = 0; i < world.bodies.size(); ++i) {
     const Body& b = world.bodies[i];
     BodyDigest& k = d.bodies[i];
-    if (remake || k.alive != b.alive) {
+    if (remake || k.stale || k.alive != b.alive) {
       remake_slot(k, b, kBodyMoving, d.scratch, [](StateWriter& w, const Body& s) { write_body_slot(w, s); });
     } else if (b.alive) {
       body_moving(b, now);
@@ -103,14 +110,17 @@ uint64_t body_section(const WorldImpl& world, StateDigests& d) {
 }
 
 uint64_t shape_section(const WorldImpl& world, StateDigests& d) {
-  const bool remake = !d.records_valid || d.shapes.size() != world.shapes.size();
+  // Slots added since the last hash start stale; after a change the slots did not
+  // report themselves (World::ImplPtr), every slot is.
+  const bool remake = !d.records_valid;
   if (remake) d.shapes.assign(world.shapes.size(), ShapeDigest{});
+  else d.shapes.resize(world.shapes.size());
   d.slot_digests.resize(world.shapes.size());
   uint8_t now[kShapeMovingBytes];
   for (size_t i = 0; i < world.shapes.size(); ++i) {
     const Shape& s = world.shapes[i];
     ShapeDigest& k = d.shapes[i];
-    if (remake || k.alive != s.alive) {
+    if (remake || k.stale || k.alive != s.alive) {
       remake_slot(k, s, kShapeMoving, d.scratch, [](StateWriter& w, const Shape& x) { write_shape_slot(w, x); });
     } else if (s.alive) {
       shape_moving(s, now);
@@ -191,6 +201,11 @@ void World::ImplPtr::mark_changed() {
   if (!p_) return;
   p_->digests.valid = false;
   p_->digests.records_valid = false;
+}
+
+WorldImpl& World::ImplPtr::keeping_slot_digests() {
+  p_->digests.valid = false;
+  return *p_;
 }
 
 uint64_t World::hash() const { return hash_after({}); }

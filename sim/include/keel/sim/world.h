@@ -245,6 +245,11 @@ class World {
     /// Mutable access that keeps the digests: only for a step (World::step), which
     /// drops what it may change itself.
     WorldImpl& keeping_digests() { return *p_; }
+    /// Mutable access that keeps the body and collider slots' digests: for a change that
+    /// writes only what the hash reads anew every time (a slot's moving bytes, settings,
+    /// contacts, joints, characters) or that drops the slots it writes itself
+    /// (StateDigests::drop_body, drop_shape).
+    WorldImpl& keeping_slot_digests();
 
    private:
     void mark_changed();
