@@ -299,7 +299,7 @@ bool World::set_gravity(const Vec3& gravity) {
   for (int i = 0; i < 3; ++i) {
     if (!std::isfinite(gravity[i]) || std::fabs(gravity[i]) > kMaxGravity) return false;
   }
-  WorldImpl& w = *impl_;
+  WorldImpl& w = impl_.keeping_slot_digests();  // settings, and bodies woken: moving bytes
   w.shortcuts.edited = true;
   w.settings.gravity = gravity;
   // Slot order: the same bodies wake in the same order everywhere.
@@ -316,7 +316,7 @@ void World::use_worker_pool(std::shared_ptr<WorkerPool> pool) { impl_->executor.
 std::shared_ptr<WorkerPool> World::worker_pool() const { return impl_->executor.shared_pool(); }
 
 Expected<BodyId> World::add_body(const BodyDef& def) {
-  WorldImpl& w = *impl_;
+  WorldImpl& w = impl_.keeping_slot_digests();  // the slots it writes are dropped below
   BuiltHulls hulls;  // each hull collider's hull, built once for every stage below
   if (Status st = validate_body(def, &hulls); !st) return st.error();
   uint32_t user_id = def.id;
@@ -369,13 +369,17 @@ Expected<BodyId> World::add_body(const BodyDef& def) {
   b.reach = body_reach(def.colliders, hulls);
   for (size_t i = 0; i < def.colliders.size(); ++i) w.create_shape(slot, def.colliders[i], hulls[i]);
   w.id_to_slot[user_id] = slot;
+  w.digests.drop_body(slot);
+  for (uint32_t s : b.shapes) w.digests.drop_shape(s);
   return BodyId{slot, generation};
 }
 
 bool World::remove_body(BodyId id) {
-  WorldImpl& w = *impl_;
+  WorldImpl& w = impl_.keeping_slot_digests();  // the slots it writes are dropped here
   Body* b = w.get(id);
   if (!b) return false;
+  w.digests.drop_body(id.index);
+  for (uint32_t s : b->shapes) w.digests.drop_shape(s);
   w.shortcuts.edited = true;
   w.membership_stamp = WorldImpl::fresh_membership_stamp();
   // Whatever rested on it falls on the next tick.
@@ -428,28 +432,33 @@ BodyState World::body_state(BodyId id) const {
 }
 
 void World::set_body_kind(BodyId id, uint32_t kind) {
-  Body* b = impl_->get(id);
-  if (b) b->kind = kind;
+  WorldImpl& w = impl_.keeping_slot_digests();
+  Body* b = w.get(id);
+  if (!b) return;
+  b->kind = kind;
+  w.digests.drop_body(id.index);
 }
 
 void World::set_linear_velocity(BodyId id, const Vec3& v) {
-  Body* b = impl_->get(id);
+  WorldImpl& world = impl_.keeping_slot_digests();  // moving bytes only
+  Body* b = world.get(id);
   if (!b || b->motion == MotionType::Static) return;
-  impl_->shortcuts.edited = true;
-  wake_island_of(*impl_, id.index);
+  world.shortcuts.edited = true;
+  wake_island_of(world, id.index);
   b->linear_velocity = v;
 }
 
 void World::set_angular_velocity(BodyId id, const Vec3& w) {
-  Body* b = impl_->get(id);
+  WorldImpl& world = impl_.keeping_slot_digests();  // moving bytes only
+  Body* b = world.get(id);
   if (!b || b->motion == MotionType::Static) return;
-  impl_->shortcuts.edited = true;
-  wake_island_of(*impl_, id.index);
+  world.shortcuts.edited = true;
+  wake_island_of(world, id.index);
   b->angular_velocity = w;
 }
 
 void World::set_transform(BodyId id, const Transform& pose) {
-  WorldImpl& w = *impl_;
+  WorldImpl& w = impl_.keeping_slot_digests();  // moving bytes only: pose, fat bounds, woken islands
   Body* b = w.get(id);
   if (!b) return;
   w.shortcuts.edited = true;
@@ -467,10 +476,11 @@ void World::set_transform(BodyId id, const Transform& pose) {
 }
 
 void World::move_kinematic(BodyId id, const Transform& target) {
-  Body* b = impl_->get(id);
+  WorldImpl& w = impl_.keeping_slot_digests();  // moving bytes only: velocities
+  Body* b = w.get(id);
   if (!b || b->motion != MotionType::Kinematic) return;
-  impl_->shortcuts.edited = true;
-  const float inv_dt = float(impl_->settings.tick_rate);
+  w.shortcuts.edited = true;
+  const float inv_dt = float(w.settings.tick_rate);
   const Quat rotation = glm::normalize(target.rotation);
   // The centre moves in a straight line; the solver integrates the centre's velocity.
   const Vec3 target_center = target.position + rotation * b->local_center;
@@ -482,10 +492,11 @@ void World::move_kinematic(BodyId id, const Transform& target) {
 }
 
 void World::apply_impulse(BodyId id, const Vec3& impulse, const Vec3& world_point) {
-  Body* b = impl_->get(id);
+  WorldImpl& w = impl_.keeping_slot_digests();  // moving bytes only: velocities, woken islands
+  Body* b = w.get(id);
   if (!b || b->motion != MotionType::Dynamic) return;
-  impl_->shortcuts.edited = true;
-  wake_island_of(*impl_, id.index);
+  w.shortcuts.edited = true;
+  wake_island_of(w, id.index);
   b->linear_velocity += b->inv_mass * impulse;
   Mat3 r = glm::mat3_cast(b->origin.rotation);
   Mat3 inv_i = r * b->inv_inertia_local * glm::transpose(r);
@@ -543,11 +554,15 @@ Vec3 World::local_center_of_mass(BodyId id) const {
 }
 
 void World::step() {
-  // A dormant step changes nothing in the state but the tick, which the cached state
-  // digests patch in (state/hash.cpp): only that step keeps them.
+  // A dormant step changes nothing in the state but the tick, which the state hash
+  // writes anew every time (state/world_hash.cpp): it keeps every kept digest. Any other
+  // step moves bodies, sets characters' gravity scale and refits bounds but changes
+  // nothing else in a body or collider slot: it keeps the slots' fixed digests and drops
+  // the sections.
   WorldImpl& w = impl_.keeping_digests();
   if (w.dormant_step_due()) return w.step_dormant();
-  impl_->step();
+  w.digests.valid = false;
+  w.step();
 }
 uint64_t World::tick() const { return impl_->tick; }
 const StepProfile& World::profile() const { return impl_->profile; }

@@ -128,15 +128,47 @@ struct ContactOutput {
   Vec3 block_normal{0.0f, 1.0f, 0.0f};
 };
 
-/// The state hash's cache (state/hash.cpp): the canonical state cut as the state hash cuts
-/// it (keel/sim/state_hash.h), kept between hashes while the state does not change.
+/// What the state hash keeps of one body slot (state/world_hash.cpp): the digest of the
+/// bytes only the API changes, the bytes a step moves, and the slot's digest from both.
+struct BodyDigest {
+  bool stale = true;  // to be made again from the slot's bytes
+  bool alive = false;
+  uint64_t fixed = 0;
+  uint64_t digest = 0;  // little-endian
+  uint8_t moving[77];   // hash_sections::kBodyMovingBytes
+};
+/// The same for a collider slot, whose moving bytes are its fat bounds.
+struct ShapeDigest {
+  bool stale = true;
+  bool alive = false;
+  uint64_t fixed = 0;
+  uint64_t digest = 0;
+  uint8_t moving[24];  // hash_sections::kShapeMovingBytes
+};
+
+/// The state hash's cache (state/world_hash.cpp): the state's section digests
+/// (state/hash_sections.h) and the per-slot digests they are made from.
 struct StateDigests {
-  bool valid = false;
-  std::vector<uint8_t> bytes;    // the canonical state, rewritten in place by each full hash
-  std::vector<uint8_t> head;     // its first bytes, up to the first whole block after the tick
-  std::vector<uint64_t> blocks;  // XXH3-64 of each whole block after the head, first to last
-  std::vector<uint8_t> front;    // scratch: a caller's prefix, then the head
-  std::vector<uint64_t> front_blocks;  // scratch: the front's block digests
+  bool valid = false;          // every section but the head is current (only a dormant step since)
+  bool records_valid = false;  // the slots' fixed digests are current (no API change since)
+  std::vector<BodyDigest> bodies;
+  std::vector<ShapeDigest> shapes;
+  bool pairs_valid = false;
+  uint64_t pairs_generation = 0;  // the contact set's generation the pairs' digest is of
+  uint64_t sections[8] = {};      // hash_sections::Section order, little-endian
+  std::vector<uint64_t> slot_digests;  // scratch: one section's slot digests
+  std::vector<uint8_t> scratch;        // scratch: one slot's or section's bytes
+  std::vector<uint8_t> head;           // scratch: a caller's prefix, then the world's header
+
+  /// A change to a slot beyond its moving bytes (World::ImplPtr::keeping_slot_digests).
+  void drop_body(uint32_t slot) {
+    valid = false;
+    if (slot < bodies.size()) bodies[slot].stale = true;
+  }
+  void drop_shape(uint32_t slot) {
+    valid = false;
+    if (slot < shapes.size()) shapes[slot].stale = true;
+  }
 };
 
 /// The saved state: exactly what World::save_state writes and World::restore_state reads
@@ -216,8 +248,9 @@ struct WorldImpl : WorldState {
   // clients skips its walk over every body on ticks with none.
   uint64_t membership_stamp = fresh_membership_stamp();
   static uint64_t fresh_membership_stamp();
-  // The state's block digests as of the last hash (state/hash.cpp), valid until the World
-  // is reached for change (World::ImplPtr) other than by a dormant step.
+  // The state hash's kept digests (state/world_hash.cpp): slot digests until the World is
+  // reached for change other than by a step (World::ImplPtr), sections until anything
+  // but a dormant step.
   mutable StateDigests digests;
   // Scene queries: how far movable colliders poke out of their fat bounds (see
   // query/world_query.cpp).

@@ -96,7 +96,8 @@ bool remove_character(World& world, BodyId id) {
 bool is_character(const World& world, BodyId id) { return find(WorldAccess::impl(world), id) != nullptr; }
 
 void set_character_input(World& world, BodyId id, const CharacterInput& input) {
-  Character* c = find(WorldAccess::impl(world), id);
+  // The input is character state, after the contacts: no body or collider slot changes.
+  Character* c = find(WorldAccess::impl_keeping_slot_digests(world), id);
   if (!c) return;
   c->input.move = finite(input.move) ? Vec3(input.move.x, 0.0f, input.move.z) : Vec3(0.0f);
   c->input.jump = input.jump;

@@ -1,109 +1,192 @@
-// The state hash (keel/sim/state_hash.h): XXH3-64 over the XXH3-64 digests of blocks of the
-// canonical state counted back from its end.
+// The state hash (keel/sim/state_hash.h) computed from canonical bytes alone: what a
+// recording, a desync dump or a test checks bytes with. It walks the bytes the way
+// state/state.cpp wrote them, cuts them into the sections of state/hash_sections.h and
+// combines their digests; state/world_hash.cpp computes the same value from a world.
 //
-// World::hash_after serialises the world into a buffer it keeps (no allocation once it has
-// grown), hashes the blocks, and keeps their digests. The digests stay valid until the
-// World is reached for change (World::ImplPtr) by anything but a dormant step, which
-// changes only the tick; the tick sits in the cached head, so a dormant world's hash is its
-// head with the tick patched in plus the digests it already has: a few kilobytes hashed,
-// nothing serialised.
+// The bytes are untrusted: every count is checked against the bytes left, nothing is
+// allocated beyond what the bytes could hold, and bytes that are not a state still hash
+// (XXH3-64 of them all).
 #include <keel/sim/state_hash.h>
-#include <keel/sim/world.h>
 
-#include "state/state_io.h"
-#include "world_impl.h"
+#include <keel/sim/defs.h>
 
-#define XXH_STATIC_LINKING_ONLY  // XXH3_state_t on the stack: no allocation per hash
-#include <xxhash.h>
+#include "state/hash_sections.h"
 
-#include <bit>
+#include <algorithm>
 #include <cstring>
+#include <vector>
 
 namespace keel::sim {
 
 namespace {
 
-constexpr size_t kBlock = kStateHashBlock;
-constexpr size_t kTickEnd = kStateTickOffset + 8;
+using namespace hash_sections;
 
-uint64_t little_endian(uint64_t v) {
-  if constexpr (std::endian::native == std::endian::little) return v;
-  uint64_t out = 0;
-  for (int i = 0; i < 8; ++i) out |= ((v >> (8 * i)) & 0xffu) << (8 * (7 - i));
-  return out;
+// A bounds-checked walk over the bytes: a sticky ok flag, no read past the end.
+class Cursor {
+ public:
+  Cursor(std::span<const uint8_t> in, size_t at) : in_(in), at_(at) {}
+  bool ok() const { return ok_; }
+  size_t at() const { return at_; }
+  size_t left() const { return in_.size() - at_; }
+  bool skip(uint64_t n) {
+    if (!ok_ || n > left()) return ok_ = false;
+    at_ += size_t(n);
+    return true;
+  }
+  uint32_t u32() {
+    if (!ok_ || left() < 4) {
+      ok_ = false;
+      return 0;
+    }
+    const uint8_t* p = in_.data() + at_;
+    at_ += 4;
+    return uint32_t(p[0]) | uint32_t(p[1]) << 8 | uint32_t(p[2]) << 16 | uint32_t(p[3]) << 24;
+  }
+  uint8_t u8() {
+    if (!ok_ || left() < 1) {
+      ok_ = false;
+      return 0;
+    }
+    return in_[at_++];
+  }
+  // The bytes from `from` to here.
+  std::span<const uint8_t> since(size_t from) const { return in_.subspan(from, at_ - from); }
+
+ private:
+  std::span<const uint8_t> in_;
+  size_t at_;
+  bool ok_ = true;
+};
+
+// A count of items of at least `each` bytes that must fit in the bytes left.
+bool fitting_count(Cursor& c, size_t each, uint32_t& n) {
+  n = c.u32();
+  return c.ok() && uint64_t(n) * each <= c.left();
 }
 
-// Bytes before the first whole block, counted back from the end: 1..kBlock (0 when empty).
-size_t first_block_size(size_t n) { return n == 0 ? 0 : n - (n - 1) / kBlock * kBlock; }
+// The digest of a slot from its bytes: moving ranges apart when it is live.
+template <size_t MovingBytes>
+uint64_t slot_from_bytes(std::span<const uint8_t> slot, bool alive, std::span<const Range> moving) {
+  if (!alive) return little_endian(XXH3_64bits(slot.data(), slot.size()));
+  uint8_t gathered[MovingBytes];
+  gather_moving(slot, moving, gathered);
+  return little_endian(slot_digest(fixed_digest(slot, moving), {gathered, MovingBytes}));
+}
 
-// Appends the digests of `bytes` cut into blocks that end at its end.
-void digest_blocks(std::span<const uint8_t> bytes, std::vector<uint64_t>& out) {
-  size_t at = 0;
-  for (size_t len = first_block_size(bytes.size()); at < bytes.size(); at += len, len = kBlock) {
-    out.push_back(little_endian(XXH3_64bits(bytes.data() + at, len)));
+bool body_slots(Cursor& c, uint64_t& digest) {
+  uint32_t n = 0;
+  if (!fitting_count(c, 5, n)) return false;
+  std::vector<uint64_t> digests;
+  digests.reserve(n);
+  for (uint32_t i = 0; i < n; ++i) {
+    const size_t from = c.at();
+    const bool alive = c.u8() != 0;
+    c.skip(4);
+    if (alive) {
+      c.skip(kBodySlotFixedBytes - 5);
+      uint32_t shapes = 0;
+      if (fitting_count(c, 4, shapes)) c.skip(uint64_t(shapes) * 4);
+    }
+    if (!c.ok()) return false;
+    digests.push_back(slot_from_bytes<kBodyMovingBytes>(c.since(from), alive, kBodyMoving));
+  }
+  digest = little_endian(list_digest(digests));
+  return true;
+}
+
+// A collider's geometry data after its fields, by its type (state/state.cpp).
+void skip_geometry(Cursor& c, uint8_t type) {
+  uint32_t n = 0;
+  if (type == uint8_t(ShapeType::Hull) && fitting_count(c, 12, n)) c.skip(uint64_t(n) * 12);
+  if (type == uint8_t(ShapeType::Mesh)) {
+    if (fitting_count(c, 12, n)) c.skip(uint64_t(n) * 12);
+    if (fitting_count(c, 4, n)) c.skip(uint64_t(n) * 4);
+  }
+  if (type == uint8_t(ShapeType::Heightfield)) {
+    const uint64_t rows = c.u32(), columns = c.u32();
+    c.skip(4);
+    const uint64_t samples = rows * columns;  // below 2^64; times 4 might not be
+    if (samples > c.left() / 4) c.skip(c.left() + 1);  // more than the bytes hold: fails
+    else c.skip(samples * 4);
   }
 }
 
-// XXH3-64 of the little-endian digests of two runs of blocks, one after the other.
-uint64_t combine(std::span<const uint64_t> first, std::span<const uint64_t> then) {
-  XXH3_state_t state;
-  XXH3_64bits_reset(&state);
-  XXH3_64bits_update(&state, first.data(), first.size_bytes());
-  XXH3_64bits_update(&state, then.data(), then.size_bytes());
-  return XXH3_64bits_digest(&state);
+bool shape_slots(Cursor& c, std::span<const uint8_t> bytes, uint64_t& digest) {
+  uint32_t n = 0;
+  if (!fitting_count(c, 1, n)) return false;
+  std::vector<uint64_t> digests;
+  digests.reserve(n);
+  for (uint32_t i = 0; i < n; ++i) {
+    const size_t from = c.at();
+    const bool alive = c.u8() != 0;
+    if (alive && c.skip(kShapeSlotFixedBytes - 1)) skip_geometry(c, bytes[from + 5]);
+    if (!c.ok()) return false;
+    digests.push_back(slot_from_bytes<kShapeMovingBytes>(c.since(from), alive, kShapeMoving));
+  }
+  digest = little_endian(list_digest(digests));
+  return true;
 }
 
-// Serialises the world and cuts it: the head runs to the first block boundary after the
-// tick (so the tick is always in it), and every whole block after it is digested.
-void rebuild(const WorldImpl& world, StateDigests& d) {
-  StateWriter w(d.bytes, 0);
-  write_state(world, w, StateSource::DerivedShortcuts);
-  w.finish();
-  const std::span<const uint8_t> all = d.bytes;
-  size_t head = first_block_size(all.size());
-  while (head < kTickEnd && head < all.size()) head += kBlock;
-  head = std::min(head, all.size());
-  d.head.assign(all.begin(), all.begin() + ptrdiff_t(head));
-  d.blocks.clear();
-  digest_blocks(all.subspan(head), d.blocks);
-  d.valid = true;
+bool free_list(Cursor& c, uint64_t& digest) {
+  const size_t from = c.at();
+  uint32_t n = 0;
+  if (!fitting_count(c, 4, n) || !c.skip(uint64_t(n) * 4)) return false;
+  const auto list = c.since(from);
+  digest = little_endian(XXH3_64bits(list.data(), list.size()));
+  return true;
 }
 
-// The tick is the only state a dormant step changes: written into the head where the
-// canonical bytes hold it.
-void patch_tick(const WorldImpl& world, StateDigests& d) {
-  if (d.head.size() < kTickEnd) return;  // (a state is never this short)
-  const uint64_t tick = little_endian(world.tick);
-  std::memcpy(d.head.data() + kStateTickOffset, &tick, 8);
+bool contacts(Cursor& c, uint64_t& pairs_digest, uint64_t& points_digest) {
+  uint32_t n = 0;
+  if (!fitting_count(c, 9, n)) return false;
+  std::vector<uint64_t> pairs;
+  pairs.reserve(n);
+  std::vector<uint8_t> points;
+  for (uint32_t i = 0; i < n; ++i) {
+    const size_t from = c.at();
+    const uint64_t a = c.u32(), b = c.u32();
+    const uint8_t count = c.u8();
+    if (count > 0) c.skip(uint64_t(count) * 20 + 1);  // the points and the sliding flag
+    if (!c.ok()) return false;
+    pairs.push_back(little_endian(a << 32 | b));
+    if (count > 0) {
+      const auto record = c.since(from);
+      points.insert(points.end(), record.begin(), record.end());
+    }
+  }
+  pairs_digest = little_endian(list_digest(pairs));
+  points_digest = little_endian(XXH3_64bits(points.data(), points.size()));
+  return true;
+}
+
+// The sections of a world whose bytes start at `world` (after its magic); false when the
+// bytes from there do not walk as a state.
+bool world_sections(std::span<const uint8_t> bytes, size_t world, uint64_t (&s)[kSectionCount]) {
+  if (bytes.size() - world < kStateHeaderBytes) return false;
+  Cursor c(bytes, world + kStateHeaderBytes);
+  s[kHead] = little_endian(XXH3_64bits(bytes.data(), world + kStateHeaderBytes));
+  if (!body_slots(c, s[kBodies]) || !free_list(c, s[kBodyFree])) return false;
+  if (!shape_slots(c, bytes, s[kShapes]) || !free_list(c, s[kShapeFree])) return false;
+  if (!contacts(c, s[kPairs], s[kPoints])) return false;
+  s[kTail] = little_endian(XXH3_64bits(bytes.data() + c.at(), c.left()));
+  return true;
 }
 
 }  // namespace
 
 uint64_t state_hash(std::span<const uint8_t> bytes) {
-  std::vector<uint64_t> digests;
-  digests.reserve(bytes.size() / kBlock + 1);
-  digest_blocks(bytes, digests);
-  return XXH3_64bits(digests.data(), digests.size() * 8);
-}
-
-void World::ImplPtr::mark_changed() {
-  if (p_) p_->digests.valid = false;
-}
-
-uint64_t World::hash() const { return hash_after({}); }
-
-uint64_t World::hash_after(std::span<const uint8_t> prefix) const {
-  const WorldImpl& world = *impl_;
-  StateDigests& d = world.digests;
-  if (d.valid) patch_tick(world, d);
-  else rebuild(world, d);
-  // The prefix and the head end on a block boundary of the whole; cut them together.
-  d.front.clear();
-  d.front.insert(d.front.end(), prefix.begin(), prefix.end());
-  d.front.insert(d.front.end(), d.head.begin(), d.head.end());
-  d.front_blocks.clear();
-  digest_blocks(d.front, d.front_blocks);
-  return combine(d.front_blocks, d.blocks);
+  // The world begins at the first magic from which the bytes walk as a state: at 0 for a
+  // world's bytes, after the match's own for a match's.
+  const uint8_t* begin = bytes.data();
+  const uint8_t* end = begin + bytes.size();
+  for (const uint8_t* at = begin; bytes.size() >= sizeof kMagic; ++at) {
+    at = std::search(at, end, std::begin(kMagic), std::end(kMagic));
+    if (at == end) break;
+    uint64_t sections[kSectionCount];
+    if (world_sections(bytes, size_t(at - begin), sections)) return combine(sections);
+  }
+  return XXH3_64bits(bytes.data(), bytes.size());
 }
 
 }  // namespace keel::sim

@@ -9,7 +9,8 @@
 //   touching pairs | sensed pairs | joints (only when the world has had any, tagged)
 //   | characters (only when the world has any)
 //   | solver section (only when the solver settings are not the default, tagged)
-// The state hash over these bytes is in state/hash.cpp.
+// The state hash over these bytes is in state/hash.cpp (from the bytes) and
+// state/world_hash.cpp (from the world, with kept digests).
 #include <keel/sim/world.h>
 
 #include "character/character.h"
@@ -87,6 +88,8 @@ void visit_body_fields(IO& io, B& b) {
   io.flag(b.sleeping);
 }
 
+}  // namespace
+
 // A body slot: alive, generation, and a live body's fields and collider slots.
 void write_body_slot(StateWriter& w, const Body& b) {
   RecordWriter<5 + kBodyFieldBytes> fields;
@@ -98,6 +101,9 @@ void write_body_slot(StateWriter& w, const Body& b) {
   w.u32(uint32_t(b.shapes.size()));
   for (uint32_t s : b.shapes) w.u32(s);
 }
+
+namespace {
+
 
 void read_body(StateReader& r, Body& b) {
   FieldReader io(r);
@@ -128,6 +134,8 @@ void visit_shape_fields(IO& io, S& s) {
   io.vec3(s.fat.upper);
 }
 
+}  // namespace
+
 // A collider slot: alive, and a live collider's fields and geometry data.
 void write_shape_slot(StateWriter& w, const Shape& s) {
   RecordWriter<1 + kShapeFieldBytes> fields;
@@ -155,6 +163,9 @@ void write_shape_slot(StateWriter& w, const Shape& s) {
     for (float h : s.heightfield->heights) w.f32(h);
   }
 }
+
+namespace {
+
 
 // Reads a mesh's data, checks it like a scene's, and shares the replaced world's mesh at
 // the same slot when the data is the same (a client rolling back rebuilds no BVH).
@@ -249,46 +260,26 @@ void visit_contact(IO& io, C& c) {
   }
 }
 
+}  // namespace
+
 void write_contact(StateWriter& out, const Contact& c) {
   RecordWriter<10 + 20 * kMaxManifoldPoints> w;
   visit_contact(w, c);
   out.bytes(w.written());
 }
 
+namespace {
+
+
 void read_contact(StateReader& r, Contact& c) {
   FieldReader io(r);
   visit_contact(io, c);
 }
 
-// Most pairs of a busy world are neighbours within the fattened bounds, without points:
-// their bytes are their two collider slots and a zero count, which the contact set's
-// dense key array holds (pair_key: lower slot high). While the touching list is current
-// (WorldImpl::touching_generation, which the contact pass itself relies on) only the
-// contacts it names have points, so only those need reading from the far larger contacts.
-// The hash takes that path; save_state reads every contact, so the state tests, which
-// compare the hash with the hash of save_state's bytes, check one against the other.
-void write_contacts(const WorldImpl& world, StateWriter& w, StateSource source) {
+void write_contacts(const WorldImpl& world, StateWriter& w) {
   const auto& contacts = world.contacts.items();
   w.u32(uint32_t(contacts.size()));
-  if (source == StateSource::EveryField || world.touching_generation != world.contacts.generation()) {
-    for (const Contact& c : contacts) write_contact(w, c);
-    return;
-  }
-  const std::vector<uint64_t>& keys = world.contacts.keys();
-  const std::vector<uint32_t>& touching = world.touching_contacts;
-  size_t next = 0;
-  for (size_t i = 0; i < contacts.size(); ++i) {
-    if (next < touching.size() && touching[next] == i) {
-      write_contact(w, contacts[i]);
-      ++next;
-      continue;
-    }
-    RecordWriter<9> r;
-    r.u32(uint32_t(keys[i] >> 32));
-    r.u32(uint32_t(keys[i]));
-    r.u8(0);
-    w.bytes(r.written());
-  }
+  for (const Contact& c : contacts) write_contact(w, c);
 }
 
 // The solver choice sits in its own tagged section at the end, written only when it is
@@ -324,10 +315,15 @@ void read_solver_section(StateReader& in, WorldImpl& w) {
   if (in.ok() && default_solver(w.settings)) in.fail("solver section states the default solver");
 }
 
+}  // namespace
+
 void write_free_list(StateWriter& w, const std::vector<uint32_t>& list) {
   w.u32(uint32_t(list.size()));
   for (uint32_t v : list) w.u32(v);
 }
+
+namespace {
+
 
 void read_free_list(StateReader& r, std::vector<uint32_t>& list, size_t slots, const char* what) {
   uint32_t n = r.count(4);
@@ -340,19 +336,15 @@ void read_free_list(StateReader& r, std::vector<uint32_t>& list, size_t slots, c
 
 }  // namespace
 
-void write_state(const WorldImpl& world, StateWriter& w, StateSource source) {
+void write_state_header(const WorldImpl& world, StateWriter& w) {
   w.bytes(kMagic, sizeof kMagic);
   w.u32(kStateVersion);
   visit_settings(w, world.settings);
-  w.u64(world.tick);  // at kStateTickOffset: the state hash patches it (state/hash.cpp)
-  w.u32(world.next_auto_id);
-  w.u32(uint32_t(world.bodies.size()));
-  for (const Body& b : world.bodies) write_body_slot(w, b);
-  write_free_list(w, world.free_bodies);
-  w.u32(uint32_t(world.shapes.size()));
-  for (const Shape& s : world.shapes) write_shape_slot(w, s);
-  write_free_list(w, world.free_shapes);
-  write_contacts(world, w, source);
+  w.u64(world.tick);
+  w.u32(world.next_auto_id);  // kStateHeaderBytes in all
+}
+
+void write_state_tail(const WorldImpl& world, StateWriter& w) {
   // Which body pairs touched last tick: decides Began versus Stayed on the next.
   w.u32(uint32_t(world.touching_pairs.size()));
   for (uint64_t k : world.touching_pairs) w.u64(k);
@@ -361,6 +353,18 @@ void write_state(const WorldImpl& world, StateWriter& w, StateSource source) {
   write_joints(world, w);      // absent for a world that never had a joint
   write_characters(world, w);  // absent for a world without characters
   write_solver_section(world, w);  // absent for the default solver
+}
+
+void write_state(const WorldImpl& world, StateWriter& w) {
+  write_state_header(world, w);
+  w.u32(uint32_t(world.bodies.size()));
+  for (const Body& b : world.bodies) write_body_slot(w, b);
+  write_free_list(w, world.free_bodies);
+  w.u32(uint32_t(world.shapes.size()));
+  for (const Shape& s : world.shapes) write_shape_slot(w, s);
+  write_free_list(w, world.free_shapes);
+  write_contacts(world, w);
+  write_state_tail(world, w);
 }
 
 namespace {

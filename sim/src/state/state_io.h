@@ -166,15 +166,21 @@ class FieldReader : public keel::BasicFieldReader<StateReader> {
   void mat3(Mat3& m) { m = reader().mat3(); }
 };
 
-/// Where write_state takes the bytes from (the same bytes either way).
-enum class StateSource {
-  EveryField,        // every contact read from the contacts (save_state)
-  DerivedShortcuts,  // contacts without points from the dense key array (the state hash)
-};
+struct Body;
+struct Shape;
+struct Contact;
 /// Writes the world's canonical state.
-void write_state(const WorldImpl& world, StateWriter& w, StateSource source = StateSource::EveryField);
-/// Where the tick (u64) sits in the canonical state: after the magic, the version and the
-/// settings. The state hash patches it into cached bytes of a dormant world.
-inline constexpr size_t kStateTickOffset = 8 + 4 + 36;
+void write_state(const WorldImpl& world, StateWriter& w);
+/// The state's parts in their order, for the state hash (state/world_hash.cpp), which
+/// hashes them section by section: the header (magic to next_auto_id), one body slot,
+/// a free list, one collider slot, one contact, and everything after the contacts.
+void write_state_header(const WorldImpl& world, StateWriter& w);
+void write_body_slot(StateWriter& w, const Body& b);
+void write_free_list(StateWriter& w, const std::vector<uint32_t>& list);
+void write_shape_slot(StateWriter& w, const Shape& s);
+void write_contact(StateWriter& out, const Contact& c);
+void write_state_tail(const WorldImpl& world, StateWriter& w);
+/// The header's size: magic (8), version (4), settings (36), tick (8), next_auto_id (4).
+inline constexpr size_t kStateHeaderBytes = 8 + 4 + 36 + 8 + 4;
 
 }  // namespace keel::sim

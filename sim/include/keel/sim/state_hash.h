@@ -1,17 +1,21 @@
 // The state hash: what World::hash() and Match::hash() report, what recordings, desync
 // dumps and peers compare, as a function of canonical state bytes alone.
 //
-// The bytes are cut into blocks of kStateHashBlock bytes counted back from their end (the
-// first block holds the rest: 1 to kStateHashBlock bytes), each block is hashed with
-// XXH3-64, and the state hash is XXH3-64 of those digests, first to last, each as a
-// little-endian u64. Empty bytes hash as XXH3-64 of nothing.
+// The bytes are read as the canonical state writes them (docs/determinism.md, "The state
+// hash", has the definition in full) and cut into sections: the head (whatever precedes
+// the world's bytes, a match's own state, then the world's header with the tick), the
+// body slots, the body free list, the collider slots, their free list, the contacts'
+// pairs, the contacts that have points, and everything after the contacts. A body or
+// collider slot's digest is XXH3-64 of the bytes a step moves (a body's pose, velocities,
+// sleep time, island and sleeping flag; a collider's fat bounds) seeded with XXH3-64 of
+// the rest of the slot; a section of slots is XXH3-64 of its slots' digests; the state
+// hash is XXH3-64 of the eight section digests. The world's bytes begin at the first
+// "KEELSTAT" from which they read as a state; bytes that hold none hash as XXH3-64 of
+// them all.
 //
-// Why blocks, and why from the end: a world whose bodies all sleep changes nothing but its
-// tick from one step to the next, and the tick sits in the first bytes. Counted from the
-// end, every later block keeps its bytes and its place, so the world hashes its first
-// block and the cached digests of the others instead of serialising and hashing all of
-// its state. A match's bytes are its own followed by its world's, so the world's blocks
-// are the match's last blocks whatever the match writes ahead of them.
+// Why sections: a world computes the same value from its arrays without writing its
+// state, keeping each slot's digest of what only the API changes and reusing the digest
+// of a body that did not move (asleep or static), so a hash costs what changed.
 #pragma once
 
 #include <cstddef>
@@ -19,8 +23,6 @@
 #include <span>
 
 namespace keel::sim {
-
-inline constexpr size_t kStateHashBlock = 4096;
 
 /// The state hash of canonical bytes (a world's save_state(), a match's).
 uint64_t state_hash(std::span<const uint8_t> bytes);

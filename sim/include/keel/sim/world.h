@@ -2,7 +2,7 @@
 //
 // Same inputs, same bits: the world's full state serialises to canonical bytes
 // (save_state), restores from them (restore_state), and hashes them (hash: the state
-// hash of keel/sim/state_hash.h, blocks of XXH3-64).
+// hash of keel/sim/state_hash.h, sections of XXH3-64 digests).
 // Restoring at tick T and stepping k ticks gives the same hash as the uninterrupted run
 // at T+k. See docs/determinism.md.
 #pragma once
@@ -215,8 +215,8 @@ class World {
   /// The state hash (keel/sim/state_hash.h) of the canonical state: state_hash(save_state()).
   uint64_t hash() const;
   /// state_hash of `prefix` followed by the canonical state, without the copy: what a
-  /// caller that frames the world's state after its own bytes (Match) reports. Blocks that
-  /// have not changed since the last call are not serialised or hashed again (while the
+  /// caller that frames the world's state after its own bytes (Match) reports. Bodies and
+  /// colliders that did not change since the last call are not hashed again (while the
   /// world is dormant, only the tick changes).
   uint64_t hash_after(std::span<const uint8_t> prefix) const;
 
@@ -242,9 +242,14 @@ class World {
       return *p_;
     }
     const WorldImpl& operator*() const { return *p_; }
-    /// Mutable access that keeps the digests: only for a dormant step (World::step),
-    /// which changes nothing in the state but the tick.
+    /// Mutable access that keeps the digests: only for a step (World::step), which
+    /// drops what it may change itself.
     WorldImpl& keeping_digests() { return *p_; }
+    /// Mutable access that keeps the body and collider slots' digests: for a change that
+    /// writes only what the hash reads anew every time (a slot's moving bytes, settings,
+    /// contacts, joints, characters) or that drops the slots it writes itself
+    /// (StateDigests::drop_body, drop_shape).
+    WorldImpl& keeping_slot_digests();
 
    private:
     void mark_changed();
