@@ -33,7 +33,7 @@ namespace keel::sim {
 namespace {
 
 using namespace hash_sections;
-static_assert(std::size(StateDigests{}.sections) == kSectionCount);
+static_assert(sizeof(StateDigests::sections) / sizeof(uint64_t) == kSectionCount);
 static_assert(sizeof(BodyDigest::moving) == kBodyMovingBytes && sizeof(ShapeDigest::moving) == kShapeMovingBytes);
 
 uint64_t xxh3_le(std::span<const uint8_t> bytes) { return little_endian(XXH3_64bits(bytes.data(), bytes.size())); }
