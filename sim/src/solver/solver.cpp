@@ -15,6 +15,7 @@
 #include <cmath>
 #include <cstddef>
 #include <cstring>
+#include <cstdlib>
 #include <optional>
 
 namespace keel::sim {
@@ -198,8 +199,8 @@ class ContactSolver {
     } else {
       // One team walks the stage list. Alone, a thread runs the same blocks in the same
       // order, so every thread count computes the same bits.
-      plan_.arm();
-      world_.executor.run_team([&](uint32_t) { plan_.participate(block); });
+      plan_.arm(one_counter() ? 1 : world_.executor.threads());
+      world_.executor.run_team([&](uint32_t member) { plan_.participate(member, block); });
     }
     // Breaking and the muscles' new rest poses read the bodies as written back.
     if (!s_.joint_work.empty()) finish_joints(*all_joints_);
@@ -222,6 +223,17 @@ class ContactSolver {
     return batches >= uint64_t(min_per_stage) * plan_.size();
   }
   static constexpr uint32_t kMinBatchesPerStage = 8;
+
+  // With KEEL_SOLVE_ONE_COUNTER=1 in the environment every member claims each stage's
+  // blocks from one shared counter instead of from its own share first: for measuring
+  // what the shares save (docs/performance.md); it never changes results.
+  static bool one_counter() {
+    static const bool set = [] {
+      const char* v = std::getenv("KEEL_SOLVE_ONE_COUNTER");
+      return v != nullptr && v[0] == '1' && v[1] == 0;
+    }();
+    return set;
+  }
 
   void select_bodies();
   void split_into_parts();
