@@ -216,6 +216,24 @@ TEST(XpbdJointsTest, MotorTorqueBoundDecidesWhetherTheLoadRises) {
   EXPECT_LT(arm_angle_after_one_second(0.95f), -0.2f);
 }
 
+// A hinge limit means what it means to the soft step (A's angle in B, joint_info's): an arm
+// released level falls to negative angles, so with [-0.2, 0.5] it stops at -0.2.
+TEST(XpbdJointsTest, HingeLimitIsTheAngleOfAInB) {
+  World w(xpbd_settings());
+  BodyDef arm = box_body(1, MotionType::Dynamic, Vec3(0.5f, 0.0f, 0.0f), Vec3(0.5f, 0.05f, 0.05f));
+  arm.mass = 2.0f;
+  arm.can_sleep = false;
+  ASSERT_TRUE(w.add_body(arm));
+  JointDef j = to_world(JointKind::Hinge, 1, Vec3(0.5f, 0.0f, 0.0f), Vec3(-0.5f, 0.0f, 0.0f), kXToZ);
+  j.limit = JointLimit{true, -0.2f, 0.5f};
+  auto id = add_joint(w, j);
+  ASSERT_TRUE(id);
+  for (int t = 0; t < 90; ++t) w.step();
+  EXPECT_NEAR(joint_info(w, *id).angle, -0.2f, 0.01f);
+  // The centre hangs 0.5 sin(0.2) = 99.3 mm below the pivot.
+  EXPECT_NEAR(w.body_state(w.find_body(1)).position.y, -0.5f * std::sin(0.2f), 2e-3f);
+}
+
 // A 1 m limb (a 2 kg box 0.1 x 1 x 0.1 m) hanging from a ball joint at its top end,
 // frames' X down, swing cone 20 degrees, its centre thrown at sqrt(3 g L / 4) (enough
 // to swing to 60 degrees: 1/2 I w^2 = m g (L/2) (1 - cos 60), I = m L^2 / 3 at the end):
