@@ -194,6 +194,30 @@ TEST(XpbdJointsTest, HingeMotorSpinsUpAtItsTorqueToItsSpeed) {
   EXPECT_NEAR(w.body_state(id).angular_velocity.y, 0.0f, 1e-4f);
 }
 
+// A hinge spring on a 2 kg, 1 m arm turning about its end, no gravity: the spring's hertz
+// is the arm's frequency about the pivot (the stiffness is taken for the inertia there,
+// m L^2 / 3 plus the thickness, not the centre's m L^2 / 12). Target 0.3 rad, released at 0.
+TEST(XpbdJointsTest, HingeSpringOscillatesAtItsFrequencyAboutThePivot) {
+  WorldSettings s = xpbd_settings();
+  s.gravity = Vec3(0.0f);
+  World w(s);
+  BodyDef arm = box_body(1, MotionType::Dynamic, Vec3(0.5f, 0.0f, 0.0f), Vec3(0.5f, 0.05f, 0.05f));
+  arm.mass = 2.0f;
+  arm.can_sleep = false;
+  ASSERT_TRUE(w.add_body(arm));
+  JointDef j = to_world(JointKind::Hinge, 1, Vec3(0.5f, 0.0f, 0.0f), Vec3(-0.5f, 0.0f, 0.0f), kXToZ);
+  j.spring = JointSpring{true, 1.0f, 0.0f, 0.3f};
+  auto id = add_joint(w, j);
+  ASSERT_TRUE(id);
+  Crossings c;
+  for (int t = 1; t <= 60 * 6; ++t) {
+    w.step();
+    c.add(t, joint_info(w, *id).angle - 0.3f, 1.0 / 60.0);
+  }
+  ASSERT_GE(c.at.size(), 4u);
+  EXPECT_NEAR(1.0 / c.period(), 1.0, 0.03);
+}
+
 // A 2 kg arm, its centre r = 0.5 m from a hinge about Z, held level by a motor driving it
 // up at 2 rad/s: the load is m g r = 9.81 N m. A motor of 1.05 m g r lifts it; one of
 // 0.95 m g r cannot (over 1 s the net +-0.05 m g r turns it by about +-0.37 rad).
