@@ -3,9 +3,10 @@
 //
 // Per tick, over the contacts the shared stages made (broadphase, narrowphase, contact
 // set) and the joints:
-//   for each substep:  integrate (gravity, damping, positions) -> joints (positional)
-//                      -> contacts (normal with compliance, static friction positional)
-//                      -> velocities from the moves -> dynamic friction and restitution
+//   for each substep:  integrate (gravity, damping, positions) -> joints (positional;
+//                      springs compliant) -> contacts (normal with compliance, static
+//                      friction positional) -> velocities from the moves -> joints'
+//                      motors and spring damping -> dynamic friction and restitution
 // then the bodies and the contacts' impulses are written back; islands, sleeping and
 // events run after it as they do after the soft step. The solve is one thread, in an
 // order keyed on slots (bodies), contact keys and joint slots, so no thread count can
