@@ -5,7 +5,12 @@
 //   depth     the stack's deepest contact overlap at 60 s (bottom box under its half size)
 //   bounce    energy of a ball (restitution 1) after 60 s, over its start energy
 //   pendulum  energy of a 1 m ball-joint pendulum released at 30 degrees after 60 s
-// Usage: keel-solver-compare [--rounds N] [--ticks N] SCENE.json...
+// With --stacking, also the stacking scenes of tests/sim/stacking_test.cpp (20 x 0.5 m and
+// 20 x 1 m columns, 20- and 30-row pyramids of touching 1 m boxes, sleep off), each
+// stepped 10 s under each solver (the order alternating scene by scene): mean ms/step,
+// how far the top box and the farthest box moved, and the deepest bottom-row overlap.
+// --substeps N sets the substeps of these built-in scenes (default: the default settings').
+// Usage: keel-solver-compare [--rounds N] [--ticks N] [--substeps N] [--stacking] SCENE.json...
 #include <keel/scene/scene.h>
 #include <keel/sim/joint.h>
 #include <keel/sim/world.h>
@@ -24,6 +29,14 @@ using namespace keel::sim;
 
 constexpr float kG = 9.81f;
 constexpr int kTicks60s = 3600;
+
+// The settings of the built-in scenes: the defaults, with --substeps N when given.
+uint32_t g_substeps = 0;
+WorldSettings base_settings() {
+  WorldSettings s;
+  if (g_substeps > 0) s.substeps = g_substeps;
+  return s;
+}
 
 WorldSettings with_solver(WorldSettings s, SolverKind kind) {
   s.solver_kind = kind;
@@ -62,7 +75,7 @@ struct Stack {
 };
 
 Stack stack_of_ten(SolverKind kind) {
-  World w(with_solver(WorldSettings{}, kind));
+  World w(with_solver(base_settings(), kind));
   w.add_body(box(1, MotionType::Static, Vec3(0.0f, -0.5f, 0.0f), Vec3(20.0f, 0.5f, 20.0f)));
   for (uint32_t i = 0; i < 10; ++i) w.add_body(box(10 + i, MotionType::Dynamic, Vec3(0.0f, 0.5f + float(i), 0.0f), Vec3(0.5f)));
   for (int t = 0; t < 60; ++t) w.step();  // settle
@@ -75,7 +88,7 @@ Stack stack_of_ten(SolverKind kind) {
 }
 
 float bounce_energy(SolverKind kind) {
-  World w(with_solver(WorldSettings{}, kind));
+  World w(with_solver(base_settings(), kind));
   w.add_body(box(1, MotionType::Static, Vec3(0.0f, -0.5f, 0.0f), Vec3(20.0f, 0.5f, 20.0f)));
   BodyDef ball = box(2, MotionType::Dynamic, Vec3(0.0f, 2.1f, 0.0f), Vec3(0.0f));
   ball.colliders[0].shape = ShapeType::Sphere;
@@ -93,7 +106,7 @@ float bounce_energy(SolverKind kind) {
 }
 
 float pendulum_energy(SolverKind kind) {
-  World w(with_solver(WorldSettings{}, kind));
+  World w(with_solver(base_settings(), kind));
   const float theta = 30.0f * 3.14159265f / 180.0f;
   const Vec3 bob(std::sin(theta), -std::cos(theta), 0.0f);
   BodyDef b = box(1, MotionType::Dynamic, bob, Vec3(0.0f));
@@ -116,6 +129,72 @@ float pendulum_energy(SolverKind kind) {
   return energy() / e0;
 }
 
+// ---- stacking scenes (tests/sim/stacking_test.cpp) ----------------------------------
+
+struct StackScene {
+  const char* name;
+  bool column;
+  int count;    // column: boxes; pyramid: rows
+  float edge;   // box edge (m)
+};
+
+struct StackResult {
+  double ms = 0.0;
+  float top = 0.0f, farthest = 0.0f, overlap = 0.0f;
+};
+
+StackResult run_stack(const StackScene& sc, SolverKind kind) {
+  World w(with_solver(base_settings(), kind));
+  w.add_body(box(1, MotionType::Static, Vec3(0.0f, -0.5f, 0.0f), Vec3(100.0f, 0.5f, 100.0f)));
+  std::vector<Vec3> start;
+  std::vector<bool> bottom;
+  auto add = [&](Vec3 p, bool on_ground) {
+    w.add_body(box(uint32_t(start.size() + 2), MotionType::Dynamic, p, Vec3(0.5f * sc.edge)));
+    start.push_back(p);
+    bottom.push_back(on_ground);
+  };
+  if (sc.column) {
+    for (int i = 0; i < sc.count; ++i) add(Vec3(0.0f, sc.edge * (float(i) + 0.5f), 0.0f), i == 0);
+  } else {
+    for (int row = 0; row < sc.count; ++row) {
+      const int n = sc.count - row;
+      for (int i = 0; i < n; ++i) add(Vec3(float(i) - 0.5f * float(n - 1), float(row) + 0.5f, 0.0f), row == 0);
+    }
+  }
+  const auto t0 = std::chrono::steady_clock::now();
+  for (int t = 0; t < 600; ++t) w.step();
+  StackResult r;
+  r.ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count() / 600.0;
+  for (size_t i = 0; i < start.size(); ++i) {
+    const Vec3 p = w.body_state(w.find_body(uint32_t(i + 2))).position;
+    const float moved = glm::length(p - start[i]);
+    r.farthest = std::max(r.farthest, moved);
+    if (i + 1 == start.size()) r.top = moved;  // the last box placed is the top one
+    if (bottom[i]) r.overlap = std::max(r.overlap, 0.5f * sc.edge - p.y);
+  }
+  return r;
+}
+
+void compare_stacking(const SolverKind (&kinds)[2]) {
+  const StackScene scenes[] = {{"column 20 x 0.5 m", true, 20, 0.5f},
+                               {"column 20 x 1 m", true, 20, 1.0f},
+                               {"pyramid 20 rows", false, 20, 1.0f},
+                               {"pyramid 30 rows", false, 30, 1.0f}};
+  int n = 0;
+  for (const StackScene& sc : scenes) {
+    StackResult r[2];
+    for (int k = 0; k < 2; ++k) {
+      const int which = (k + n) % 2;
+      r[which] = run_stack(sc, kinds[which]);
+    }
+    ++n;
+    for (int k = 0; k < 2; ++k) {
+      std::printf("%-18s %-9s %8.3f ms/step  top moved %.4f m  farthest %.4f m  bottom overlap %.5f m\n", sc.name,
+                  to_string(kinds[k]), r[k].ms, r[k].top, r[k].farthest, r[k].overlap);
+    }
+  }
+}
+
 double median(std::vector<double> v) {
   std::sort(v.begin(), v.end());
   return v[v.size() / 2];
@@ -126,9 +205,19 @@ double median(std::vector<double> v) {
 int main(int argc, char** argv) {
   int rounds = 5, ticks = 120;
   std::vector<std::string> scenes;
+  bool stacking = false;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
-    if ((a == "--rounds" || a == "--ticks") && i + 1 < argc) {
+    if (a == "--stacking") {
+      stacking = true;
+    } else if (a == "--substeps" && i + 1 < argc) {
+      const long n = std::strtol(argv[++i], nullptr, 10);
+      if (n < 1 || n > 64) {
+        std::fprintf(stderr, "--substeps must be 1 to 64\n");
+        return 2;
+      }
+      g_substeps = uint32_t(n);
+    } else if ((a == "--rounds" || a == "--ticks") && i + 1 < argc) {
       const long n = std::strtol(argv[++i], nullptr, 10);
       if (n < 1 || n > 100000) {
         std::fprintf(stderr, "%s must be 1 to 100000\n", a.c_str());
@@ -158,5 +247,6 @@ int main(int argc, char** argv) {
     std::printf("%-9s stack of 10: creep %.4f m over 60 s, bottom overlap %.5f m; bounce energy %.3f; pendulum energy %.3f\n",
                 to_string(k), s.creep, s.depth, bounce_energy(k), pendulum_energy(k));
   }
+  if (stacking) compare_stacking(kinds);
   return 0;
 }

@@ -44,16 +44,19 @@ TEST(SceneSolver, RefusesUnknownKindAndBadCompliance) {
   EXPECT_NE(huge.error().message.find("contact_compliance"), std::string::npos) << huge.error().message;
 }
 
-// A joint the XPBD solver cannot solve fails the scene's world, naming kind and solver.
-TEST(SceneSolver, XpbdSceneWithASliderIsRefused) {
-  auto scene = parse_scene_json(
-      R"({"solver": {"kind": "xpbd"}, "bodies": [{"id": 1, "colliders": [{"shape": "Sphere", "radius": 0.5}]}],)"
-      R"( "joints": [{"kind": "Slider", "body_a": 1}]})",
-      "a.json");
-  ASSERT_TRUE(scene) << scene.error().message;
-  auto world = sim::World::from_scene(*scene);
+// Every joint kind loads under XPBD; a feature it cannot solve (holding torque) fails the
+// scene's world, naming kind, feature and solver.
+TEST(SceneSolver, XpbdSceneTakesASliderAndRefusesAHoldingTorque) {
+  const std::string bodies = R"({"solver": {"kind": "xpbd"}, "bodies": [{"id": 1, "colliders": [{"shape": "Sphere", "radius": 0.5}]}],)";
+  auto slider = parse_scene_json(bodies + R"( "joints": [{"kind": "Slider", "body_a": 1}]})", "a.json");
+  ASSERT_TRUE(slider) << slider.error().message;
+  EXPECT_TRUE(sim::World::from_scene(*slider));
+  auto held = parse_scene_json(bodies + R"( "joints": [{"kind": "Hinge", "body_a": 1, "holding_torque": 5}]})", "a.json");
+  ASSERT_TRUE(held) << held.error().message;
+  auto world = sim::World::from_scene(*held);
   ASSERT_FALSE(world);
-  EXPECT_NE(world.error().message.find("Slider"), std::string::npos) << world.error().message;
+  EXPECT_NE(world.error().message.find("Hinge"), std::string::npos) << world.error().message;
+  EXPECT_NE(world.error().message.find("holding_torque"), std::string::npos) << world.error().message;
   EXPECT_NE(world.error().message.find("xpbd"), std::string::npos) << world.error().message;
 }
 

@@ -1,7 +1,7 @@
 // The XPBD solver (WorldSettings::solver_kind = Xpbd) against numbers worked out by hand:
 // free fall to the substep formula, resting depth to the compliance, static and dynamic
 // friction on a ramp, the restitution bounce, the pendulum period, the hinge limit; then
-// what it refuses, sleeping and events, restore == continuous and thread counts.
+// what it refuses (the joint kinds: xpbd_joints_test.cpp), sleeping and events, restore == continuous and thread counts.
 #include <keel/sim/joint.h>
 #include <keel/sim/world.h>
 
@@ -219,7 +219,8 @@ TEST(XpbdTest, HingeLimitHolds) {
   EXPECT_NEAR(c.z, 0.0f, 1e-4f);
 }
 
-// Kinds and features XPBD does not solve are refused, naming them and the solver.
+// Features XPBD does not solve are refused, naming them and the solver: holding torque,
+// breaking, and a motor, spring or cone on a kind that has none.
 TEST(XpbdTest, RefusesJointsItCannotSolve) {
   World w(xpbd_settings());
   ASSERT_TRUE(w.add_body(sphere_body(1, MotionType::Dynamic, Vec3(0.0f), 0.1f)));
@@ -229,20 +230,30 @@ TEST(XpbdTest, RefusesJointsItCannotSolve) {
     EXPECT_NE(r.error().message.find(what), std::string::npos) << r.error().message;
     EXPECT_NE(r.error().message.find("xpbd"), std::string::npos) << r.error().message;
   };
-  for (JointKind k : {JointKind::Slider, JointKind::Distance, JointKind::Wheel}) {
-    refused(joint_to_world(k, 1, Vec3(0.0f), Vec3(0.0f, 1.0f, 0.0f)), to_string(k));
-  }
-  JointDef motor = joint_to_world(JointKind::Hinge, 1, Vec3(0.0f), Vec3(0.0f, 1.0f, 0.0f));
+  JointDef hold = joint_to_world(JointKind::Hinge, 1, Vec3(0.0f), Vec3(0.0f, 1.0f, 0.0f));
+  hold.holding_torque = 5.0f;
+  refused(hold, "holding_torque");
+  JointDef brk = joint_to_world(JointKind::Slider, 1, Vec3(0.0f), Vec3(0.0f, 1.0f, 0.0f));
+  brk.break_force = 100.0f;
+  refused(brk, "break_force");
+  JointDef motor = joint_to_world(JointKind::Ball, 1, Vec3(0.0f), Vec3(0.0f, 1.0f, 0.0f));
   motor.motor = JointMotor{true, 1.0f, 10.0f};
   refused(motor, "motor");
-  JointDef cone = joint_to_world(JointKind::Ball, 1, Vec3(0.0f), Vec3(0.0f, 1.0f, 0.0f));
+  JointDef spring = joint_to_world(JointKind::Fixed, 1, Vec3(0.0f), Vec3(0.0f, 1.0f, 0.0f));
+  spring.spring = JointSpring{true, 2.0f, 0.5f, 0.0f};
+  refused(spring, "spring");
+  JointDef cone = joint_to_world(JointKind::Hinge, 1, Vec3(0.0f), Vec3(0.0f, 1.0f, 0.0f));
   cone.cone_angle = 0.5f;
   refused(cone, "cone_angle");
   EXPECT_TRUE(joints(w).empty());
-  // The soft step takes the same slider.
+  // Every kind is taken, and the soft step takes the holding torque.
+  for (JointKind k : {JointKind::Slider, JointKind::Distance, JointKind::Wheel, JointKind::Ball, JointKind::Fixed,
+                      JointKind::Hinge}) {
+    EXPECT_TRUE(add_joint(w, joint_to_world(k, 1, Vec3(0.0f), Vec3(0.0f, 1.0f, 0.0f)))) << to_string(k);
+  }
   World soft;
   ASSERT_TRUE(soft.add_body(sphere_body(1, MotionType::Dynamic, Vec3(0.0f), 0.1f)));
-  EXPECT_TRUE(add_joint(soft, joint_to_world(JointKind::Slider, 1, Vec3(0.0f), Vec3(0.0f, 1.0f, 0.0f))));
+  EXPECT_TRUE(add_joint(soft, hold));
 }
 
 TEST(XpbdTest, SettingsOutOfRangeAreRefused) {

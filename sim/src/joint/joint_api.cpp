@@ -186,21 +186,24 @@ Status validate_joint(const JointDef& d) {
   return Status::ok();
 }
 
-// What the XPBD solver (xpbd/joints.cpp) solves: Ball, Hinge (with its limit) and Fixed
-// joints, without motors, springs, holding torque, breaking or a Ball's cone and twist
-// limits. Anything else is refused by name, never ignored.
+// What the XPBD solver (xpbd/joints.cpp) solves: every kind with its limits, a Ball's cone
+// and twist limit, springs (Hinge, Slider, Distance, Wheel suspension and steering) and
+// motors (Hinge, Slider, Wheel drive). Holding torque and breaking are refused by name, as
+// are a motor or spring on a kind that has none (Ball, Fixed; Distance's motor), which the
+// soft step leaves unused: never ignored.
 Status xpbd_joint_support(const JointDef& d, const WorldSettings& s) {
   if (s.solver_kind != SolverKind::Xpbd) return Status::ok();
   auto refuse = [&](const std::string& what) {
     return Error{std::string("joint kind ") + to_string(d.kind) + ": " + what + " is not supported by the xpbd solver"};
   };
-  if (d.kind != JointKind::Ball && d.kind != JointKind::Hinge && d.kind != JointKind::Fixed) return refuse("the kind");
-  if (d.motor.enabled) return refuse("motor");
-  if (d.spring.enabled) return refuse("spring");
+  const bool has_motor = d.kind == JointKind::Hinge || d.kind == JointKind::Slider || d.kind == JointKind::Wheel;
+  const bool has_spring = has_motor || d.kind == JointKind::Distance;
+  if (d.motor.enabled && !has_motor) return refuse("motor");
+  if (d.spring.enabled && !has_spring) return refuse("spring");
   if (d.holding_torque > 0.0f) return refuse("holding_torque");
   if (d.break_force > 0.0f) return refuse("break_force");
-  if (d.kind == JointKind::Ball && d.cone_angle > 0.0f) return refuse("cone_angle");
-  if (d.kind != JointKind::Hinge && d.limit.enabled) return refuse("limit");
+  if (d.kind == JointKind::Fixed && d.limit.enabled) return refuse("limit");
+  if (d.kind != JointKind::Ball && d.cone_angle > 0.0f) return refuse("cone_angle");
   return Status::ok();
 }
 

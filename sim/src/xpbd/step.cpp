@@ -3,6 +3,7 @@
 
 #include "world_impl.h"
 
+#include <algorithm>
 #include <cmath>
 
 namespace keel::sim::xpbd {
@@ -100,12 +101,16 @@ void solve_tick(WorldImpl& w, float dt) {
   const uint32_t substeps = w.settings.substeps;
   const float h = dt / float(substeps);
   const float alpha_tilde = w.settings.contact_compliance / (h * h);
+  std::vector<JointLambdas> lambdas(w.joints.items.size());
   for (uint32_t s = 0; s < substeps; ++s) {
     begin_substep(bodies, contacts);
+    std::fill(lambdas.begin(), lambdas.end(), JointLambdas{});
     integrate(w, bodies, h);
-    solve_joint_positions(w, bodies);
+    solve_joint_positions(w, bodies, h, lambdas);
     solve_contact_positions(bodies, contacts, alpha_tilde);
     derive_velocities(bodies, h);
+    // Joints' velocity rows before the contacts': a surface has the last word.
+    solve_joint_velocities(w, bodies, h);
     solve_contact_velocities(bodies, contacts, h, w.settings.restitution_threshold);
     for (XContact& k : contacts) k.peak_lambda = k.lambda_n > k.peak_lambda ? k.lambda_n : k.peak_lambda;
   }

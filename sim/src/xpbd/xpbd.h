@@ -3,9 +3,10 @@
 //
 // Per tick, over the contacts the shared stages made (broadphase, narrowphase, contact
 // set) and the joints:
-//   for each substep:  integrate (gravity, damping, positions) -> joints (positional)
-//                      -> contacts (normal with compliance, static friction positional)
-//                      -> velocities from the moves -> dynamic friction and restitution
+//   for each substep:  integrate (gravity, damping, positions) -> joints (positional;
+//                      springs compliant) -> contacts (normal with compliance, static
+//                      friction positional) -> velocities from the moves -> joints'
+//                      motors and spring damping -> dynamic friction and restitution
 // then the bodies and the contacts' impulses are written back; islands, sleeping and
 // events run after it as they do after the soft step. The solve is one thread, in an
 // order keyed on slots (bodies), contact keys and joint slots, so no thread count can
@@ -61,6 +62,24 @@ float apply_positional(XBody& a, XBody& b, const Vec3& ra, const Vec3& rb, const
                        float alpha_tilde, float lambda);
 /// Rotates B by `theta` (a rotation vector) relative to A, shared by their inertia.
 void apply_angular(XBody& a, XBody& b, const Vec3& theta);
+/// Sum of the two bodies' inverse inertia about unit `axis` (world).
+float angular_inverse_mass(const XBody& a, const XBody& b, const Vec3& axis);
+/// The compliant form of apply_angular: rotates B relative to A about unit `axis` by the
+/// multiplier's change for an error `c`, compliance alpha_tilde and accumulated `lambda`.
+/// Returns the change.
+float apply_angular_compliant(XBody& a, XBody& b, const Vec3& axis, float c, float alpha_tilde, float lambda);
+/// Inverse inertia of a body about unit `axis` through its anchor at arm r (zero for a body
+/// that does not answer to constraints).
+float pivot_inverse_mass(const XBody& b, const Vec3& r, const Vec3& axis);
+/// Rotates B relative to A about unit `axis` by the multiplier's change for an error `c`
+/// (compliance alpha_tilde, accumulated `lambda`), each body turning about its anchor so a
+/// point the two share stays shared: an angle limit or spring on a point joint works
+/// against the inertia about the pivot (a bob on a long arm: m L^2, not its own 2/5 m r^2),
+/// where a turn about the centre would be handed straight back by the point's solve.
+float apply_angular_about(XBody& a, XBody& b, const Vec3& ra, const Vec3& rb, const Vec3& axis, float c,
+                          float alpha_tilde, float lambda);
+/// An angular velocity impulse `l`: B gains +l, A loses it.
+void apply_angular_impulse(XBody& a, XBody& b, const Vec3& l);
 /// A velocity impulse `p` at arms ra, rb: B gains +p, A loses it.
 void apply_velocity_impulse(XBody& a, XBody& b, const Vec3& ra, const Vec3& rb, const Vec3& p);
 
@@ -86,8 +105,19 @@ void solve_contact_velocities(std::vector<XBody>& bodies, std::vector<XContact>&
                               float restitution_threshold);
 void store_contact_impulses(WorldImpl& w, const std::vector<XContact>& cs, float h);
 
-/// Every joint's positional constraints, in joint-slot order (compliance 0).
-void solve_joint_positions(const WorldImpl& w, std::vector<XBody>& bodies);
+/// A joint's multipliers over one substep (its compliant rows: the spring, the steering
+/// spring), zeroed when the substep begins; never state.
+struct JointLambdas {
+  float spring = 0.0f;
+  float steer = 0.0f;
+};
+
+/// Every joint's positional constraints, in joint-slot order: springs with compliance
+/// 1 / k, the rest rigid. `lambdas` has one entry per joint slot.
+void solve_joint_positions(const WorldImpl& w, std::vector<XBody>& bodies, float h, std::vector<JointLambdas>& lambdas);
+/// Every joint's velocity rows after the velocities are derived, in joint-slot order:
+/// motors (bounded by max_force h per substep) and spring damping.
+void solve_joint_velocities(const WorldImpl& w, std::vector<XBody>& bodies, float h);
 
 /// One tick of the XPBD solver over the world's awake bodies.
 void solve_tick(WorldImpl& w, float dt);
