@@ -85,13 +85,6 @@ namespace {
 
 using keel::games::SandboxRules;
 
-// A spawn is sent in this many consecutive frames and then set back to neutral: more than
-// one frame, so that one frame the server applied late (it then repeats the player's
-// previous frame) does not lose the visitor's click, and fewer than the sandbox's spawn
-// cooldown, so that one click spawns one body. (A page so starved that the client skips
-// ticks still gets the server's repeat rule: docs/browser.md, "State of the page".)
-constexpr uint32_t kVisitHoldTicks = 8;
-static_assert(kVisitHoldTicks < SandboxRules::kSpawnCooldownTicks);
 // A gravity switch has no cooldown and setting the mode it already has does nothing, so it
 // is held longer, half a second at 60 Hz, and then set back to "keep" so that a later
 // switch from another page stands.
@@ -101,18 +94,15 @@ constexpr uint32_t kGravityHoldTicks = 30;
 /// for each tick the client produces input for. The walking fields stay neutral: the page
 /// plays with the world, it does not walk in it.
 struct PageVisit {
-  keel::games::SandboxVisit held;  // drag and gravity as last set; spawn while spawn_ticks > 0
-  uint32_t spawn_ticks = 0;
+  // Drag and gravity as last set; the last click's shape and point, held, with its
+  // counter: the sandbox spawns when spawn_seq changes, so holding the click's frame (or
+  // the server repeating it for a late page) spawns nothing more (game-rules.md section 12).
+  keel::games::SandboxVisit held;
   uint32_t gravity_ticks = 0;
   uint64_t spawn_clicks = 0;
 
   keel::game::InputFrame frame_for_next_tick() {
     keel::games::SandboxVisit v = held;
-    if (spawn_ticks > 0) {
-      --spawn_ticks;
-    } else {
-      v.spawn = SandboxRules::kSpawnNone;
-    }
     if (gravity_ticks > 0) {
       --gravity_ticks;
     } else {
@@ -287,8 +277,9 @@ EMSCRIPTEN_KEEPALIVE int keel_web_pose(keel_web_client* web, uint32_t body, doub
 // come from the page, so they are checked here and then rounded and clamped into the
 // fields' ranges by set_sandbox_visit and the layout's sanitising.
 
-/// Spawns `shape` (1 box, 2 sphere, 3 capsule) with its lowest point at (x, y, z): sent in
-/// the next kVisitHoldTicks frames (the sandbox's cooldown makes that one body). 0, or -1
+/// Spawns `shape` (1 box, 2 sphere, 3 capsule) with its lowest point at (x, y, z): the next
+/// spawn counter with the shape and point, held in every frame from now on (one click is
+/// one change of the counter, so one body however often the frame is repeated). 0, or -1
 /// for an unknown shape or a point that is not finite.
 EMSCRIPTEN_KEEPALIVE int keel_web_spawn(keel_web_client* web, uint32_t shape, float x, float y, float z) {
   if (web == nullptr || shape < SandboxRules::kSpawnBox || shape > SandboxRules::kSpawnCapsule || !finite3(x, y, z)) {
@@ -296,7 +287,7 @@ EMSCRIPTEN_KEEPALIVE int keel_web_spawn(keel_web_client* web, uint32_t shape, fl
   }
   web->visit.held.spawn = shape;
   web->visit.held.spawn_at = {x, y, z};
-  web->visit.spawn_ticks = kVisitHoldTicks;
+  web->visit.held.spawn_seq = (web->visit.held.spawn_seq + 1) & SandboxRules::kSpawnSeqMax;
   ++web->visit.spawn_clicks;
   return 0;
 }

@@ -24,6 +24,9 @@ using R = SandboxRules;
 constexpr game::StateRef kGravityMode{0, 1, game::StateType::U32};
 constexpr game::StateRef kSpawnedCount{1, 1, game::StateType::U32};
 constexpr game::StateRef kSpawned{2, R::kMaxSpawned, game::StateType::U32};
+// The player's last spawn counter applied (after fire_cooldown, thrown_count, thrown[8],
+// spawn_cooldown).
+constexpr game::StateRef kSpawnSeqApplied{3 + R::kMaxBallsPerPlayer, 1, game::StateType::U32};
 
 // The character stands well away from where the tests spawn.
 SceneDef flat_scene() { return test_support::flat_ground_scene({Vec3(20, 0, 20)}); }
@@ -46,9 +49,14 @@ Match joined() {
 
 BodyState state_of(const Match& m, uint32_t id) { return m.world().body_state(m.world().find_body(id)); }
 
+// The spawn counter a new click of player 1 carries: one past the last applied.
+uint32_t next_seq(const Match& m) {
+  return (m.find_player(1)->state.get_u32(kSpawnSeqApplied) + 1) & R::kSpawnSeqMax;
+}
+
 // Spawns one shape at `at` and returns its id (the newest spawned body).
 uint32_t spawn_one(Match& m, uint32_t shape, Vec3 at) {
-  step_with(m, visit({.spawn = shape, .spawn_at = at}));
+  step_with(m, visit({.spawn = shape, .spawn_at = at, .spawn_seq = next_seq(m)}));
   const uint32_t n = m.state().get_u32(kSpawnedCount);
   return n == 0 ? 0 : m.state().get_u32(kSpawned, n - 1);
 }
@@ -83,19 +91,20 @@ TEST(SandboxVisit, SpawnMakesTheChosenShapeAtThePoint) {
   EXPECT_NEAR(s.position.z, 0.5f, 1e-4f);
 }
 
-// A held spawn field spawns once per 15 ticks: 60 ticks of it make 4 bodies. Past 64
-// spawned bodies the oldest is removed: the count stays 64 and the first id is gone.
+// A new click every tick spawns once per 15 ticks: 60 ticks of them make 4 bodies. Past
+// 64 spawned bodies the oldest is removed: the count stays 64 and the first id is gone.
 TEST(SandboxVisit, SpawnsAreRateLimitedAndCapped) {
   Match m = joined();
-  const InputFrame hold = visit({.spawn = R::kSpawnSphere, .spawn_at = Vec3(0, 0, 0)});
-  for (int i = 0; i < 60; ++i) step_with(m, hold);
+  for (int i = 0; i < 60; ++i) {
+    step_with(m, visit({.spawn = R::kSpawnSphere, .spawn_at = Vec3(0, 0, 0), .spawn_seq = next_seq(m)}));
+  }
   EXPECT_EQ(m.state().get_u32(kSpawnedCount), 4u);
   const uint32_t first = m.state().get_u32(kSpawned, 0);
   const uint32_t bodies_before = m.world().body_count();
   for (uint32_t i = 0; i < (R::kMaxSpawned - 4 + 3) * R::kSpawnCooldownTicks; ++i) {
     // Spread the spawns so they do not pile into one spot.
     const float x = float(i / R::kSpawnCooldownTicks % 8) - 4.0f, z = float(i / R::kSpawnCooldownTicks / 8) - 4.0f;
-    step_with(m, visit({.spawn = R::kSpawnBox, .spawn_at = Vec3(x, 0, z)}));
+    step_with(m, visit({.spawn = R::kSpawnBox, .spawn_at = Vec3(x, 0, z), .spawn_seq = next_seq(m)}));
   }
   EXPECT_EQ(m.state().get_u32(kSpawnedCount), R::kMaxSpawned);
   EXPECT_EQ(m.world().body_count(), bodies_before - 4 + R::kMaxSpawned);
@@ -103,6 +112,57 @@ TEST(SandboxVisit, SpawnsAreRateLimitedAndCapped) {
   uint32_t spawned_in_world = 0;
   for (BodyId b : m.world().bodies()) spawned_in_world += m.world().body_state(b).kind == R::kKindSpawned;
   EXPECT_EQ(spawned_in_world, R::kMaxSpawned);
+}
+
+// One click is one body whatever is repeated: the click's frame applied once and then
+// repeated by the match for 40 ticks in which the player's input is missing (game-rules.md
+// section 2) spawns one box, where a held value would have spawned one every 15 ticks
+// (ticks 0, 15 and 30: three). Saved after 20 of those ticks and restored into a fresh
+// match, the repeating goes on from the restored state (the last frame and the last
+// counter applied are both in it) and still nothing more spawns; both copies keep one hash.
+TEST(SandboxVisit, ARepeatedClickSpawnsOnceAcrossMissingInputAndARestore) {
+  Match m = joined();
+  step_with(m, visit({.spawn = R::kSpawnBox, .spawn_at = Vec3(1, 0, 1), .spawn_seq = 7}));
+  ASSERT_EQ(m.state().get_u32(kSpawnedCount), 1u);
+  const uint32_t box = m.state().get_u32(kSpawned, 0);
+  for (int i = 0; i < 20; ++i) m.step(TickInputs{});  // no input: the click's frame repeats
+  EXPECT_EQ(m.state().get_u32(kSpawnedCount), 1u);
+  Match restored = sandbox();
+  ASSERT_TRUE(restored.restore_state(m.save_state()));
+  for (int i = 0; i < 19; ++i) {
+    m.step(TickInputs{});
+    restored.step(TickInputs{});
+  }
+  for (const Match* x : {&m, &restored}) {
+    EXPECT_EQ(x->state().get_u32(kSpawnedCount), 1u);
+    EXPECT_EQ(x->state().get_u32(kSpawned, 0), box);
+    EXPECT_EQ(x->find_player(1)->state.get_u32(kSpawnSeqApplied), 7u);
+    uint32_t spawned_in_world = 0;
+    for (BodyId b : x->world().bodies()) spawned_in_world += x->world().body_state(b).kind == R::kKindSpawned;
+    EXPECT_EQ(spawned_in_world, 1u);
+  }
+  EXPECT_EQ(m.hash(), restored.hash());
+  // The next click (a new counter) in the restored match spawns the second body.
+  step_with(restored, visit({.spawn = R::kSpawnSphere, .spawn_at = Vec3(-1, 0, 1), .spawn_seq = 8}));
+  EXPECT_EQ(restored.state().get_u32(kSpawnedCount), 2u);
+}
+
+// A second click inside the cooldown is late, not lost: clicked 5 ticks after the first,
+// it spawns when the 15-tick cooldown has run out (the 15th tick after the first spawn),
+// and once. The counter wraps: 255 then 0 are two clicks.
+TEST(SandboxVisit, AClickInTheCooldownWaitsAndTheCounterWraps) {
+  Match m = joined();
+  const InputFrame first = visit({.spawn = R::kSpawnBox, .spawn_at = Vec3(1, 0, 1), .spawn_seq = 255});
+  const InputFrame second = visit({.spawn = R::kSpawnBox, .spawn_at = Vec3(-1, 0, 1), .spawn_seq = 0});
+  step_with(m, first);  // spawns; cooldown 15
+  for (int i = 0; i < 4; ++i) step_with(m, first);
+  EXPECT_EQ(m.state().get_u32(kSpawnedCount), 1u);
+  for (int i = 0; i < 10; ++i) step_with(m, second);  // ticks 5..14 after the first: cooling down
+  EXPECT_EQ(m.state().get_u32(kSpawnedCount), 1u);
+  step_with(m, second);  // the 15th: the cooldown has counted down to 0 at this apply point
+  EXPECT_EQ(m.state().get_u32(kSpawnedCount), 2u);
+  for (int i = 0; i < 40; ++i) step_with(m, second);
+  EXPECT_EQ(m.state().get_u32(kSpawnedCount), 2u);
 }
 
 // A sphere lifted 0.5 m by a critically damped spring (w = 8/s) from rest. In continuous
@@ -169,8 +229,12 @@ TEST(SandboxVisit, GravitySwitchChangesTheFall) {
 // hashes too (the gravity mode and the world's gravity come back with the state).
 TEST(SandboxVisit, VisitorMatchReplaysToTheSameHashes) {
   auto script = [](uint64_t t) {
+    // A click every 40 ticks from tick 5 (its counter and shape held until the next).
     SandboxVisit v;
-    if (t % 40 == 5) v = {.spawn = uint32_t(1 + t / 40 % 3), .spawn_at = Vec3(float(t % 7) - 3, 0, 1)};
+    if (t >= 5) {
+      const uint32_t click = uint32_t((t - 5) / 40);
+      v = {.spawn = 1 + click % 3, .spawn_at = Vec3(float(click % 7) - 3, 0, 1), .spawn_seq = 1 + click};
+    }
     if (t > 60 && t < 200) v.drag_body = 3, v.drag_to = Vec3(0, 2, 0);
     if (t == 100) v.gravity = 1 + R::kGravityLow;
     if (t == 220) v.gravity = 1 + R::kGravityOff;
@@ -195,7 +259,7 @@ TEST(SandboxVisit, VisitorMatchReplaysToTheSameHashes) {
   EXPECT_EQ(ha, hb);
   EXPECT_EQ(ha, hc);
   EXPECT_EQ(c.state().get_u32(kGravityMode), uint32_t(R::kGravityOff));
-  EXPECT_GE(a.state().get_u32(kSpawnedCount), 7u);
+  EXPECT_EQ(a.state().get_u32(kSpawnedCount), 8u);  // ticks 5, 45, ..., 285
 }
 
 }  // namespace

@@ -346,7 +346,10 @@ TEST(Recording, SandboxVisitorSessionVerifies) {
     game::TickInputs in;
     if (t == 1) in.events.push_back({game::PlayerEvent::Kind::Join, 5});
     games::SandboxVisit v;
-    if (t % 20 == 2) v.spawn = uint32_t(1 + t / 20 % 3), v.spawn_at = sim::Vec3(float(t / 20) - 3.0f, 0.0f, 2.0f);
+    if (t % 20 == 2) {
+      v.spawn = uint32_t(1 + t / 20 % 3), v.spawn_at = sim::Vec3(float(t / 20) - 3.0f, 0.0f, 2.0f);
+      v.spawn_seq = uint32_t(1 + t / 20);  // a click: a new counter
+    }
     if (t > 40 && t < 90) v.drag_body = 3, v.drag_to = sim::Vec3(0.0f, 3.0f, 0.0f);
     if (t == 50) v.gravity = 1 + R::kGravityLow;
     if (t == 100) v.gravity = 1 + R::kGravityNormal;

@@ -93,21 +93,29 @@ async function twoPages(a, errors, foreign) {
   const before = (await spawnedOn(b)).length;
   check(before === 0, `page B sees no spawned body before page A clicks (${before})`);
 
-  // A click on free ground spawns the chosen shape, one body per click.
+  // A click on free ground spawns the chosen shape, one body per click. After each click
+  // page A is starved on purpose: its script is held busy for 1.2 s (72 ticks), so the
+  // server gets no input from it and repeats its last frame, the click's, and then its
+  // client, more than 30 ticks behind, skips input ticks. A held spawn value would spawn a
+  // body every 15 ticks of that; the spawn counter spawns once (game-rules.md section 12).
+  const skippedBefore = await a.evaluate(() => window.keelPage.stats().inputs_skipped);
   for (const [shape, spot] of Object.entries(spawnSpots)) {
     await a.check(`input[name="shape"][value="${shape}"]`);
     const at = await a.evaluate((p) => window.keelPage.screenOf(p), spot);
     const count = (await spawnedOn(b)).length;
     await a.mouse.click(at.x, at.y);
+    await sleep(100);  // the click's frame goes out with the next updates (every 8 ms)
+    await a.evaluate(() => { const t = performance.now(); while (performance.now() - t < 1200) { /* starve */ } });
     const seen = await until(`B sees the ${shape}`, 5000, async () => (await spawnedOn(b)).length > count);
     check(seen, `page B sees page A's ${shape}, spawned by a click at (${spot}) (pixel ${at.x.toFixed(0)}, ${at.y.toFixed(0)})`);
     await sleep(300);  // past the sandbox's spawn cooldown (15 ticks)
   }
-  // One click is one spawn while the page keeps up; a page so starved that its client skips
-  // ticks gets the server's repeat rule, which repeats the spawn frame (docs/browser.md).
+  await sleep(1000);  // anything a repeated frame would still spawn has arrived by now
+  // One click is one spawn, however many of page A's input ticks were repeated or skipped.
   const spawnedB = await spawnedOn(b);
-  const skipped = await a.evaluate(() => window.keelPage.stats().inputs_skipped);
-  check(skipped > 0 ? spawnedB.length >= 3 : spawnedB.length === 3,
+  const skipped = (await a.evaluate(() => window.keelPage.stats().inputs_skipped)) - skippedBefore;
+  check(skipped > 0, `page A, starved after each click, skipped input ticks (${skipped})`);
+  check(spawnedB.length === 3,
     `page B sees ${spawnedB.length} spawned bodies for page A's three clicks (page A skipped ${skipped} input ticks)`);
   const near = (p, q, d) => p && Math.hypot(p[0] - q[0], p[2] - q[2]) < d;
   const boxB = spawnedB.find((s) => near(s.position, spawnSpots.box, 0.5));
@@ -209,6 +217,10 @@ async function checkRecording() {
     spawnTicks[shape] = firstTickWith(spawnCol, shape);
     check(spawnTicks[shape] > 0, `the recording holds page A's ${shape} spawn (first at tick ${spawnTicks[shape]})`);
   }
+  // Each click is one new spawn counter in page A's frames (1, 2, 3), held between clicks.
+  const seqCol = cols.indexOf('spawn_seq');
+  const seqs = new Set(rows.map((f) => f[seqCol]).filter((v) => v !== undefined && v !== '0'));
+  check(seqCol > 0 && seqs.size === 3, `the recording holds three spawn counters for three clicks (${[...seqs].join(' ')})`);
   const dragged = rows.some((f) => f[dragCol] !== undefined && f[dragCol] !== '0');
   check(dragged, 'the recording holds the drag (a drag_body other than 0)');
   check(firstTickWith(gravityCol, 'low') > 0 && firstTickWith(gravityCol, 'normal') > 0, 'the recording holds both gravity switches');

@@ -22,6 +22,7 @@ constexpr game::StateRef kFireCooldown{0, 1, game::StateType::U32};
 constexpr game::StateRef kThrownCount{1, 1, game::StateType::U32};
 constexpr game::StateRef kThrown{2, SandboxRules::kMaxBallsPerPlayer, game::StateType::U32};
 constexpr game::StateRef kSpawnCooldown{2 + SandboxRules::kMaxBallsPerPlayer, 1, game::StateType::U32};
+constexpr game::StateRef kSpawnSeqApplied{3 + SandboxRules::kMaxBallsPerPlayer, 1, game::StateType::U32};
 // Match state handles.
 constexpr game::StateRef kGravityMode{0, 1, game::StateType::U32};
 constexpr game::StateRef kSpawnedCount{1, 1, game::StateType::U32};
@@ -69,11 +70,17 @@ sim::BodyDef spawn_def(uint32_t shape, Vec3 at) {
   return def;
 }
 
-// Spawns a visitor's body, rate-limited per player; past kMaxSpawned the oldest goes.
-void spawn_for(Match& match, PlayerSlot& slot, uint32_t shape, Vec3 at) {
-  if (shape == SandboxRules::kSpawnNone || slot.state.get_u32(kSpawnCooldown) > 0) return;
+// Spawns a visitor's body once per new spawn_seq, rate-limited per player; past
+// kMaxSpawned the oldest goes. A click is a change of the counter, not a held value: a
+// frame the server repeats for a player whose input is late (or a client that keeps
+// sending it) carries the same counter and spawns nothing more. A new counter met during
+// the cooldown waits for it (it is not marked applied), so a click is late, never lost.
+void spawn_for(Match& match, PlayerSlot& slot, uint32_t seq, uint32_t shape, Vec3 at) {
+  if (seq == slot.state.get_u32(kSpawnSeqApplied) || slot.state.get_u32(kSpawnCooldown) > 0) return;
+  slot.state.set_u32(kSpawnSeqApplied, seq);
+  if (shape == SandboxRules::kSpawnNone) return;
   const uint32_t id = match.spawn(spawn_def(shape, at));
-  if (id == 0) return;  // the match holds as many bodies as it may
+  if (id == 0) return;  // the match holds as many bodies as it may: this click is spent
   slot.state.set_u32(kSpawnCooldown, SandboxRules::kSpawnCooldownTicks);
   auto& g = match.state();
   uint32_t n = g.get_u32(kSpawnedCount);
@@ -126,7 +133,8 @@ float SandboxRules::gravity_scale(uint32_t mode) {
 game::GameSpec SandboxRules::make_spec() {
   game::GameSpec spec;
   spec.name = "sandbox";
-  spec.version = 2;  // 2: spawning, dragging and the gravity switch
+  // 2: spawning, dragging and the gravity switch; 3: a spawn is a change of spawn_seq.
+  spec.version = 3;
   spec.input.add_stick("move", 127);
   spec.input.add_angle("look_yaw", 16);
   spec.input.add_buttons("buttons", {"jump", "fire"});
@@ -136,10 +144,12 @@ game::GameSpec SandboxRules::make_spec() {
   spec.input.add_int("drag_body", 0, (1 << 24) - 1);
   spec.input.add_point3("drag_to", lo, hi, kAreaStep);
   spec.input.add_enum("gravity", {"keep", "normal", "off", "low", "high"});
+  spec.input.add_int("spawn_seq", 0, int32_t(kSpawnSeqMax));
   spec.state.player.add("fire_cooldown", game::StateType::U32);
   spec.state.player.add("thrown_count", game::StateType::U32);
   spec.state.player.add("thrown", game::StateType::U32, kMaxBallsPerPlayer);
   spec.state.player.add("spawn_cooldown", game::StateType::U32);
+  spec.state.player.add("spawn_seq_applied", game::StateType::U32);
   spec.state.global.add("gravity_mode", game::StateType::U32);
   spec.state.global.add("spawned_count", game::StateType::U32);
   spec.state.global.add("spawned", game::StateType::U32, kMaxSpawned);
@@ -188,7 +198,8 @@ void SandboxRules::apply_visit(Match& match, PlayerSlot& slot, const InputFrame&
   const game::Layout& in = match.input_layout();
   if (uint32_t c = slot.state.get_u32(kSpawnCooldown); c > 0) slot.state.set_u32(kSpawnCooldown, c - 1);
   if (int32_t g = in.integer(frame, kGravity); g > 0) set_gravity_mode(match, uint32_t(g - 1));
-  spawn_for(match, slot, uint32_t(in.integer(frame, kSpawn)), in.point3(frame, kSpawnAt));
+  spawn_for(match, slot, uint32_t(in.integer(frame, kSpawnSeq)), uint32_t(in.integer(frame, kSpawn)),
+            in.point3(frame, kSpawnAt));
   if (int32_t body = in.integer(frame, kDragBody); body > 0) drag(match, uint32_t(body), in.point3(frame, kDragTo));
 }
 
@@ -252,6 +263,7 @@ void set_sandbox_visit(game::InputFrame& f, const SandboxVisit& v) {
   layout.set_integer(f, SandboxRules::kDragBody, int32_t(v.drag_body & 0xffffffu));
   layout.set_point3(f, SandboxRules::kDragTo, v.drag_to);
   layout.set_integer(f, SandboxRules::kGravity, int32_t(v.gravity));
+  layout.set_integer(f, SandboxRules::kSpawnSeq, int32_t(v.spawn_seq & SandboxRules::kSpawnSeqMax));
 }
 
 void register_builtin_games(game::RulesRegistry& registry) {

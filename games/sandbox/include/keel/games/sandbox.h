@@ -17,10 +17,12 @@ namespace keel::games {
 ///
 /// A visitor (game-rules.md section 12) has five more fields, all neutral at
 /// code 0 so a player that never sets them plays as before:
-///  - spawn + spawn_at: a box, sphere or capsule dropped with its lowest point at
-///    spawn_at (the point the visitor clicked on the ground). At most one spawn per
-///    kSpawnCooldownTicks per player, and at most kMaxSpawned spawned bodies in the match:
-///    past that the oldest spawned body is removed first.
+///  - spawn_seq + spawn + spawn_at: a box, sphere or capsule dropped with its lowest point
+///    at spawn_at (the point the visitor clicked on the ground), once each time spawn_seq
+///    (a wrapping 8-bit counter, one step per click) differs from the last one applied to
+///    the player (declared player state): a repeated or late frame spawns nothing more.
+///    At most one spawn per kSpawnCooldownTicks per player, and at most kMaxSpawned spawned
+///    bodies in the match: past that the oldest spawned body is removed first.
 ///  - drag_body + drag_to: while drag_body names a dynamic body (not a character), that
 ///    body is pulled toward drag_to by a critically damped spring, its acceleration
 ///    bounded by kDragMaxAccel; drag_body 0 (the default) lets go.
@@ -67,6 +69,8 @@ class SandboxRules final : public game::Rules {
   static constexpr uint32_t kDragBody = 5;  ///< int: a body id, 0 = not dragging
   static constexpr uint32_t kDragTo = 6;    ///< point3 in the area, 1/16 m
   static constexpr uint32_t kGravity = 7;   ///< enum keep, normal, off, low, high
+  static constexpr uint32_t kSpawnSeq = 8;  ///< int [0, kSpawnSeqMax]: a click's counter
+  static constexpr uint32_t kSpawnSeqMax = 255;  ///< spawn_seq wraps from here to 0
   /// Spawn shapes (the spawn field's values) and gravity modes (the gravity field's
   /// values less one; the match state's gravity_mode).
   enum SpawnShape : uint32_t { kSpawnNone = 0, kSpawnBox = 1, kSpawnSphere = 2, kSpawnCapsule = 3 };
@@ -75,7 +79,7 @@ class SandboxRules final : public game::Rules {
   static float gravity_scale(uint32_t mode);
 
   /// The sandbox's spec: its input layout, its per-player state (fire_cooldown,
-  /// thrown_count, thrown[8], spawn_cooldown), its match state (gravity_mode,
+  /// thrown_count, thrown[8], spawn_cooldown, spawn_seq_applied), its match state (gravity_mode,
   /// spawned_count, spawned[64]), no events.
   static game::GameSpec make_spec();
 
@@ -96,6 +100,7 @@ struct SandboxVisit {
   uint32_t drag_body = 0;
   sim::Vec3 drag_to{0.0f};
   uint32_t gravity = 0;  ///< 0 keep, else GravityMode + 1
+  uint32_t spawn_seq = 0;  ///< the click counter: a spawn happens when it changes (wraps at 256)
 };
 
 /// Writes a visitor's actions into a sandbox frame (rounded to the steps, clamped).
