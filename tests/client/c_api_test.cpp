@@ -89,7 +89,7 @@ TEST(CApi, AGameModuleThatDoesNotLoadIsRefused) {
 TEST(CApi, TheSandboxLayoutAndItsSetters) {
   keel_client* c = create(nullptr);
   ASSERT_NE(c, nullptr);
-  ASSERT_EQ(keel_client_input_field_count(c), 8u);  // walking 3, visiting 5
+  ASSERT_EQ(keel_client_input_field_count(c), 9u);  // walking 3, visiting 6
   keel_input_field f;
   ASSERT_EQ(keel_client_input_field(c, 0, &f), KEEL_OK);
   EXPECT_STREQ(f.name, "move");
@@ -107,10 +107,14 @@ TEST(CApi, TheSandboxLayoutAndItsSetters) {
   EXPECT_STREQ(f.name, "spawn");
   EXPECT_EQ(f.kind, static_cast<uint32_t>(KEEL_FIELD_ENUM));
   EXPECT_EQ(f.label_count, 4u);
-  EXPECT_EQ(keel_client_input_field(c, 8, &f), KEEL_ERROR_NOT_FOUND);
+  ASSERT_EQ(keel_client_input_field(c, 8, &f), KEEL_OK);
+  EXPECT_STREQ(f.name, "spawn_seq");
+  EXPECT_EQ(f.kind, static_cast<uint32_t>(KEEL_FIELD_INT));
+  EXPECT_EQ(f.max[0], 255.0);
+  EXPECT_EQ(keel_client_input_field(c, 9, &f), KEEL_ERROR_NOT_FOUND);
   EXPECT_EQ(keel_client_find_input_field(c, "look_yaw"), 1u);
   EXPECT_EQ(keel_client_find_input_field(c, "gravity"), 7u);
-  EXPECT_EQ(keel_client_find_input_field(c, "nope"), 8u);
+  EXPECT_EQ(keel_client_find_input_field(c, "nope"), 9u);
   EXPECT_EQ(keel_client_set_input(c, 0.0f, 1.0f, 0.5f, 1u), KEEL_OK);  // still the sandbox's
   EXPECT_EQ(keel_client_set_input_vector(c, 0, 0.0, 1.0, 0.0), KEEL_OK);
   EXPECT_EQ(keel_client_set_input_number(c, 1, 1.5), KEEL_OK);

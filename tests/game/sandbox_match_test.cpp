@@ -88,7 +88,7 @@ TEST(Match, SanitizeClampsForgedFrames) {
   f.code[1] = 127 + 4 * 127;  // y = 127 units: (127, 127) is outside the disc
   f.code[2] = 65536 + 5;
   f.code[3] = 0xffffffffu;
-  f.code[13] = 9;  // past the 13 components
+  f.code[14] = 9;  // past the 14 components
   EXPECT_FALSE(layout.sanitize(f));
   const Vec3 stick = layout.stick(f, SandboxRules::kMove);
   EXPECT_NEAR(stick.x, 0.7071f, 2.0f / 127);  // (1, 1) shortened to length 1
@@ -96,7 +96,7 @@ TEST(Match, SanitizeClampsForgedFrames) {
   EXPECT_LE(stick.x * stick.x + stick.y * stick.y, 1.0f + 2.0f / 127);
   EXPECT_EQ(f.code[2], 5u);
   EXPECT_EQ(f.code[3], 3u);
-  EXPECT_EQ(f.code[13], 0u);
+  EXPECT_EQ(f.code[14], 0u);
   InputFrame ok = input(0.0f, 0.0f);
   EXPECT_TRUE(layout.sanitize(ok));
 }

@@ -237,8 +237,8 @@ TEST(Diff, NamesTheGameStateFieldThatDiffers) {
   // The field in b's state bytes: magic 8, version 4, spec hash 8, next body id 4, joins
   // 4, random 8, timer count 4 (no timers), the match fields (gravity_mode 4,
   // spawned_count 4, spawned[64] 256), player count 4; then the slot: player 4, character
-  // 4, spawn index 4, thirteen input codes 52, and fire_cooldown first.
-  const size_t at = 8 + 4 + 8 + 4 + 4 + 8 + 4 + (4 + 4 + 256) + 4 + 4 + 4 + 4 + 52;
+  // 4, spawn index 4, fourteen input codes 56, and fire_cooldown first.
+  const size_t at = 8 + 4 + 8 + 4 + 4 + 8 + 4 + (4 + 4 + 256) + 4 + 4 + 4 + 4 + 56;
   ASSERT_EQ(state[at], 0);
   state[at] = 17;
   ASSERT_TRUE(b->restore_state(state));
