@@ -85,10 +85,21 @@ namespace {
 
 using keel::games::SandboxRules;
 
-// A gravity switch has no cooldown and setting the mode it already has does nothing, so it
-// is held longer, half a second at 60 Hz, and then set back to "keep" so that a later
-// switch from another page stands.
-constexpr uint32_t kGravityHoldTicks = 30;
+// A gravity switch is sent until the confirmed match (the server's steps) has the mode, at
+// least kGravityMinTicks frames and at most kGravityMaxTicks, then set back to "keep" so
+// that a later switch from another page stands. Frames a late page sends for ticks the
+// server already stepped are not applied, so a fixed count of frames could all be lost;
+// setting the mode the match already has does nothing, so holding it costs nothing.
+constexpr uint32_t kGravityMinTicks = 30;
+constexpr uint32_t kGravityMaxTicks = 600;
+
+/// Whether `match`'s world falls with the gravity of switch `value` (1 normal .. 4 high):
+/// the scene's times the mode's scale, as the sandbox sets it.
+bool has_gravity(const keel::game::Match& match, uint32_t value) {
+  const keel::sim::Vec3 want = match.scene().settings.gravity * SandboxRules::gravity_scale(value - 1);
+  const keel::sim::Vec3 g = match.world().settings().gravity;
+  return std::fabs(g.x - want.x) + std::fabs(g.y - want.y) + std::fabs(g.z - want.z) < 1e-4f;
+}
 
 /// The visitor's actions (game-rules.md section 12), turned into the sandbox's input frame
 /// for each tick the client produces input for. The walking fields stay neutral: the page
@@ -98,13 +109,16 @@ struct PageVisit {
   // counter: the sandbox spawns when spawn_seq changes, so holding the click's frame (or
   // the server repeating it for a late page) spawns nothing more (game-rules.md section 12).
   keel::games::SandboxVisit held;
-  uint32_t gravity_ticks = 0;
+  uint32_t gravity_ticks = 0;  // frames the switch has been sent; kGravityMaxTicks: done
   uint64_t spawn_clicks = 0;
 
-  keel::game::InputFrame frame_for_next_tick() {
+  /// `confirmed`: the confirmed match, null before the prediction runs.
+  keel::game::InputFrame frame_for_next_tick(const keel::game::Match* confirmed) {
     keel::games::SandboxVisit v = held;
-    if (gravity_ticks > 0) {
-      --gravity_ticks;
+    if (gravity_ticks < kGravityMaxTicks && held.gravity != 0) {
+      ++gravity_ticks;
+      if (gravity_ticks >= kGravityMinTicks && confirmed != nullptr && has_gravity(*confirmed, held.gravity))
+        gravity_ticks = kGravityMaxTicks;
     } else {
       v.gravity = 0;
     }
@@ -162,7 +176,10 @@ EMSCRIPTEN_KEEPALIVE keel_web_client* keel_web_create(int predict) {
   config.prediction.dump_dir.clear();  // no file system: the mismatch tick is a counter
   // Called once for each tick the client produces input for; the web object outlives the
   // client it owns.
-  config.input_source = [web](uint64_t) { return web->visit.frame_for_next_tick(); };
+  config.input_source = [web](uint64_t) {
+    const auto* predictor = web->client ? web->client->predictor() : nullptr;
+    return web->visit.frame_for_next_tick(predictor != nullptr ? &predictor->confirmed() : nullptr);
+  };
   web->client = std::make_unique<keel::client::Client>(std::move(transport), std::move(config));
   return web;
 }
@@ -302,12 +319,13 @@ EMSCRIPTEN_KEEPALIVE int keel_web_drag(keel_web_client* web, uint32_t body, floa
 }
 
 /// Sets the match's gravity: 1 normal, 2 off, 3 low, 4 high (the gravity field's values),
-/// sent in the next kGravityHoldTicks frames and then back to "keep", so that a later
-/// switch from another page stands. 0, or -1 for another value.
+/// sent until the confirmed match has it (at least kGravityMinTicks frames, at most
+/// kGravityMaxTicks) and then back to "keep", so that a later switch from another page
+/// stands. 0, or -1 for another value.
 EMSCRIPTEN_KEEPALIVE int keel_web_gravity(keel_web_client* web, uint32_t value) {
   if (web == nullptr || value < 1 || value > 4) return -1;
   web->visit.held.gravity = value;
-  web->visit.gravity_ticks = kGravityHoldTicks;
+  web->visit.gravity_ticks = 0;
   return 0;
 }
 
