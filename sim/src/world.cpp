@@ -123,20 +123,15 @@ double ms_since(Clock::time_point t0) {
 }
 
 bool any_body_can_move(const WorldImpl& w) {
-  for (const Body& b : w.bodies) {
-    if (b.alive && b.can_move()) return true;
+  for (uint32_t slot : w.body_sets.awake()) {
+    if (w.bodies[slot].can_move()) return true;
   }
   return false;
 }
 
 // Whether some body is neither static nor asleep (a still kinematic body counts: the
 // solver still takes it).
-bool any_body_awake(const WorldImpl& w) {
-  for (const Body& b : w.bodies) {
-    if (b.alive && b.motion != MotionType::Static && !b.sleeping) return true;
-  }
-  return false;
-}
+bool any_body_awake(const WorldImpl& w) { return !w.body_sets.awake().empty(); }
 
 // A step whose bodies and contact pairs (last tick's, the pass's work) are too few to
 // share runs on this thread alone: the pass and the tree's chunks would be split into a
@@ -165,6 +160,8 @@ void WorldImpl::step() {
   if (dormant_step_due()) return step_dormant();
   const auto t0 = Clock::now();
   share_only_large_steps(*this);
+  // The awake set, current: the stages below walk it instead of every body.
+  current_body_sets(*this);
   // The step's working lists are the world's (memory/step_scratch.h).
   scratch.begin(executor);
   const float dt = 1.0f / float(settings.tick_rate);
@@ -186,6 +183,7 @@ void WorldImpl::step() {
     if (!still) update_characters(*this, dt, scratch.characters);
   });
   timed(profile.touching_ms, [&] { touching_stage(*this, still, repeat_events, scratch.contact_flags); });
+  current_body_sets(*this);  // with every body the characters and the touching stage woke
   // The events run beside the solve's preparation: both only read the contacts and
   // bodies, and both are done before any body moves. (events_ms overlaps solve_ms.)
   uint32_t touching = shortcuts.last_touching;
@@ -196,10 +194,9 @@ void WorldImpl::step() {
       xpbd::solve_tick(*this, dt);
       return;
     }
-    TickSolve solve(*this, dt);
-    executor.invoke([&] { timed(profile.events_ms, [&] { touching = events_stage(*this, repeat_events, scratch.events); }); },
-                    [&] { solve.prepare(); });
-    solve.run();
+    solve_soft_step(*this, dt, [&] {
+      timed(profile.events_ms, [&] { touching = events_stage(*this, repeat_events, scratch.events); });
+    });
   });
   shortcuts.last_step_still = still;
   shortcuts.last_touching = touching;
@@ -329,6 +326,7 @@ Expected<BodyId> World::add_body(const BodyDef& def) {
 
   w.shortcuts.edited = true;
   w.membership_stamp = WorldImpl::fresh_membership_stamp();
+  w.body_sets.invalidate();
   uint32_t slot = w.allocate_body_slot();
   // A reused slot's contact outputs were another body's.
   if (slot < w.contact_outputs.size()) w.contact_outputs[slot] = ContactOutput{};
@@ -384,6 +382,7 @@ bool World::remove_body(BodyId id) {
   w.membership_stamp = WorldImpl::fresh_membership_stamp();
   // Whatever rested on it falls on the next tick.
   wake_islands_touching(w, id.index);
+  w.body_sets.invalidate();
   forget_character(w, id.index);
   remove_joints_of(w, id.index);
   for (uint32_t s : b->shapes) w.destroy_shape(s);

@@ -10,6 +10,7 @@
 #include "collision/mesh.h"
 #include "character/character.h"
 #include "contact/contact.h"
+#include "island/body_sets.h"
 #include "joint/joint.h"
 #include "memory/step_scratch.h"
 #include "parallel/executor.h"
@@ -242,6 +243,10 @@ struct WorldImpl : WorldState {
   // leave it behind, and the next contact pass reads every contact's count instead.
   uint64_t touching_generation = ~uint64_t(0);
   StepShortcuts shortcuts;
+  // The awake bodies and the sleeping islands (island/body_sets.h): the stages walk the
+  // awake set, not every body. Invalidated by any change that may add, remove or
+  // re-flag a body other than the sleep stage's and a wake's; rebuilt from the flags.
+  BodySets body_sets;
   // A stamp that changes whenever the set of live bodies may have changed (a body added
   // or removed, a state restored, a new world). Stamps are unique across every world of
   // the process, so equal stamps mean the same bodies: a host that describes the world to

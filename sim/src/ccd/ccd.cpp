@@ -8,10 +8,12 @@ namespace keel::sim {
 
 void update_ccd(WorldImpl& w, float dt) {
   const Vec3 g = w.settings.gravity;
-  for (Body& b : w.bodies) {
+  // Only the awake set: a static body never has a reach, and a body falls asleep with
+  // none (island/sleep.cpp).
+  for (uint32_t slot : w.body_sets.awake()) {
+    Body& b = w.bodies[slot];
     b.ccd_reach = 0.0f;
     b.ccd_sweep = Vec3(0.0f);
-    if (!b.alive || b.motion == MotionType::Static || b.sleeping) continue;
     // Predicted displacement of the centre this tick (gravity included for a dynamic
     // body: a falling body ends the tick faster than it starts it).
     const float gravity_scale = b.motion == MotionType::Dynamic ? b.gravity_scale : 0.0f;

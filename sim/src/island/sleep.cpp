@@ -17,13 +17,22 @@ bool is_moving_kinematic(const Body& b) {
 
 bool is_awake_dynamic(const Body& b) { return b.motion == MotionType::Dynamic && !b.sleeping; }
 
+// Wakes the sleepers filed under `island` (its members, read from the asleep set rather
+// than from every body). The sets take them in at the next settle.
 void wake_island(WorldImpl& w, uint32_t island) {
-  for (Body& b : w.bodies) {
-    if (!b.alive || !b.sleeping || b.island != island) continue;
+  BodySets& sets = current_body_sets(w, false);
+  for (const BodySets::Sleeper& s : sets.island(island)) {
+    Body& b = w.bodies[s.slot];
+    if (!b.sleeping) continue;  // woken earlier, not yet settled
     b.sleeping = false;
     b.sleep_time = 0.0f;
     b.island = kNullIndex;
+    sets.woke(s.slot);
   }
+}
+
+void settle(WorldImpl& w) {
+  w.body_sets.settle([&](uint32_t slot) { return w.bodies[slot].sleeping; });
 }
 
 float point_speed(const Body& b) {
@@ -31,6 +40,26 @@ float point_speed(const Body& b) {
 }
 
 }  // namespace
+
+BodySets& current_body_sets(WorldImpl& w, bool settled) {
+  BodySets& sets = w.body_sets;
+  if (!sets.valid()) {
+    sets.reset();
+    for (uint32_t i = 0; i < uint32_t(w.bodies.size()); ++i) {
+      const Body& b = w.bodies[i];
+      if (!b.alive || b.motion == MotionType::Static) continue;
+      if (b.sleeping) {
+        sets.add_asleep(b.island, i);
+      } else {
+        sets.add_awake(i);
+      }
+    }
+    sets.finish_rebuild();
+  } else if (settled) {
+    settle(w);
+  }
+  return sets;
+}
 
 void wake_island_of(WorldImpl& w, uint32_t slot) {
   Body& b = w.bodies[slot];
@@ -50,13 +79,14 @@ bool wake_touched_islands(WorldImpl& w, const std::vector<uint8_t>* pass_flags) 
   // Only an awake dynamic body or a moving kinematic body wakes anything: a world that
   // has neither (everything asleep or still) skips the pass over its contacts.
   // Likewise a world with no sleeper (everything moving) has nothing to wake.
-  bool any_waker = false, any_sleeper = false;
-  for (const Body& b : w.bodies) {
-    if (!b.alive) continue;
+  const BodySets& sets = current_body_sets(w);
+  if (!sets.any_asleep()) return false;
+  bool any_waker = false;
+  for (uint32_t slot : sets.awake()) {
+    const Body& b = w.bodies[slot];
     any_waker |= is_awake_dynamic(b) || is_moving_kinematic(b);
-    any_sleeper |= b.sleeping;
   }
-  if (!any_waker || !any_sleeper) return false;
+  if (!any_waker) return false;
   bool woke = false;
   auto wake = [&](const Body& sleeper) {
     wake_island(w, sleeper.island);
@@ -85,14 +115,17 @@ bool wake_touched_islands(WorldImpl& w, const std::vector<uint8_t>* pass_flags) 
     if (a.sleeping && (is_awake_dynamic(b) || is_moving_kinematic(b))) wake(a);
     if (b.sleeping && (is_awake_dynamic(a) || is_moving_kinematic(a))) wake(b);
   }
+  if (woke) settle(w);
   return woke;
 }
 
 void update_sleep(WorldImpl& w, float dt, SleepScratch& scratch) {
   const uint32_t n = uint32_t(w.bodies.size());
+  BodySets& sets = current_body_sets(w);
   bool any_ready = false;
-  for (Body& b : w.bodies) {
-    if (!b.alive || !is_awake_dynamic(b)) continue;
+  for (uint32_t slot : sets.awake()) {
+    Body& b = w.bodies[slot];
+    if (!is_awake_dynamic(b)) continue;
     bool resting = b.can_sleep && point_speed(b) < kSleepSpeed;
     b.sleep_time = resting ? b.sleep_time + dt : 0.0f;
     any_ready |= b.sleep_time >= kSleepDelay;
@@ -140,28 +173,33 @@ void update_sleep(WorldImpl& w, float dt, SleepScratch& scratch) {
     if (db && !da) held[find_root(parent, j.body_b)] = 1;
   }
   least_rest.assign(n, kSleepDelay);
-  for (uint32_t i = 0; i < n; ++i) {
+  for (uint32_t i : sets.awake()) {
     const Body& b = w.bodies[i];
-    if (!b.alive || !is_awake_dynamic(b)) continue;
+    if (!is_awake_dynamic(b)) continue;
     uint32_t root = find_root(parent, i);
     least_rest[root] = std::min(least_rest[root], b.can_sleep ? b.sleep_time : 0.0f);
   }
   bool any_slept = false;
-  for (uint32_t i = 0; i < n; ++i) {
+  for (uint32_t i : sets.awake()) {
     Body& b = w.bodies[i];
-    if (!b.alive || !is_awake_dynamic(b)) continue;
+    if (!is_awake_dynamic(b)) continue;
     uint32_t root = find_root(parent, i);
     if (!held[root] || least_rest[root] < kSleepDelay) continue;
     any_slept = true;
     b.sleeping = true;
     b.island = root;
+    sets.fell_asleep(root, i);
     b.linear_velocity = Vec3(0.0f);
     b.angular_velocity = Vec3(0.0f);
+    // The stages that reset these each tick walk only the awake set.
+    b.ccd_reach = 0.0f;
+    b.ccd_sweep = Vec3(0.0f);
     // Tight bounds always describe the current pose (a restored world recomputes them
     // from it); an awake body refreshes them each tick, a sleeper here, once.
     for (uint32_t s : b.shapes) w.shapes[s].aabb = compute_shape_aabb(w.shapes[s], b.origin);
   }
   if (!any_slept) return;
+  settle(w);
   // A sleeper's contacts keep their manifolds until it wakes; take them from the pose it
   // sleeps in, so they are a function of the saved state (a restored world recomputes
   // them the same way).

@@ -25,6 +25,12 @@
 namespace keel::sim {
 
 struct WorldImpl;
+class BodySets;
+
+/// The world's awake and asleep sets (island/body_sets.h), rebuilt from the bodies' flags
+/// when they were invalidated; `settled`: with every wake and sleep since applied (a step
+/// reads them so; a wake between steps need not).
+BodySets& current_body_sets(WorldImpl& world, bool settled = true);
 
 inline constexpr float kSleepSpeed = 0.05f;  // m/s at any point of the body
 inline constexpr float kSleepDelay = 0.5f;   // s of rest before an island may sleep

@@ -10,7 +10,8 @@
 // calling thread (Executor::slot()), so two threads never share one.
 //
 // Scene queries run outside the step and keep theirs apart (QueryScratch in
-// query/world_query.h). The solver's buffers are its own (solver/).
+// query/world_query.h). The soft-step solver's arrays are SolverScratch
+// (solver/solver_scratch.h), here too.
 //
 // What the buffers hold between steps never reaches a result: every stage clears or
 // overwrites what it reads first.
@@ -22,6 +23,7 @@
 #include "events/contact_events.h"
 #include "island/sleep.h"
 #include "parallel/executor.h"
+#include "solver/solver_scratch.h"
 
 #include <cassert>
 #include <cstdint>
@@ -80,6 +82,7 @@ struct StepScratch {
   ContactEventScratch events;
   SleepScratch sleep;
   CharacterScratch characters;
+  SolverScratch solver;
   WorkerScratch workers;
 
   /// Before a step's stages run.

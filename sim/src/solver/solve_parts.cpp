@@ -14,9 +14,8 @@ uint32_t first_side(const SolveLink& l) { return l.a != 0 ? l.a : l.b; }
 
 void split_solve(uint32_t body_count, std::span<const SolveLink> contacts, std::span<const SolveLink> joints,
                  SolveParts& out) {
-  static thread_local std::vector<uint32_t> parent_storage, weight_storage;
-  std::vector<uint32_t>& parent = parent_storage;
-  std::vector<uint32_t>& weight = weight_storage;  // per island root
+  std::vector<uint32_t>& parent = out.parent;
+  std::vector<uint32_t>& weight = out.weight;  // per island root
   parent.resize(body_count);
   for (uint32_t i = 0; i < body_count; ++i) parent[i] = i;
   auto join = [&](const SolveLink& l) {
@@ -66,8 +65,7 @@ void split_solve(uint32_t body_count, std::span<const SolveLink> contacts, std::
   // Counting sort by part keeps the old order within each part.
   out.body_end.assign(parts + 1, 0);
   for (uint32_t i = 1; i < body_count; ++i) ++out.body_end[out.part_of[i]];
-  static thread_local std::vector<uint32_t> cursor_storage;
-  std::vector<uint32_t>& cursor = cursor_storage;  // per part: where its next body goes
+  std::vector<uint32_t>& cursor = out.cursor;  // per part: where its next body goes
   cursor.resize(parts + 1);
   uint32_t next = 1;
   for (uint32_t p = 0; p <= parts; ++p) {

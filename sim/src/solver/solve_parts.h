@@ -40,6 +40,9 @@ struct SolveParts {
   std::vector<uint32_t> new_index;
   /// Per part, the team last: one past its last body in the new numbering.
   std::vector<uint32_t> body_end;
+  /// The split's own working arrays, kept only to reuse their capacity from tick to tick
+  /// (read after they are written, never part of the result).
+  std::vector<uint32_t> parent, weight, cursor;
 };
 
 /// An island's weight is its bodies plus its constraints. Parts gather islands in the

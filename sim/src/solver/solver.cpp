@@ -9,6 +9,7 @@
 #include "solver/integrate.h"
 #include "solver/schedule.h"
 #include "solver/solve_parts.h"
+#include "solver/solver_scratch.h"
 #include "world_impl.h"
 
 #include <algorithm>
@@ -16,6 +17,7 @@
 #include <cstddef>
 #include <cstring>
 #include <cstdlib>
+#include <functional>
 #include <optional>
 
 namespace keel::sim {
@@ -258,7 +260,6 @@ class ContactSolver {
   void write_back(uint32_t begin, uint32_t end);
 
   WorldImpl& world_;
-  StagePlan& plan_ = plan();
   uint32_t substeps_ = 4;
   float h_ = 0.0f;
   float inv_h_ = 0.0f;
@@ -270,42 +271,15 @@ class ContactSolver {
   bool any_bounce_ = false;  // some manifold in the solve has restitution > 0
   const ContactKernels& kernels_ = contact_kernels();
   KernelConstants constants_;
-  // Working arrays live on beyond one tick (per thread) so a step allocates nothing
-  // once the world has reached its size.
-  struct Scratch {
-    std::vector<uint32_t> solver_index;  // per body slot; 0 = the static stand-in
-    std::vector<uint32_t> body_slot;     // per solver body (index 0 unused)
-    std::vector<SolverBody> bodies;
-    std::vector<BodyMotion> motion;
-    BatchBuffer batches;
-    std::vector<BatchGroup> groups;     // the team's colours, one stage each
-    BatchLayout layout;                 // manifolds, colours and batches, part by part
-    std::vector<JointWork> joint_work;  // joints with a side that can move: part by part, by colour within
-    std::vector<BatchGroup> joint_groups;  // the team's joint colours, one stage each
-    std::vector<uint32_t> joint_color_bits;  // per solver body: the joint colours it is in
-    std::vector<uint8_t> joint_color;        // per joint work: its colour
-    std::vector<JointWork> joint_scratch;
-    std::vector<uint32_t> joint_begin;  // per part (the team last) and one past: its run in joint_work
-    std::vector<SolveLink> joint_links;
-    SolveParts parts;
-    std::vector<uint32_t> scratch_slots;
-    std::vector<uint8_t> scratch_flags;
-  };
-  static StagePlan& plan() {
-    static thread_local StagePlan p;
-    return p;
-  }
-  static Scratch& scratch() {
-    static thread_local Scratch s;
-    return s;
-  }
-  Scratch& s_ = scratch();
+  // The working arrays are the world's (solver/solver_scratch.h).
+  SolverScratch& s_ = world_.scratch.solver;
   std::vector<uint32_t>& solver_index_ = s_.solver_index;
   std::vector<uint32_t>& body_slot_ = s_.body_slot;
   std::vector<SolverBody>& bodies_ = s_.bodies;
   std::vector<BodyMotion>& motion_ = s_.motion;
   BatchBuffer& batches_ = s_.batches;
   std::vector<BatchGroup>& groups_ = s_.groups;
+  StagePlan& plan_ = s_.plan;
 };
 
 // Which bodies take part, in slot order (cheap, serial); their state is filled in once
@@ -317,9 +291,8 @@ void ContactSolver::select_bodies() {
   body_slot_.push_back(kNullIndex);  // index 0: the static stand-in
   std::vector<uint8_t>& movable = s_.layout.movable;
   movable.assign(1, 0);
-  for (uint32_t i = 0; i < bodies.size(); ++i) {
+  for (uint32_t i : world_.body_sets.awake()) {  // ascending slots
     const Body& b = bodies[i];
-    if (!b.alive || b.motion == MotionType::Static || b.sleeping) continue;
     solver_index_[i] = uint32_t(body_slot_.size());
     body_slot_.push_back(i);
     movable.push_back(b.motion == MotionType::Dynamic && b.inv_mass > 0.0f ? 1 : 0);
@@ -777,20 +750,12 @@ Softness make_softness(float hertz, float damping_ratio, float h) {
   return Softness{omega / a1, a2 * a3, a3};
 }
 
-namespace {
-
-// The solver lives from prepare to run in a slot of the thread that made the TickSolve
-// (its working arrays are that thread's), so a step allocates nothing.
-ContactSolver& tick_solver(WorldImpl& world, float dt) {
-  static thread_local std::optional<ContactSolver> slot;
-  slot.emplace(world, dt);
-  return *slot;
+// The solver is made on the stack: its working arrays are the world's, so a solve
+// allocates nothing once the world has reached its size.
+void solve_soft_step(WorldImpl& world, float dt, const std::function<void()>& beside_prepare) {
+  ContactSolver solver(world, dt);
+  world.executor.invoke(beside_prepare, [&] { solver.prepare(); });
+  solver.run();
 }
-
-}  // namespace
-
-TickSolve::TickSolve(WorldImpl& world, float dt) : solver_(tick_solver(world, dt)) {}
-void TickSolve::prepare() { solver_.prepare(); }
-void TickSolve::run() { solver_.run(); }
 
 }  // namespace keel::sim

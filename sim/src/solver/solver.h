@@ -14,6 +14,7 @@
 #include <keel/sim/math.h>
 
 #include <cstdint>
+#include <functional>
 #include <vector>
 
 namespace keel::sim {
@@ -40,22 +41,13 @@ struct SolverBody {
   Mat3 inv_inertia{0.0f};                   // world frame, at the start of the tick
 };
 
-class ContactSolver;
-
-/// One tick's solve, as its two steps. `prepare` is serial and only reads the world's
-/// bodies, contacts and joints (it writes the solver's own arrays and the step profile's
-/// solve counts), so World::step runs the contact events beside it. `run` walks the tick
+/// One tick's soft-step solve, in two steps. The preparation is serial and only reads the
+/// world's bodies, contacts and joints (it writes the solver's own arrays, the world's
+/// StepScratch::solver, and the step profile's solve counts), so `beside_prepare` runs at
+/// the same time on another worker when one is free: it must only read the bodies and
+/// contacts (World::step runs the contact events there). Then the run walks the tick
 /// schedule (solver/schedule.h) and moves every awake body, writing the bodies and the
-/// contacts' impulses. Make, prepare and run one at a time, in that order, and run on
-/// the thread that made it.
-class TickSolve {
- public:
-  TickSolve(WorldImpl& world, float dt);
-  void prepare();
-  void run();
-
- private:
-  ContactSolver& solver_;
-};
+/// contacts' impulses; both have returned when this does.
+void solve_soft_step(WorldImpl& world, float dt, const std::function<void()>& beside_prepare);
 
 }  // namespace keel::sim

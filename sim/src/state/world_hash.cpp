@@ -201,6 +201,7 @@ void World::ImplPtr::mark_changed() {
   if (!p_) return;
   p_->digests.valid = false;
   p_->digests.records_valid = false;
+  p_->body_sets.invalidate();  // the change may add, remove or re-flag a body
 }
 
 WorldImpl& World::ImplPtr::keeping_slot_digests() {
