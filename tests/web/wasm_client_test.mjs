@@ -119,9 +119,11 @@ try {
   check(stats.confirmed_ticks >= wantTicks, `${stats.confirmed_ticks} confirmed ticks (>= ${wantTicks})`);
   check(stats.hash_checks > 0, `${stats.hash_checks} confirmed hash checks`);
   check(stats.hash_mismatches === 0, `${stats.hash_mismatches} hash mismatches (first at tick ${stats.first_mismatch_tick})`);
-  // Every confirmed tick was first predicted (a tick or two ahead of it, at the input lead),
-  // but for the few the checkpoint's first updates confirm before the prediction is ahead.
-  check(stats.predicted_ticks > 0 && stats.predicted_ticks + 20 >= stats.confirmed_ticks, `it predicted (${stats.predicted_ticks} predicted ticks, ${stats.rollbacks} rollbacks)`);
+  // Confirmed ticks are first predicted (a tick or two ahead, at the input lead), but for
+  // those confirmed before the prediction is ahead: the checkpoint's first updates, and
+  // any run of frames that arrives while the loop is held up (on a loaded 2-core machine
+  // 32 of 600 were, in one CI run). So at least three in four, not all.
+  check(stats.predicted_ticks > 0 && 4 * stats.predicted_ticks >= 3 * stats.confirmed_ticks, `it predicted (${stats.predicted_ticks} predicted ticks of ${stats.confirmed_ticks} confirmed, ${stats.rollbacks} rollbacks)`);
   const poses = client.poses(now());
   check(poses.length === stats.bodies && poses.length > 0 && poses.every((p) => p.position.every(Number.isFinite)),
     `${poses.length} body poses to draw, all finite`);
