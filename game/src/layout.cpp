@@ -21,7 +21,8 @@ constexpr uint32_t kMaxCode = (1u << kMaxCodeBits) - 1;
 
 uint32_t steps_between(float lo, float hi, float step) {
   double n = std::floor((double(hi) - double(lo)) / double(step) + 0.5);
-  return n < 0 ? 0 : n > kMaxCode ? kMaxCode + 1 : uint32_t(n);
+  // NaN (a step of 0 over an empty range, before validate refuses it) counts as none.
+  return !(n >= 0) ? 0 : n > kMaxCode ? kMaxCode + 1 : uint32_t(n);
 }
 
 uint32_t round_code(double x, uint32_t max_code) {
@@ -144,25 +145,36 @@ Field::Axis Field::axis(uint32_t c) const {
 // Codes number the steps outward from the origin, alternating sides while both have
 // room (0, +1, -1, +2, -2, ...), then the longer side's rest in order: every code in
 // [0, max_code] is one step and code 0 is always the origin.
-int64_t Field::index_of(uint32_t c, uint32_t code) const {
-  const Axis a = axis(c);
+namespace {
+
+int64_t index_on(const Field::Axis& a, uint32_t code) {
   const int64_t m = std::min(-a.lo, a.hi);
   if (int64_t(code) <= 2 * m) return (code & 1u) != 0 ? -int64_t((code + 1) / 2) : int64_t(code / 2);
   const int64_t rest = int64_t(code) - 2 * m;
   return a.hi > m ? m + rest : -m - rest;
 }
 
-uint32_t Field::code_of(uint32_t c, int64_t index) const {
-  const Axis a = axis(c);
+uint32_t code_on(const Field::Axis& a, int64_t index) {
   const int64_t k = std::clamp(index, a.lo, a.hi);
   const int64_t m = std::min(-a.lo, a.hi);
   if (k >= -m && k <= m) return uint32_t(k > 0 ? 2 * k : -2 * k - (k < 0 ? 1 : 0));
   return uint32_t(2 * m + (k > m ? k - m : -m - k));
 }
 
+}  // namespace
+
+int64_t Field::index_of(uint32_t c, uint32_t code) const { return index_on(axis(c), code); }
+uint32_t Field::code_of(uint32_t c, int64_t index) const { return code_on(axis(c), index); }
+
+int64_t Layout::index_of(uint32_t component, uint32_t code) const { return index_on(codes_[component].axis, code); }
+uint32_t Layout::code_of(uint32_t component, int64_t index) const { return code_on(codes_[component].axis, index); }
+
 uint32_t Layout::add(Field field) {
   first_.push_back(components_);
   components_ += field.components();
+  for (uint32_t c = 0; c < field.components(); ++c) {
+    codes_.push_back(ComponentCodes{field.max_code(c), field.code_bits(c), field.axis(c)});
+  }
   fields_.push_back(std::move(field));
   return uint32_t(fields_.size() - 1);
 }
@@ -320,12 +332,13 @@ bool Layout::sanitize(Values& v) const {
       case FieldKind::Buttons:
       case FieldKind::Angle:
       case FieldKind::Direction3:  // whole bit ranges: masking wraps angles, drops unknown buttons
-        for (uint32_t k = 0; k < f.components(); ++k) c[k] &= f.max_code(k);
+        for (uint32_t k = 0; k < f.components(); ++k) c[k] &= codes_[first_[i] + k].max_code;
         break;
       case FieldKind::Stick: {
         const int64_t s = f.steps;
-        int64_t x = f.index_of(0, std::min(c[0], f.max_code(0)));
-        int64_t y = f.index_of(1, std::min(c[1], f.max_code(1)));
+        const uint32_t cx = first_[i], cy = first_[i] + 1;
+        int64_t x = index_of(cx, std::min(c[0], codes_[cx].max_code));
+        int64_t y = index_of(cy, std::min(c[1], codes_[cy].max_code));
         if (!in_disc(x, y, s)) {
           int64_t len = isqrt(x * x + y * y);
           x = x * s / len;
@@ -335,12 +348,12 @@ bool Layout::sanitize(Values& v) const {
             else y -= y > 0 ? 1 : -1;
           }
         }
-        c[0] = f.code_of(0, x);
-        c[1] = f.code_of(1, y);
+        c[0] = code_of(cx, x);
+        c[1] = code_of(cy, y);
         break;
       }
       default:
-        for (uint32_t k = 0; k < f.components(); ++k) c[k] = std::min(c[k], f.max_code(k));
+        for (uint32_t k = 0; k < f.components(); ++k) c[k] = std::min(c[k], codes_[first_[i] + k].max_code);
     }
   }
   for (uint32_t k = components_; k < kMaxComponents; ++k) v.code[k] = 0;
@@ -363,13 +376,13 @@ uint32_t Layout::buttons(const Values& v, uint32_t field) const { return v.code[
 int32_t Layout::integer(const Values& v, uint32_t field) const {
   const Field& f = fields_[field];
   uint32_t c = v.code[first_[field]];
-  if (f.kind == FieldKind::Int) return int32_t(int64_t(f.min) + f.origin(0) + f.index_of(0, c));
+  if (f.kind == FieldKind::Int) return int32_t(int64_t(f.min) + (-codes_[first_[field]].axis.lo) + index_of(first_[field], c));
   return int32_t(c);
 }
 
 float Layout::number(const Values& v, uint32_t field) const {
   const Field& f = fields_[field];
-  const double steps = double(int64_t(f.origin(0)) + f.index_of(0, v.code[first_[field]]));
+  const double steps = double(-codes_[first_[field]].axis.lo + index_of(first_[field], v.code[first_[field]]));
   return to_float(double(f.lo.x) + steps * double(f.step));
 }
 
@@ -377,7 +390,7 @@ sim::Vec3 Layout::stick(const Values& v, uint32_t field) const {
   const Field& f = fields_[field];
   const uint32_t* c = &v.code[first_[field]];
   float s = float(f.steps);
-  return sim::Vec3(float(f.index_of(0, c[0])) / s, float(f.index_of(1, c[1])) / s, 0.0f);
+  return sim::Vec3(float(index_of(first_[field], c[0])) / s, float(index_of(first_[field] + 1, c[1])) / s, 0.0f);
 }
 
 float Layout::angle(const Values& v, uint32_t field) const {
@@ -388,9 +401,8 @@ float Layout::angle(const Values& v, uint32_t field) const {
 }
 
 sim::Vec3 Layout::direction3(const Values& v, uint32_t field) const {
-  const Field& f = fields_[field];
   const uint32_t* c = &v.code[first_[field]];
-  double m = double(f.max_code(0));
+  double m = double(codes_[first_[field]].max_code);
   return octa_decode(double(c[0]) / m * 2 - 1, double(c[1]) / m * 2 - 1);
 }
 
@@ -399,7 +411,7 @@ sim::Vec3 Layout::point3(const Values& v, uint32_t field) const {
   const uint32_t* c = &v.code[first_[field]];
   sim::Vec3 p;
   for (uint32_t a = 0; a < 3; ++a) {
-    const double steps = double(int64_t(f.origin(a)) + f.index_of(a, c[a]));
+    const double steps = double(-codes_[first_[field] + a].axis.lo + index_of(first_[field] + a, c[a]));
     p[int(a)] = to_float(double(f.lo[int(a)]) + steps * double(f.step));
   }
   return p;

@@ -5,13 +5,14 @@ namespace keel::protocol::detail {
 
 using game::Field;
 using game::FieldKind;
+using game::Layout;
 
 void write_full(BitWriter& w, const game::Layout& layout, const game::Values& v) {
   for (uint32_t i = 0; i < layout.size(); ++i) {
     const Field& f = layout.field(i);
     const uint32_t first = layout.first_component(i);
     for (uint32_t c = 0; c < f.components(); ++c) {
-      if (uint32_t bits = f.code_bits(c)) w.write_bits(v.code[first + c], bits);
+      if (uint32_t bits = layout.codes(first + c).bits) w.write_bits(v.code[first + c], bits);
     }
   }
 }
@@ -22,7 +23,7 @@ bool read_full(BitReader& r, const game::Layout& layout, game::Values& v) {
     const Field& f = layout.field(i);
     const uint32_t first = layout.first_component(i);
     for (uint32_t c = 0; c < f.components(); ++c) {
-      uint32_t bits = f.code_bits(c);
+      uint32_t bits = layout.codes(first + c).bits;
       v.code[first + c] = bits ? r.read_bits(bits) : 0;
     }
   }
@@ -42,10 +43,10 @@ void write_change(BitWriter& w, const game::Layout& layout, const game::Values& 
     switch (f.kind) {
       case FieldKind::Bool: break;
       case FieldKind::Buttons:
-      case FieldKind::Enum: w.write_bits(v.code[first], f.code_bits(0)); break;
+      case FieldKind::Enum: w.write_bits(v.code[first], layout.codes(first).bits); break;
       case FieldKind::Angle: {
         // The short way round: the difference modulo 2^bits, as a signed number.
-        const uint32_t mask = f.max_code(0);
+        const uint32_t mask = layout.codes(first).max_code;
         uint32_t d = (v.code[first] - p.code[first]) & mask;
         int64_t signed_d = d > (mask >> 1) ? int64_t(d) - int64_t(mask) - 1 : int64_t(d);
         w.write_golomb(signed_d);
@@ -53,7 +54,7 @@ void write_change(BitWriter& w, const game::Layout& layout, const game::Values& 
       }
       default:  // differences of the steps (Field::index_of), not of the codes
         for (uint32_t c = 0; c < f.components(); ++c) {
-          w.write_golomb(f.index_of(c, v.code[first + c]) - f.index_of(c, p.code[first + c]));
+          w.write_golomb(layout.index_of(first + c, v.code[first + c]) - layout.index_of(first + c, p.code[first + c]));
         }
     }
   }
@@ -69,9 +70,9 @@ bool read_change(BitReader& r, const game::Layout& layout, const game::Values& b
     switch (f.kind) {
       case FieldKind::Bool: v.code[first] ^= 1u; break;
       case FieldKind::Buttons:
-      case FieldKind::Enum: v.code[first] = r.read_bits(f.code_bits(0)); break;
+      case FieldKind::Enum: v.code[first] = r.read_bits(layout.codes(first).bits); break;
       case FieldKind::Angle: {
-        const uint32_t mask = f.max_code(0);
+        const uint32_t mask = layout.codes(first).max_code;
         int64_t d = r.read_golomb();
         if (d < -int64_t(mask >> 1) - 1 || d > int64_t(mask >> 1)) return false;
         v.code[first] = uint32_t(int64_t(v.code[first]) + d) & mask;
@@ -79,10 +80,10 @@ bool read_change(BitReader& r, const game::Layout& layout, const game::Values& b
       }
       default:
         for (uint32_t c = 0; c < f.components(); ++c) {
-          const Field::Axis a = f.axis(c);
-          int64_t k = f.index_of(c, std::min(v.code[first + c], f.max_code(c))) + r.read_golomb();
-          if (r.ok() && (k < a.lo || k > a.hi)) return false;
-          v.code[first + c] = f.code_of(c, k);
+          const Layout::ComponentCodes& codes = layout.codes(first + c);
+          int64_t k = layout.index_of(first + c, std::min(v.code[first + c], codes.max_code)) + r.read_golomb();
+          if (r.ok() && (k < codes.axis.lo || k > codes.axis.hi)) return false;
+          v.code[first + c] = layout.code_of(first + c, k);
         }
     }
   }

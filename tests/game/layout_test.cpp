@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <string>
 #include <vector>
@@ -60,6 +61,35 @@ TEST(Layout, CodeBitsOfEachKind) {
   Layout one;
   one.add_int("only", 3, 3);
   EXPECT_EQ(one.full_bits(), 0u);
+}
+
+// The layout's per-component codes (worked out once, read by the wire and sanitize every
+// tick) are the field's own: max code, bits, axis, and index_of / code_of at every code.
+TEST(Layout, ComponentCodesAreTheFieldsOwn) {
+  AllKinds k;
+  const Layout& l = k.layout;
+  ASSERT_TRUE(l.validate());
+  // Two hand-checked: the stick's x, 0..128 around 64; the gain, 0..8 around 4 (0 at -1 + 4 * 0.25).
+  EXPECT_EQ(l.codes(l.first_component(k.move)).axis.lo, -64);
+  EXPECT_EQ(l.codes(l.first_component(k.move)).axis.hi, 64);
+  EXPECT_EQ(l.codes(l.first_component(k.gain)).axis.lo, -4);
+  EXPECT_EQ(l.codes(l.first_component(k.gain)).axis.hi, 4);
+  for (uint32_t i = 0; i < l.size(); ++i) {
+    const Field& f = l.field(i);
+    for (uint32_t c = 0; c < f.components(); ++c) {
+      const uint32_t at = l.first_component(i) + c;
+      const Layout::ComponentCodes& codes = l.codes(at);
+      EXPECT_EQ(codes.max_code, f.max_code(c)) << f.name << " " << c;
+      EXPECT_EQ(codes.bits, f.code_bits(c)) << f.name << " " << c;
+      EXPECT_EQ(codes.axis.lo, f.axis(c).lo) << f.name << " " << c;
+      EXPECT_EQ(codes.axis.hi, f.axis(c).hi) << f.name << " " << c;
+      for (uint32_t code = 0; code <= std::min(codes.max_code, 300u); ++code) {
+        ASSERT_EQ(l.index_of(at, code), f.index_of(c, code)) << f.name << " code " << code;
+        const int64_t index = f.index_of(c, code);
+        ASSERT_EQ(l.code_of(at, index), f.code_of(c, index)) << f.name << " index " << index;
+      }
+    }
+  }
 }
 
 // A default Values (every code 0) is every field at its zero, and valid: what a player

@@ -168,11 +168,25 @@ class Layout {
   /// Full-frame bits of one Values (the sum of code_bits).
   uint32_t full_bits() const;
 
+  /// A component's codes, by its index in Values (what its field's max_code, code_bits
+  /// and axis say, worked out once as the field is added: the wire and sanitize read
+  /// them for every player's input every tick).
+  struct ComponentCodes {
+    uint32_t max_code = 0;
+    uint32_t bits = 0;
+    Field::Axis axis;
+  };
+  const ComponentCodes& codes(uint32_t component) const { return codes_[component]; }
+  /// Field::index_of and code_of of a component, from its cached axis.
+  int64_t index_of(uint32_t component, uint32_t code) const;
+  uint32_t code_of(uint32_t component, int64_t index) const;
+
   friend bool operator==(const Layout& a, const Layout& b) { return a.fields_ == b.fields_; }
 
  private:
   std::vector<Field> fields_;
   std::vector<uint32_t> first_;
+  std::vector<ComponentCodes> codes_;  // per component, derived from fields_
   uint32_t components_ = 0;
 };
 
