@@ -20,6 +20,7 @@
 
 #include <algorithm>
 #include <cassert>
+#include <cstddef>
 #include <cstdint>
 #include <span>
 #include <vector>
@@ -75,10 +76,12 @@ class BodySets {
   /// The sleepers filed under `island`; members woken since the last settle() are still
   /// among them (the caller reads each one's flag).
   std::span<const Sleeper> island(uint32_t island) const {
-    const auto first = std::lower_bound(asleep_.begin(), asleep_.end(), Sleeper{island, 0});
-    auto last = first;
-    while (last != asleep_.end() && last->island == island) ++last;
-    return {first, last};
+    const Sleeper* begin = asleep_.data();
+    const Sleeper* end = begin + asleep_.size();
+    const Sleeper* first = std::lower_bound(begin, end, Sleeper{island, 0});
+    const Sleeper* last = first;
+    while (last != end && last->island == island) ++last;
+    return {first, size_t(last - first)};
   }
 
   /// A sleeper was woken (its flag already cleared).
@@ -96,11 +99,13 @@ class BodySets {
   template <class IsAsleep>
   void settle(const IsAsleep& asleep) {
     if (!woken_.empty()) {
-      std::erase_if(asleep_, [&](const Sleeper& s) { return !asleep(s.slot); });
+      asleep_.erase(std::remove_if(asleep_.begin(), asleep_.end(), [&](const Sleeper& s) { return !asleep(s.slot); }),
+                    asleep_.end());
       merge_into(awake_, woken_);
     }
     if (!fallen_.empty()) {
-      std::erase_if(awake_, [&](uint32_t slot) { return asleep(slot); });
+      awake_.erase(std::remove_if(awake_.begin(), awake_.end(), [&](uint32_t slot) { return asleep(slot); }),
+                   awake_.end());
       merge_into(asleep_, fallen_);
     }
   }
