@@ -14,11 +14,12 @@
 // (a wake pass that wakes many islands sorts once, not once an island). Anything else that
 // may change who is alive, static or asleep (adding or removing a body, a restore, any
 // change through a non-const World) invalidates the sets, and the next step or wake
-// rebuilds them from the flags (island/sleep.cpp, ensure_body_sets). Rebuilding is one
+// rebuilds them from the flags (island/sleep.cpp, current_body_sets). Rebuilding is one
 // pass over the bodies, which is what every step paid before the sets.
 #pragma once
 
 #include <algorithm>
+#include <compare>
 #include <cassert>
 #include <cstddef>
 #include <cstdint>
@@ -33,10 +34,7 @@ class BodySets {
   struct Sleeper {
     uint32_t island = 0;
     uint32_t slot = 0;
-    friend bool operator==(const Sleeper&, const Sleeper&) = default;
-    friend bool operator<(const Sleeper& a, const Sleeper& b) {
-      return a.island != b.island ? a.island < b.island : a.slot < b.slot;
-    }
+    friend auto operator<=>(const Sleeper&, const Sleeper&) = default;  // island, then slot
   };
 
   bool valid() const { return valid_; }
