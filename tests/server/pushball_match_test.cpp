@@ -55,16 +55,18 @@ TEST(PushballMatch, FourPredictingBotsOnABadLinkScoreWithoutADesyncAndTheRecordi
     c_pid = spawn_process({bin("keel-client-c-game-example"), pushball_module(), address, "4", "7"},
                           dir + "/c_example.txt");
   }
-  // The match may end by score before the run does: the server then sends each bot one
-  // Disconnect{MatchOver}, which the lossy link may eat. A 30 s token time-out keeps such
-  // a bot waiting (playing, with nothing to play) rather than reconnecting into a fresh
+  // The bots play 20 s, and on until a goal is confirmed (at most 50 s): seeking bots
+  // sometimes hold the ball in a stand-off for long. The match may end by score before
+  // the run does: the server then sends each bot one Disconnect{MatchOver}, which the
+  // lossy link may eat. A 60 s token time-out keeps such a bot waiting (playing, with nothing to play) rather than reconnecting into a fresh
   // match 1 before the run ends.
   const std::string summary_path = dir + "/bots.json";
   const int bots_rc = run_to_end({bin("keel-bot"), "--server", address, "--game", pushball_module(), "--mode",
                                   "predict", "--bots", "4", "--loss", "0.15", "--duplicate", "0.05", "--reorder", "0.1",
-                                  "--latency-ms", "60", "--jitter-ms", "20", "--inputs", "seek", "--seconds", "25",
-                                  "--match", "1", "--token-timeout", "30", "--summary", summary_path, "--quiet"},
-                                 dir + "/bots.txt", 40.0);
+                                  "--latency-ms", "60", "--jitter-ms", "20", "--inputs", "seek", "--seconds", "20",
+                                  "--until-event", "goal", "--max-seconds", "50", "--match", "1",
+                                  "--token-timeout", "60", "--summary", summary_path, "--quiet"},
+                                 dir + "/bots.txt", 65.0);
   std::optional<int> c_status = c_pid > 0 ? wait_for_exit(c_pid, 10.0) : std::nullopt;
   kill(server, SIGTERM);
   auto server_status = wait_for_exit(server, 10.0);

@@ -474,6 +474,22 @@ nlohmann::json summarise(const std::vector<std::unique_ptr<Bot>>& bots, uint32_t
   return out;
 }
 
+bool event_confirmed(const std::vector<std::unique_ptr<Bot>>& bots, const std::string& name) {
+  for (const auto& b : bots) {
+    auto it = b->confirmed_events.find(name);
+    if (it != b->confirmed_events.end() && it->second > 0) return true;
+  }
+  return false;
+}
+
+// The run ends at `seconds`, or, with an until_event not yet confirmed, when it is (at
+// max_seconds at the latest).
+bool run_over(const BotOptions& o, const std::vector<std::unique_ptr<Bot>>& bots, double now) {
+  if (now < o.seconds) return false;
+  if (o.until_event.empty() || now >= o.max_seconds) return true;
+  return event_confirmed(bots, o.until_event);
+}
+
 }  // namespace
 
 nlohmann::json run_bots(const BotOptions& o) {
@@ -487,7 +503,7 @@ nlohmann::json run_bots(const BotOptions& o) {
   auto next = Clock::now();
   double last_progress = 0;
   std::string stopped = "seconds";
-  for (double now = elapsed(); now < o.seconds; now = elapsed()) {
+  for (double now = elapsed(); !run_over(o, bots, now); now = elapsed()) {
     if (o.stop && o.stop->load()) {
       stopped = "signal";
       break;

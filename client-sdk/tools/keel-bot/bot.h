@@ -21,6 +21,10 @@ struct BotOptions {
   uint32_t bots = 1;
   bool predict = false;
   double seconds = 10;
+  /// When set, the run goes on past `seconds` until some bot has confirmed an event of
+  /// this type (a goal), and ends at `max_seconds` at the latest.
+  std::string until_event;
+  double max_seconds = 0;             ///< s; 0 = seconds (no extension)
   client::LinkImpairment link;        ///< the same both ways
   uint64_t seed = 1;
   std::string token_key_file;         ///< "" = development key
@@ -43,7 +47,8 @@ struct BotOptions {
   const std::atomic<bool>* stop = nullptr;
 };
 
-/// Runs the bots for options.seconds — or until options.stop, or until the server has
+/// Runs the bots for options.seconds (longer, up to max_seconds, while until_event has
+/// not been confirmed) — or until options.stop, or until the server has
 /// closed every bot (it shut down, or the match is over: nothing would follow) — and
 /// returns the summary (see docs/client-sdk.md).
 /// Throws std::runtime_error on a setup error (bad address, key file).

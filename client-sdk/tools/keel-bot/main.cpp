@@ -44,6 +44,10 @@ int main(int argc, char** argv) {
   app.add_option("--bots", o.bots, "clients to run in this process")->check(CLI::Range(1u, 1024u));
   app.add_option("--mode", mode, "interpolate or predict")->check(CLI::IsMember({"interpolate", "predict"}));
   app.add_option("--seconds", o.seconds, "how long to run")->check(CLI::Range(0.1, 86400.0));
+  app.add_option("--until-event", o.until_event,
+                 "past --seconds, run on until some bot has confirmed an event of this type (up to --max-seconds)");
+  app.add_option("--max-seconds", o.max_seconds, "the latest end of a run extended by --until-event")
+      ->check(CLI::Range(0.1, 86400.0));
   app.add_option("--loss", o.link.loss, "probability a datagram is lost (each way)")->check(CLI::Range(0.0, 1.0));
   app.add_option("--duplicate", o.link.duplicate, "probability a datagram is duplicated")->check(CLI::Range(0.0, 1.0));
   app.add_option("--reorder", o.link.reorder, "probability a datagram is held back")->check(CLI::Range(0.0, 1.0));
