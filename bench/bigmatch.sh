@@ -21,6 +21,13 @@
 # 3 4 5 6 8 12 16 32 ... ms). cpu_ms_per_tick is the server process's user + system CPU
 # over the ticks stepped: all of its threads, snapshots and sockets included.
 #
+# INTEREST_RADIUS (default 0: none) is keel-server's --interest-radius: bodies farther than
+# that from a player's character leave its interest, as a game on a large level would set.
+#
+# BOT_NICE (default 0) runs the keel-bot processes at that nice level: the bots stand in
+# for players' machines, and on a 2-core box they take more than a core, so with
+# BOT_NICE=10 they get what the server leaves (as remote clients would not compete at all).
+#
 # BUILDS="build/before build" alternates builds (each a dir with bin/keel-server and
 # bin/keel-bot) over ROUNDS rounds (default 1); PLAYERS may be a list: "16 32 64 128".
 set -euo pipefail
@@ -33,6 +40,8 @@ rounds=${ROUNDS:-1}
 predict=${PREDICT:-2}
 warmup=${WARMUP:-4}
 step_threads=${STEP_THREADS:-2}
+interest_radius=${INTEREST_RADIUS:-0}
+bot_nice=${BOT_NICE:-0}
 
 run_one() {
   local build=$1 players=$2
@@ -42,6 +51,7 @@ run_one() {
   tmp=$(mktemp -d)
   "$build/bin/keel-server" --scene "$scene" --bind 127.0.0.1:$port --metrics 127.0.0.1:$mport \
     --record "$tmp/rec" --max-matches 1 --max-players "$players" --step-threads "$step_threads" \
+    --interest-radius "$interest_radius" \
     --status-interval 0 --log-level warn >"$tmp/server.log" 2>&1 &
   local server=$!
   sleep 0.5
@@ -50,12 +60,12 @@ run_one() {
   if ((interp < 0)); then interp=0; p=$players; fi
   local bots=()
   if ((interp > 0)); then
-    "$build/bin/keel-bot" --server 127.0.0.1:$port --bots "$interp" --seconds $((seconds + warmup + 2)) \
+    nice -n "$bot_nice" "$build/bin/keel-bot" --server 127.0.0.1:$port --bots "$interp" --seconds $((seconds + warmup + 2)) \
       --mode interpolate --match 0 --first-client-id 1000 --quiet --summary "$tmp/interp.json" >/dev/null 2>&1 &
     bots+=($!)
   fi
   if ((p > 0)); then
-    "$build/bin/keel-bot" --server 127.0.0.1:$port --bots "$p" --seconds $((seconds + warmup + 2)) \
+    nice -n "$bot_nice" "$build/bin/keel-bot" --server 127.0.0.1:$port --bots "$p" --seconds $((seconds + warmup + 2)) \
       --mode predict --match 0 --first-client-id 5000 --quiet --summary "$tmp/predict.json" >/dev/null 2>&1 &
     bots+=($!)
   fi

@@ -95,21 +95,31 @@ DropReason decode_run_views(const fb::ServerInputFrameRun& run, std::vector<Inpu
 
 }  // namespace
 
+namespace {
+
+// One frame as a run writes it, `prev` the run's frame before (empty for its first).
+void write_frame(BitWriter& w, const game::Layout& layout, const std::vector<game::PlayerInput>& prev,
+                 const InputFrameMessage& f) {
+  w.write_u64(f.state_hash);
+  w.write_int(int64_t(f.inputs.events.size()), 0, kMaxEvents);
+  for (const game::PlayerEvent& e : f.inputs.events) {
+    w.write_int(int64_t(e.kind), 0, 1);
+    w.write_bits(e.player, 32);
+  }
+  w.write_int(int64_t(f.inputs.inputs.size()), 0, game::kMaxPlayersPerMatch);
+  for (size_t i = 0; i < f.inputs.inputs.size(); ++i) {
+    write_input(w, layout, i < prev.size() ? &prev[i] : nullptr, f.inputs.inputs[i]);
+  }
+}
+
+}  // namespace
+
 std::vector<uint8_t> encode_input_frame_run(const game::Layout& layout, std::span<const InputFrameMessage> frames) {
   BitWriter w;
   const std::vector<game::PlayerInput> none;
   const std::vector<game::PlayerInput>* prev = &none;
   for (const InputFrameMessage& f : frames) {
-    w.write_u64(f.state_hash);
-    w.write_int(int64_t(f.inputs.events.size()), 0, kMaxEvents);
-    for (const game::PlayerEvent& e : f.inputs.events) {
-      w.write_int(int64_t(e.kind), 0, 1);
-      w.write_bits(e.player, 32);
-    }
-    w.write_int(int64_t(f.inputs.inputs.size()), 0, game::kMaxPlayersPerMatch);
-    for (size_t i = 0; i < f.inputs.inputs.size(); ++i) {
-      write_input(w, layout, i < prev->size() ? &(*prev)[i] : nullptr, f.inputs.inputs[i]);
-    }
+    write_frame(w, layout, *prev, f);
     prev = &f.inputs.inputs;
   }
   std::vector<uint8_t> payload = w.finish();
@@ -119,6 +129,21 @@ std::vector<uint8_t> encode_input_frame_run(const game::Layout& layout, std::spa
                                                   static_cast<uint16_t>(frames.size()), &payload,
                                                   views.empty() ? nullptr : &views);
   return finish_message(fbb, fb::Body::ServerInputFrameRun, body.Union());
+}
+
+size_t input_frames_that_fit(const game::Layout& layout, std::span<const InputFrameMessage> frames,
+                             size_t payload_bytes) {
+  BitWriter w;
+  const std::vector<game::PlayerInput> none;
+  const std::vector<game::PlayerInput>* prev = &none;
+  size_t n = 0;
+  for (const InputFrameMessage& f : frames) {
+    write_frame(w, layout, *prev, f);
+    if (n > 0 && (w.bit_count() + 7) / 8 > payload_bytes) break;
+    ++n;
+    prev = &f.inputs.inputs;
+  }
+  return n;
 }
 
 DropReason decode_input_frame_run(const game::Layout& layout, const fb::ServerInputFrameRun& run,

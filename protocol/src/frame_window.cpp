@@ -1,36 +1,40 @@
 #include <keel/protocol/frame_window.h>
 
+#include <algorithm>
+
 namespace keel::protocol {
 
 void FrameWindow::add(const InputFrameMessage& frame) {
   if (frames_.empty()) first_tick_ = frame.tick;
   frames_.push_back(frame);
-  while (frames_.size() > kMaxFrames) {
-    frames_.pop_front();
-    ++first_tick_;
+  if (frames_.size() > kMaxFrames) {
+    const size_t drop = frames_.size() - kMaxFrames;
+    frames_.erase(frames_.begin(), frames_.begin() + static_cast<std::ptrdiff_t>(drop));
+    first_tick_ += drop;
   }
   runs_valid_ = false;
 }
 
 void FrameWindow::on_ack(uint64_t tick) {
-  while (!frames_.empty() && first_tick_ <= tick) {
-    frames_.pop_front();
-    ++first_tick_;
-    runs_valid_ = false;
-  }
+  if (frames_.empty() || tick < first_tick_) return;
+  const size_t drop = static_cast<size_t>(std::min<uint64_t>(tick - first_tick_ + 1, frames_.size()));
+  frames_.erase(frames_.begin(), frames_.begin() + static_cast<std::ptrdiff_t>(drop));
+  first_tick_ += drop;
+  runs_valid_ = false;
 }
 
 const std::vector<std::vector<uint8_t>>& FrameWindow::messages() {
   if (runs_valid_) return runs_;
   runs_.clear();
-  const std::vector<InputFrameMessage> all(frames_.begin(), frames_.end());
-  std::span<const InputFrameMessage> left(all);
+  std::span<const InputFrameMessage> left(frames_);
   while (!left.empty()) {
-    // The longest run that fits kRunBytes (one frame always goes, whatever its size).
-    size_t n = left.size();
+    // The longest run that fits kRunBytes (one frame always goes, whatever its size),
+    // found in one pass: a window of many players' frames is written about twice per
+    // message, not once per trial length.
+    size_t n = input_frames_that_fit(layout_, left, kRunBytes - kRunFramingBytes);
     std::vector<uint8_t> run = encode_input_frame_run(layout_, left.first(n));
-    while (n > 1 && run.size() > kRunBytes) {
-      n = (n + 1) / 2;
+    while (n > 1 && run.size() > kRunBytes) {  // the views or the framing passed the estimate
+      --n;
       run = encode_input_frame_run(layout_, left.first(n));
     }
     runs_.push_back(std::move(run));

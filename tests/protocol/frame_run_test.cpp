@@ -74,6 +74,43 @@ kp::InputFrameMessage steady_frame(uint64_t tick, int players) {
   return f;
 }
 
+TEST(FrameWindow, EachRunHoldsEveryFrameThatFitsAndAFrameTooBigForOneGoesAlone) {
+  const kg::Layout l = sandbox_layout();
+  Rng rng{5};
+  for (uint32_t players : {40u, 128u}) {
+    SCOPED_TRACE(players);
+    kp::FrameWindow window(l);
+    std::vector<kp::InputFrameMessage> frames;
+    for (uint64_t t = 100; t < 130; ++t) {
+      kp::InputFrameMessage f;
+      f.tick = t;
+      f.state_hash = t * 7;
+      for (uint32_t p = 1; p <= players; ++p) f.inputs.inputs.push_back({p * 3, random_values(l, rng)});
+      frames.push_back(f);
+      window.add(f);
+    }
+    std::vector<kp::InputFrameMessage> got;
+    size_t from = 0;
+    for (const auto& message : window.messages()) {
+      auto run = decode(l, message);
+      ASSERT_FALSE(run.empty());
+      // A run of more than one frame fits; the next frame would not have.
+      if (run.size() > 1) EXPECT_LE(message.size(), kp::FrameWindow::kRunBytes);
+      const size_t next = from + run.size();
+      if (next < frames.size()) {
+        std::span<const kp::InputFrameMessage> longer(frames.data() + from, run.size() + 1);
+        EXPECT_GT(kp::encode_input_frame_run(l, longer).size(),
+                  kp::FrameWindow::kRunBytes - kp::FrameWindow::kRunFramingBytes);
+      }
+      got.insert(got.end(), run.begin(), run.end());
+      from = next;
+    }
+    expect_same(got, frames);
+    // 128 players' first frame, in full, is more than a run's room: one frame a message.
+    if (players == 128) EXPECT_EQ(window.messages().size(), frames.size());
+  }
+}
+
 }  // namespace
 
 TEST(FrameRun, EveryKindAndChangingPlayersRoundTrip) {

@@ -20,6 +20,11 @@ namespace keel::protocol {
 /// Encodes frames of consecutive ticks (1 .. FrameWindow::kMaxFrames) as one
 /// ServerInputFrameRun message.
 std::vector<uint8_t> encode_input_frame_run(const game::Layout& layout, std::span<const InputFrameMessage> frames);
+/// How many frames from the front of `frames` one run holds with its payload (the frames'
+/// bits, as encode_input_frame_run writes them) within `payload_bytes`: the most that fit,
+/// and at least one (a frame goes whatever its size). One pass over the frames.
+size_t input_frames_that_fit(const game::Layout& layout, std::span<const InputFrameMessage> frames,
+                             size_t payload_bytes);
 /// Decodes a verified ServerInputFrameRun into its frames: OutOfRange for a count outside
 /// 1 .. kMaxFrames, an unknown event kind, an input out of range or unsorted player ids;
 /// MalformedPayload for a payload that ends early or has bytes left over.
@@ -49,11 +54,17 @@ class FrameWindow {
   size_t pending() const { return frames_.size(); }
 
   static constexpr size_t kRunBytes = 900;
+  /// What a run message holds beyond its payload, at most (the FlatBuffer and message
+  /// framing, the views of a game that compensates lag aside): the payload is sized
+  /// against kRunBytes less this, then the message itself is checked.
+  static constexpr size_t kRunFramingBytes = 64;
 
  private:
   game::Layout layout_;
   uint64_t first_tick_ = 0;
-  std::deque<InputFrameMessage> frames_;  // kept until acked
+  // Kept until acked, oldest first: a vector, so the runs read it as one span (at most
+  // kMaxFrames, each moved, not copied, when the front goes).
+  std::vector<InputFrameMessage> frames_;
   std::vector<std::vector<uint8_t>> runs_;
   bool runs_valid_ = false;  // runs_ encodes frames_ as they are
 };
