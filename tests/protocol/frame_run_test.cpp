@@ -9,6 +9,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <limits>
 
 namespace kp = keel::protocol;
@@ -108,6 +109,42 @@ TEST(FrameWindow, EachRunHoldsEveryFrameThatFitsAndAFrameTooBigForOneGoesAlone) 
     expect_same(got, frames);
     // 128 players' first frame, in full, is more than a run's room: one frame a message.
     if (players == 128) EXPECT_EQ(window.messages().size(), frames.size());
+  }
+}
+
+// The runs are kept between calls and only what changed is made again: after any mix of
+// frames added and acks (cutting runs anywhere), the messages hold every unacknowledged
+// frame once, in order, each run within kRunBytes unless it is one frame.
+TEST(FrameWindow, KeptRunsCoverTheUnackedFramesAfterEveryAddAndAck) {
+  const kg::Layout l = sandbox_layout();
+  Rng rng{11};
+  kp::FrameWindow window(l);
+  std::vector<kp::InputFrameMessage> all;
+  uint64_t acked = 0;
+  for (uint64_t t = 1000; t < 1400; ++t) {
+    kp::InputFrameMessage f;
+    f.tick = t;
+    f.state_hash = t ^ 0x5a5a;
+    const uint32_t players = 1 + static_cast<uint32_t>(rng.next() % 60);
+    for (uint32_t p = 1; p <= players; ++p) f.inputs.inputs.push_back({p, random_values(l, rng)});
+    all.push_back(f);
+    window.add(f);
+    if (rng.next() % 3 == 0) {
+      acked = std::max<uint64_t>(acked, t - rng.next() % 20);
+      window.on_ack(acked);
+    }
+    if (t % 7 != 0) continue;
+    std::vector<kp::InputFrameMessage> got;
+    for (const auto& message : window.messages()) {
+      auto run = decode(l, message);
+      ASSERT_FALSE(run.empty()) << t;
+      if (run.size() > 1) EXPECT_LE(message.size(), kp::FrameWindow::kRunBytes) << t;
+      got.insert(got.end(), run.begin(), run.end());
+    }
+    const uint64_t oldest = std::max<uint64_t>({acked + 1, t + 1 - kp::FrameWindow::kMaxFrames, 1000});
+    std::vector<kp::InputFrameMessage> want(all.begin() + static_cast<std::ptrdiff_t>(oldest - 1000), all.end());
+    expect_same(got, want);
+    ASSERT_EQ(window.pending(), want.size()) << t;
   }
 }
 

@@ -65,8 +65,14 @@ class FrameWindow {
   // Kept until acked, oldest first: a vector, so the runs read it as one span (at most
   // kMaxFrames, each moved, not copied, when the front goes).
   std::vector<InputFrameMessage> frames_;
+  // runs_[i] holds run_frames_[i] frames; together they cover the first covered_ frames.
   std::vector<std::vector<uint8_t>> runs_;
-  bool runs_valid_ = false;  // runs_ encodes frames_ as they are
+  std::vector<size_t> run_frames_;
+  size_t covered_ = 0;
+
+  void drop_front(size_t n);
+  void make_runs(std::span<const InputFrameMessage> frames, std::vector<std::vector<uint8_t>>& runs,
+                 std::vector<size_t>& counts) const;
 };
 
 /// Client side.
