@@ -32,10 +32,7 @@ void FrameWindow::drop_front(size_t n) {
   runs_.erase(runs_.begin(), runs_.begin() + static_cast<std::ptrdiff_t>(whole));
   run_frames_.erase(run_frames_.begin(), run_frames_.begin() + static_cast<std::ptrdiff_t>(whole));
   covered_ -= gone;
-  if (gone == n || run_frames_.empty()) {
-    covered_ = run_frames_.empty() ? 0 : covered_;
-    return;
-  }
+  if (gone == n || run_frames_.empty()) return;
   // The first run lost its first frames: made again over the ones it still holds.
   const size_t kept = run_frames_.front() - (n - gone);
   std::vector<std::vector<uint8_t>> remade;

@@ -10,7 +10,6 @@
 #include <keel/protocol/messages.h>
 
 #include <cstdint>
-#include <deque>
 #include <set>
 #include <span>
 #include <vector>
