@@ -78,8 +78,11 @@ void InterestSender::on_ack(uint64_t tick) {
 
 // Tracks follow the candidate bodies: a body gone from the world leaves interest (the
 // client also hears of it as BodyRemoved), and its track goes once the client knows.
-void InterestSender::sync_tracks(const QuantSnapshot& current) {
-  // Nearly every snapshot holds the bodies of the one before: nothing to merge then.
+void InterestSender::sync_tracks(const QuantSnapshot& current, uint64_t body_set) {
+  // Nearly every snapshot holds the bodies of the one before: nothing to merge then. The
+  // stream's set number says so without reading every track (ids compared otherwise).
+  if (body_set != 0 && body_set == synced_body_set_ && tracks_.size() == current.bodies.size()) return;
+  synced_body_set_ = body_set;
   if (tracks_.size() == current.bodies.size() &&
       std::equal(tracks_.begin(), tracks_.end(), current.bodies.begin(),
                  [](const Track& t, const QuantBody& b) { return t.id == b.id; })) {
@@ -302,7 +305,7 @@ std::vector<uint8_t> InterestSender::encode(const InterestFrame& frame, double a
   if (current.tick <= last_tick_) return {};
   const float elapsed = last_tick_ == 0 ? 1.0f : static_cast<float>(std::min<uint64_t>(current.tick - last_tick_, 60));
   last_tick_ = current.tick;
-  sync_tracks(current);
+  sync_tracks(current, frame.body_set);
   size_t holding = in_interest();
   collect_candidates(frame, elapsed, holding);
   size_t leaves = std::min<size_t>(pending_left_.size(), InterestLimits::kMaxLeavesPerMessage);
@@ -357,12 +360,15 @@ void ChangeStamps::update(const QuantSnapshot& current) {
   next_stamps_.resize(current.bodies.size());
   // Both lists are sorted by id: one merge pairs each body with its last value.
   size_t j = 0;
+  bool same_ids = previous_.size() == current.bodies.size();
   for (size_t i = 0; i < current.bodies.size(); ++i) {
     const QuantBody& b = current.bodies[i];
     while (j < previous_.size() && previous_[j].id < b.id) ++j;
-    const bool same = j < previous_.size() && previous_[j].id == b.id && previous_[j] == b;
-    next_stamps_[i] = same ? stamps_[j] : current.tick;
+    const bool known = j < previous_.size() && previous_[j].id == b.id;
+    same_ids = same_ids && known && j == i;
+    next_stamps_[i] = known && previous_[j] == b ? stamps_[j] : current.tick;
   }
+  if (!same_ids) ++body_set_;
   previous_.swap(next_bodies_);
   stamps_.swap(next_stamps_);
 }

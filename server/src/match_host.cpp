@@ -519,7 +519,7 @@ void MatchHost::send_snapshots() {
   encoders_.run(jobs, [&](size_t i) {
     SnapshotJob& job = snapshot_jobs_[i];
     kp::InterestFrame frame{&quant, positions, job.relevance, job.viewer, shared_grid, change_stamps_.stamps(),
-                            &full_forms_};
+                            &full_forms_, change_stamps_.body_set()};
     job.message = job.session->snapshots.encode(frame, job.session->budget_bytes);
   });
   for (size_t i = 0; i < jobs; ++i) {

@@ -596,3 +596,54 @@ TEST(Interest, ChangeStampsFollowEachBodysValue) {
   stamps.update(snap(8, {{2, 5.0f}, {3, 1.0f}}));
   EXPECT_EQ(std::vector<uint64_t>(stamps.stamps().begin(), stamps.stamps().end()), (std::vector<uint64_t>{6, 4}));
 }
+
+// The stream's body-set number changes exactly when the ids do, and a sender told it
+// (skipping the comparison of every track's id while the set holds) writes the messages
+// of one that compares: bodies leave the world and come back while a viewer walks by.
+TEST(Interest, TheBodySetNumberSparesTheIdComparisonAndChangesNoByte) {
+  kp::SnapshotConfig c = test_config();
+  kp::InterestConfig ic;
+  ic.radius = 60;
+  kp::InterestSender told(c, ic), comparing(c, ic);
+  Field f(300, 90, 33);
+  kp::ChangeStamps stamps;
+  uint64_t set = 0;
+  std::vector<uint32_t> last_ids;
+  size_t changes = 0, messages = 0;
+  for (uint64_t t = 1; t <= 400; ++t) {
+    f.step(t);
+    if (t % 2 != 0) continue;
+    // Every 50 ticks one body goes; every 70 ticks a new one comes (ids stay sorted).
+    if (t % 50 == 0) f.bodies.erase(f.bodies.begin() + static_cast<std::ptrdiff_t>(t % f.bodies.size()));
+    if (t % 70 == 0) {
+      ks::BodyState b = f.bodies.back();
+      b.id += 2;
+      f.bodies.push_back(b);
+    }
+    kp::QuantSnapshot q = kp::quantize(f.bodies, t, c);
+    std::vector<ks::Vec3> pos;
+    for (const auto& b : f.bodies) pos.push_back(b.position);
+    const ks::Vec3 viewer(-90.0f + 0.45f * float(t), 2.0f, 0.0f);
+    stamps.update(q);
+    std::vector<uint32_t> ids;
+    for (const auto& b : q.bodies) ids.push_back(b.id);
+    EXPECT_NE(stamps.body_set(), 0u);
+    EXPECT_EQ(stamps.body_set() != set, ids != last_ids) << t;
+    changes += stamps.body_set() != set;
+    set = stamps.body_set();
+    last_ids = ids;
+    kp::InterestFrame with{&q, pos, {}, viewer, nullptr, stamps.stamps(), nullptr, stamps.body_set()};
+    kp::InterestFrame without{&q, pos, {}, viewer, nullptr, stamps.stamps(), nullptr, 0};
+    const std::vector<uint8_t> a = told.encode(with, 700.0);
+    const std::vector<uint8_t> b = comparing.encode(without, 700.0);
+    ASSERT_EQ(a, b) << t;
+    messages += !a.empty();
+    if (t % 6 == 0) {
+      told.on_ack(t - 2);
+      comparing.on_ack(t - 2);
+    }
+  }
+  // The first snapshot, 8 bodies gone, 5 new; at tick 350 one went and one came at once.
+  EXPECT_EQ(changes, 1u + 8u + 5u - 1u);
+  EXPECT_GT(messages, 150u);
+}

@@ -102,8 +102,13 @@ class ChangeStamps {
   void update(const QuantSnapshot& current);
   /// Parallel to the last snapshot's bodies.
   std::span<const uint64_t> stamps() const { return stamps_; }
+  /// Which set of body ids the last snapshot held: a number that changes whenever the ids
+  /// do (a body added or gone) and never comes back, so two snapshots with the same
+  /// number hold the same ids in the same order. Never 0.
+  uint64_t body_set() const { return body_set_; }
 
  private:
+  uint64_t body_set_ = 1;
   std::vector<QuantBody> previous_;  // the last snapshot's bodies
   std::vector<uint64_t> stamps_;
   std::vector<QuantBody> next_bodies_;  // kept: their memory is reused
@@ -157,6 +162,9 @@ struct InterestFrame {
   /// The bodies' full forms of this snapshot (FullForms::update), or null: the sender
   /// then writes each body it sends in full itself.
   const FullForms* full = nullptr;
+  /// ChangeStamps::body_set() of this snapshot, or 0 (the sender then compares the ids):
+  /// a sender that last followed the same set skips the comparison of every body's id.
+  uint64_t body_set = 0;
 };
 
 /// Wire bytes (packet header, tag, chunk headers, IPv4/UDP header) of one snapshot
@@ -235,7 +243,7 @@ class InterestSender {
   /// value does: its bits above the id's complement order as (priority, lower id first).
   static uint64_t order_key(float priority, uint32_t id);
 
-  void sync_tracks(const QuantSnapshot& current);
+  void sync_tracks(const QuantSnapshot& current, uint64_t body_set);
   /// Adds every body's relevance to its priority; candidates_ = those with priority > 0.
   void collect_candidates(const InterestFrame& frame, float elapsed, size_t& holding);
   /// The bodies of candidates_ that fit `room_bits`, most relevant first.
@@ -262,6 +270,7 @@ class InterestSender {
   std::vector<uint8_t> near_;          // per body: near the viewer (with a grid)
   uint64_t acked_ = 0;
   uint64_t last_tick_ = 0;
+  uint64_t synced_body_set_ = 0;  // InterestFrame::body_set the tracks last followed
   uint64_t last_sent_ = 0;
   PartialUpdate last_;
 };
