@@ -93,10 +93,6 @@ DropReason decode_run_views(const fb::ServerInputFrameRun& run, std::vector<Inpu
   return r.at_end() ? DropReason::None : DropReason::MalformedPayload;
 }
 
-}  // namespace
-
-namespace {
-
 // One frame as a run writes it, `prev` the run's frame before (empty for its first).
 void write_frame(BitWriter& w, const game::Layout& layout, const std::vector<game::PlayerInput>& prev,
                  const InputFrameMessage& f) {

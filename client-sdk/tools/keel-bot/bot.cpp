@@ -475,11 +475,7 @@ nlohmann::json summarise(const std::vector<std::unique_ptr<Bot>>& bots, uint32_t
 }
 
 bool event_confirmed(const std::vector<std::unique_ptr<Bot>>& bots, const std::string& name) {
-  for (const auto& b : bots) {
-    auto it = b->confirmed_events.find(name);
-    if (it != b->confirmed_events.end() && it->second > 0) return true;
-  }
-  return false;
+  return std::any_of(bots.begin(), bots.end(), [&](const auto& b) { return b->confirmed_events.contains(name); });
 }
 
 // The run ends at `seconds`, or, with an until_event not yet confirmed, when it is (at

@@ -19,8 +19,8 @@
 #pragma once
 
 #include <algorithm>
-#include <compare>
 #include <cassert>
+#include <compare>
 #include <cstddef>
 #include <cstdint>
 #include <span>
